@@ -1,0 +1,126 @@
+"""Python classes for decoded messages.
+
+Every message definition (and every struct inside one) gets a class with ``__slots__`` for each
+field it has in any version, so code reads ``request.topics[0].partitions`` whatever the version,
+and a field the version lacks holds its default.  Nested struct classes hang off their message
+class under Kafka's struct name: ``ProduceRequest.TopicProduceData``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Iterator
+
+from wire.schema import Field, Message
+
+
+class Struct:
+    """Base class of generated message and struct classes."""
+
+    __slots__ = ("_unknown_tags",)
+    _fields: tuple[Field, ...] = ()
+    _field_names: tuple[str, ...] = ()
+    _struct_classes: dict[str, type["Struct"]] = {}
+
+    def __init__(self, **values: Any):
+        for f in self._fields:
+            if f.name in values:
+                setattr(self, f.name, values.pop(f.name))
+            else:
+                setattr(self, f.name, self._default(f))
+        if values:
+            names = ", ".join(sorted(values))
+            raise TypeError(f"{type(self).__name__} has no field(s) {names}")
+        self._unknown_tags = None
+
+    @classmethod
+    def _default(cls, f: Field) -> Any:
+        if f.is_struct and not f.is_array and not f.default_is_null:
+            return cls._struct_classes[f.element_type]()
+        return f.default_value()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._field_names)
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._field_names)
+        return f"{type(self).__qualname__}({body})"
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        for n in self._field_names:
+            yield n, getattr(self, n)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: nested structs as dicts, UUIDs as strings, bytes left as bytes."""
+        return {n: _plain(getattr(self, n)) for n in self._field_names}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Struct":
+        """Build from plain data (the inverse of :meth:`to_dict`); missing fields get defaults."""
+        values = {}
+        by_name = {f.name: f for f in cls._fields}
+        for key, value in data.items():
+            f = by_name.get(key)
+            if f is None:
+                raise TypeError(f"{cls.__name__} has no field {key}")
+            values[key] = _from_plain(cls, f, value)
+        return cls(**values)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Struct):
+        return value.to_dict()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+def _from_plain(owner: type[Struct], f: Field, value: Any) -> Any:
+    if value is None:
+        return None
+    if f.is_struct:
+        sub = owner._struct_classes[f.element_type]
+        if f.is_array:
+            return [v if isinstance(v, Struct) else sub.from_dict(v) for v in value]
+        return value if isinstance(value, Struct) else sub.from_dict(value)
+    if f.element_type == "uuid":
+        conv = (lambda v: v if isinstance(v, uuid.UUID) else uuid.UUID(str(v)))
+        return [conv(v) for v in value] if f.is_array else conv(value)
+    return value
+
+
+_classes: dict[str, type[Struct]] = {}
+
+
+def message_class(message: Message) -> type[Struct]:
+    """The class for a message definition (created once, then cached by message name)."""
+    cls = _classes.get(message.name)
+    if cls is None:
+        structs: dict[str, type[Struct]] = {}
+        cls = _make_class(message.name, message.fields, structs, qualname=message.name)
+        for name, sub in structs.items():
+            setattr(cls, name, sub)
+        _classes[message.name] = cls
+    return cls
+
+
+def _make_class(name: str, fields: tuple[Field, ...], structs: dict[str, type[Struct]],
+                qualname: str) -> type[Struct]:
+    for f in fields:
+        if f.is_struct and f.element_type not in structs:
+            structs[f.element_type] = _make_class(
+                f.element_type, f.fields, structs, qualname=f"{qualname.split('.')[0]}.{f.element_type}")
+    names = tuple(f.name for f in fields)
+    cls = type(name, (Struct,), {
+        "__slots__": names,
+        "_fields": fields,
+        "_field_names": names,
+        "_struct_classes": structs,
+        "__module__": "wire.messages",
+    })
+    cls.__qualname__ = qualname
+    return cls

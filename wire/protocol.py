@@ -1,0 +1,175 @@
+"""Frames: request and response headers around a message body.
+
+A request frame (after the 4-byte size prefix) is a request header — v1, or v2 for a flexible
+request version, whose client id stays a classic nullable string — followed by the body.  A
+response frame is a response header — v0, or v1 for a flexible version, except that ApiVersions
+always answers with v0 so a client that guessed a too-new version can still read the error — and
+the body.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from wire.builder import EMBEDDED, REQUEST, RESPONSE, api, embedded_struct, message_struct
+from wire.exceptions import DecodeError, TruncatedError, UnknownApiKeyError, \
+    UnsupportedVersionError
+
+API_VERSIONS_KEY = 18
+
+_FIXED_HEADER = struct.Struct(">hhi")
+_SIZE = struct.Struct(">i")
+
+
+@dataclass(slots=True)
+class RequestHeader:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None = None
+    unknown_tags: dict[int, bytes] | None = field(default=None, repr=False)
+
+
+@dataclass(slots=True)
+class Request:
+    header: RequestHeader
+    body: Any
+
+    @property
+    def api_key(self) -> int:
+        return self.header.api_key
+
+    @property
+    def api_version(self) -> int:
+        return self.header.api_version
+
+
+def request_header_version(api_key: int, api_version: int) -> int:
+    return 2 if api(api_key).request.is_flexible(api_version) else 1
+
+
+def response_header_version(api_key: int, api_version: int) -> int:
+    if api_key == API_VERSIONS_KEY:
+        return 0
+    return 1 if api(api_key).response.is_flexible(api_version) else 0
+
+
+def peek_header(frame: bytes) -> tuple[int, int, int]:
+    """(api key, api version, correlation id): the part of every request header that never
+    changes shape, readable even when the rest of the frame is not."""
+    if len(frame) < _FIXED_HEADER.size:
+        raise TruncatedError(f"request frame of {len(frame)} bytes is shorter than a header")
+    return _FIXED_HEADER.unpack_from(frame, 0)
+
+
+def decode_request_header(frame: bytes) -> tuple[RequestHeader, int]:
+    """Decode the request header; returns it and the offset where the body starts.
+
+    Raises :class:`UnknownApiKeyError` or :class:`UnsupportedVersionError` (with the partly
+    decoded header attached as ``.header``) when the codec has no definition for the request.
+    """
+    api_key, api_version, correlation_id = peek_header(frame)
+    header = RequestHeader(api_key, api_version, correlation_id)
+    try:
+        spec = api(api_key)
+    except UnknownApiKeyError as exc:
+        exc.header = header
+        raise
+    if api_version not in spec.request.valid:
+        exc = UnsupportedVersionError(api_key, api_version, spec.name, spec.request.valid.lo,
+                                      spec.request.valid.hi)
+        exc.header = header
+        # The client id is readable whatever the version: it sits right after the fixed part.
+        try:
+            header.client_id = embedded_struct("RequestHeader", 1).decode(frame)[0].client_id
+        except DecodeError:
+            pass
+        raise exc
+    codec = embedded_struct("RequestHeader", request_header_version(api_key, api_version))
+    decoded, pos = codec.decode(frame)
+    header.client_id = decoded.client_id
+    header.unknown_tags = decoded._unknown_tags
+    return header, pos
+
+
+def decode_request(frame: bytes) -> Request:
+    """Decode a whole request frame (without its size prefix)."""
+    if not isinstance(frame, bytes):
+        frame = bytes(frame)
+    header, pos = decode_request_header(frame)
+    codec = message_struct(header.api_key, header.api_version, REQUEST)
+    body, end = codec.decode(frame, pos)
+    if end != len(frame):
+        raise DecodeError(f"{codec.name}: {len(frame) - end} unexpected bytes after the request")
+    return Request(header, body)
+
+
+def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None,
+                   body: Any, *, size_prefix: bool = True) -> bytes:
+    """A request frame as a client sends it."""
+    out = bytearray(4 if size_prefix else 0)
+    header_codec = embedded_struct("RequestHeader", request_header_version(api_key, api_version))
+    header = header_codec.cls(request_api_key=api_key, request_api_version=api_version,
+                              correlation_id=correlation_id, client_id=client_id)
+    header_codec.encode(header, out)
+    message_struct(api_key, api_version, REQUEST).encode(body, out)
+    if size_prefix:
+        _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any, *,
+                    size_prefix: bool = True) -> bytes:
+    """A response frame as a broker sends it."""
+    out = bytearray(4 if size_prefix else 0)
+    out += _SIZE.pack(correlation_id)
+    if response_header_version(api_key, api_version) == 1:
+        out.append(0)  # no tagged fields in the header
+    message_struct(api_key, api_version, RESPONSE).encode(body, out)
+    if size_prefix:
+        _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, Any]:
+    """Decode a response frame (without its size prefix); returns (correlation id, body)."""
+    if not isinstance(frame, bytes):
+        frame = bytes(frame)
+    codec = embedded_struct("ResponseHeader", response_header_version(api_key, api_version))
+    header, pos = codec.decode(frame)
+    body_codec = message_struct(api_key, api_version, RESPONSE)
+    body, end = body_codec.decode(frame, pos)
+    if end != len(frame):
+        raise DecodeError(f"{body_codec.name}: {len(frame) - end} unexpected bytes after the response")
+    return header.correlation_id, body
+
+
+def encode_embedded(name: str, version: int, value: Any) -> bytes:
+    """An embedded format with its int16 version prefix (consumer protocol, offsets records)."""
+    out = bytearray(struct.pack(">h", version))
+    embedded_struct(name, version).encode(value, out)
+    return bytes(out)
+
+
+def decode_embedded(name: str, data: bytes, *, exact: bool = False) -> tuple[int, Any]:
+    """Read an embedded format's int16 version prefix, then the value in that version.
+
+    Like Kafka, bytes after the value are ignored unless ``exact`` (newer clients may append
+    fields an older reader does not know).  A version newer than we define is read with the
+    newest definition, as Kafka's consumer protocol does.
+    """
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    if len(data) < 2:
+        raise TruncatedError(f"{name}: {len(data)} bytes is too short for a version")
+    (version,) = struct.unpack_from(">h", data)
+    valid = EMBEDDED[name].valid
+    if version < valid.lo:
+        raise DecodeError(f"{name}: unknown version {version}")
+    read_as = min(version, valid.hi)
+    value, pos = embedded_struct(name, read_as).decode(data, 2)
+    if exact and pos != len(data):
+        raise DecodeError(f"{name}: {len(data) - pos} unexpected bytes after the value")
+    return version, value

@@ -1,0 +1,90 @@
+"""Which API versions a broker serves, for its ApiVersions response.
+
+The codec defines every version Kafka defines; a broker serves a subset, one handler per API.
+A :class:`ApiRegistry` records what the handlers registered and refuses a range the codec cannot
+read, so a broker can never advertise a version it would fail to decode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from wire.definitions import APIS
+
+#: Kafka's API names (``"Produce"``, ``"JoinGroup"``) to keys, and back.
+API_KEYS: dict[str, int] = {spec.name: key for key, spec in APIS.items()}
+API_NAMES: dict[int, str] = {key: spec.name for key, spec in APIS.items()}
+
+
+def resolve_api(value: int | str) -> int:
+    """An API key from a key number, its decimal string, or Kafka's name (any case)."""
+    if isinstance(value, bool):
+        raise TypeError("an API is a key number or a name, not a bool")
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+        key = int(value)
+        if key not in APIS:
+            raise KeyError(f"unknown API key {key}")
+        return key
+    if isinstance(value, str):
+        wanted = value.strip().replace("_", "").replace("-", "").lower()
+        for name, key in API_KEYS.items():
+            if name.lower() == wanted:
+                return key
+        raise KeyError(f"unknown API name {value!r}")
+    raise TypeError(f"an API is a key number or a name, not {type(value).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    api_key: int
+    min_version: int
+    max_version: int
+    handler: Any
+
+    @property
+    def name(self) -> str:
+        return API_NAMES[self.api_key]
+
+
+class ApiRegistry:
+    """API key → the version range served and the handler that serves it."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, Registration] = {}
+
+    def register(self, api_key: int, min_version: int, max_version: int, handler: Any) -> None:
+        spec = APIS.get(api_key)
+        if spec is None:
+            raise ValueError(f"no definition for API key {api_key}")
+        valid = spec.request.valid
+        if not (valid.lo <= min_version <= max_version <= valid.hi):
+            raise ValueError(f"{spec.name} versions {min_version}-{max_version} are outside the "
+                             f"defined {valid}")
+        if api_key in self._entries:
+            raise ValueError(f"{spec.name} is already registered")
+        self._entries[api_key] = Registration(api_key, min_version, max_version, handler)
+
+    def handler(self, api_key: int, min_version: int, max_version: int) -> Callable:
+        """Decorator form of :meth:`register`."""
+        def decorate(fn):
+            self.register(api_key, min_version, max_version, fn)
+            return fn
+        return decorate
+
+    def get(self, api_key: int) -> Registration | None:
+        return self._entries.get(api_key)
+
+    def supports(self, api_key: int, api_version: int) -> bool:
+        entry = self._entries.get(api_key)
+        return entry is not None and entry.min_version <= api_version <= entry.max_version
+
+    def __iter__(self) -> Iterator[Registration]:
+        return iter(sorted(self._entries.values(), key=lambda r: r.api_key))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def api_versions(self) -> list[tuple[int, int, int]]:
+        """(api key, min version, max version) for every registered API, by key."""
+        return [(r.api_key, r.min_version, r.max_version) for r in self]
