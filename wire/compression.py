@@ -56,6 +56,12 @@ _LE_U32 = struct.Struct("<I")
 _MIN_GUESS = 64 * 1024
 _GUESS_RATIO = 8
 
+# Upper bounds on how much one input byte can expand (deflate ~1032:1; an lz4 match grows by
+# 255 bytes per extra length byte; a zstd RLE block turns 4 bytes into up to 128 KiB; a snappy
+# 3-byte copy element produces at most 64 bytes).
+_MAX_RATIO = {GZIP: 1032, LZ4: 256, ZSTD: 32 * 1024}
+_SNAPPY_MAX_RATIO = 22
+
 # Messages cramjam uses when an output buffer is too small (as opposed to corrupt input).
 _OVERFLOW_MARKERS = ("failed to write whole buffer", "smaller than required")
 
@@ -168,9 +174,12 @@ def _size_hint(codec: int, data) -> int | None:
 def _bounded(codec: int, data, max_size: int) -> bytes:
     """Decompress gzip/lz4/zstd into a buffer never larger than ``max_size``."""
     into = _DECOMPRESS_INTO[codec]
+    # First guess: the size the frame declares if it has one (capped by what the input could
+    # possibly expand to, so a lying header cannot make us allocate), else a multiple of the
+    # input.  The buffer then only grows after the codec proved it has more real output.
     hint = _size_hint(codec, data)
-    if hint is not None and hint <= max_size:
-        cap = hint
+    if hint is not None:
+        cap = min(max_size, hint, max(_MIN_GUESS, _MAX_RATIO[codec] * len(data)))
     else:
         cap = min(max_size, max(_MIN_GUESS, _GUESS_RATIO * len(data)))
     while True:
@@ -191,9 +200,14 @@ def _bounded(codec: int, data, max_size: int) -> bytes:
 
 def _snappy_raw_len(block) -> int:
     try:
-        return cramjam.snappy.decompress_raw_len(block)
+        size = cramjam.snappy.decompress_raw_len(block)
     except cramjam.DecompressionError as exc:
         raise CorruptRecordBatchError(f"invalid snappy block: {exc}") from None
+    if size > _SNAPPY_MAX_RATIO * len(block):
+        # No valid snappy block expands this much; refuse before allocating for it.
+        raise CorruptRecordBatchError(
+            f"snappy block of {len(block)} bytes declares {size} uncompressed bytes")
+    return size
 
 
 def _xerial_blocks(mv: memoryview) -> list[memoryview]:

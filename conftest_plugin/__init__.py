@@ -1,0 +1,1 @@
+"""pytest integration for mockbroker (registered through the ``pytest11`` entry point)."""
