@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Set up a checkout and run it.
+#
+#   bash ci/dev.sh serve [mockbroker serve flags]   set up, then run a broker in the foreground
+#   bash ci/dev.sh test  [pytest args]              set up, then run the whole test suite
+#   bash ci/dev.sh setup                            set up only
+#
+# Set-up is idempotent: a virtual environment at .venv/ with the package (editable) and its test
+# dependencies, and Kafka's own jars in .cache/jars/ (the tests read Kafka's message specs from
+# them).  Needs Python 3.11+, and Java 17 with Maven for the jars.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+log() { printf 'dev.sh: %s\n' "$*" >&2; }
+
+pick_python() {
+  for candidate in "${PYTHON:-}" python3.13 python3.12 python3.11 python3; do
+    [ -n "$candidate" ] || continue
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      echo "$candidate"; return 0
+    fi
+  done
+  log "Python 3.11 or newer is required"; return 1
+}
+
+setup_venv() {
+  if [ ! -x .venv/bin/python ]; then
+    local py; py=$(pick_python)
+    log "creating .venv with $py"
+    "$py" -m venv .venv
+  fi
+  local stamp=.venv/.mockbroker-installed
+  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    log "installing the package and its test dependencies into .venv"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+    touch "$stamp"
+  fi
+}
+
+ensure_maven() {
+  command -v mvn >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing Maven"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >/dev/null
+  else
+    log "Maven (mvn) is required to fetch Kafka's jars"; return 1
+  fi
+}
+
+setup_jars() {
+  local version artifact
+  version=$(.venv/bin/python -c 'from wire.definitions import KAFKA_VERSION; print(KAFKA_VERSION)')
+  mkdir -p .cache/jars
+  for artifact in kafka-clients kafka-group-coordinator; do
+    if [ ! -f ".cache/jars/$artifact-$version.jar" ]; then
+      ensure_maven
+      log "fetching org.apache.kafka:$artifact:$version"
+      mvn --batch-mode --quiet dependency:copy \
+        "-Dartifact=org.apache.kafka:$artifact:$version" -DoutputDirectory=.cache/jars
+    fi
+  done
+}
+
+setup() { setup_venv; setup_jars; }
+
+command=${1:-}
+[ $# -gt 0 ] && shift
+case "$command" in
+  setup) setup ;;
+  serve) setup_venv; exec .venv/bin/mockbroker serve "$@" ;;
+  test)  setup; exec .venv/bin/python -m pytest -n auto "$@" ;;
+  *) echo "usage: bash ci/dev.sh {serve|test|setup} [args...]" >&2; exit 2 ;;
+esac

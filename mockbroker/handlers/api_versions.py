@@ -1,0 +1,35 @@
+"""ApiVersions (key 18): what this broker serves, built from the handler registry.
+
+A request in a version we do not know is answered by the I/O layer with a v0 body carrying
+UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), see :func:`unsupported_version_body`.
+"""
+
+from __future__ import annotations
+
+from wire import errors, response_class
+from wire.registry import ApiRegistry
+
+API_KEY = 18
+RESPONSE = response_class(API_KEY)
+
+
+def _keys(registry: ApiRegistry) -> list:
+    return [RESPONSE.ApiVersion(api_key=key, min_version=lo, max_version=hi)
+            for key, lo, hi in registry.api_versions()]
+
+
+def handle(request, ctx, registry: ApiRegistry):
+    return RESPONSE(error_code=errors.NONE, api_keys=_keys(registry), throttle_time_ms=0)
+
+
+def unsupported_version_body(registry: ApiRegistry):
+    """The KIP-511 answer to an ApiVersions request in a version the broker does not serve."""
+    entry = registry.get(API_KEY)
+    return RESPONSE(error_code=errors.UNSUPPORTED_VERSION, api_keys=[
+        RESPONSE.ApiVersion(api_key=API_KEY, min_version=entry.min_version,
+                            max_version=entry.max_version)])
+
+
+from mockbroker.handlers import REGISTRY  # noqa: E402
+
+REGISTRY.register(API_KEY, 0, 4, handle)

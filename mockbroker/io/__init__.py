@@ -1,0 +1,1 @@
+"""The edges: asyncio listeners for Kafka clients and the HTTP admin API."""

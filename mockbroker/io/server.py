@@ -1,0 +1,131 @@
+"""The Kafka listeners: one asyncio server per broker.
+
+A connection reads size-prefixed frames, decodes each with :mod:`wire`, hands it to the core and
+writes the answers strictly in request order (a later request that finishes first waits for the
+earlier ones).  Anything the codec cannot read closes that connection only, as Kafka does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import struct
+import time
+
+import wire
+from mockbroker.core.dispatch import NoHandler, RequestContext, dispatch
+from mockbroker.handlers import REGISTRY, api_versions
+from wire.registry import ApiRegistry
+
+log = logging.getLogger("mockbroker.io")
+
+#: Kafka's ``socket.request.max.bytes`` default.
+DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
+
+_SIZE = struct.Struct(">i")
+_connection_ids = itertools.count(1)
+
+
+class BrokerListener:
+    """Accepts Kafka connections for one broker id."""
+
+    def __init__(self, broker_id: int, host: str, port: int = 0, *,
+                 registry: ApiRegistry = REGISTRY,
+                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES):
+        self.broker_id = broker_id
+        self.host = host
+        self.port = port
+        self.registry = registry
+        self.max_request_bytes = max_request_bytes
+        self._server: asyncio.base_events.Server | None = None
+        self._connections: set[asyncio.Task] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._connections.add(task)
+        connection_id = next(_connection_ids)
+        pending: asyncio.Queue = asyncio.Queue()
+        sender = asyncio.create_task(self._send_in_order(pending, writer))
+        try:
+            while True:
+                try:
+                    size_bytes = await reader.readexactly(4)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                (size,) = _SIZE.unpack(size_bytes)
+                if size < 0 or size > self.max_request_bytes:
+                    log.warning("broker %d: closing connection %d: request size %d outside 0..%d",
+                                self.broker_id, connection_id, size, self.max_request_bytes)
+                    return
+                try:
+                    frame = await reader.readexactly(size)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                answer = self._answer(frame, connection_id)
+                if answer is None:
+                    return  # unreadable request: drop the connection, as Kafka does
+                pending.put_nowait(answer)
+        finally:
+            pending.put_nowait(None)
+            try:
+                await asyncio.wait_for(sender, timeout=5)
+            except (asyncio.TimeoutError, asyncio.CancelledError, ConnectionError):
+                sender.cancel()
+            writer.close()
+            self._connections.discard(task)
+
+    def _answer(self, frame: bytes, connection_id: int) -> "asyncio.Future | None":
+        """Decode and dispatch one frame; returns a future of the response bytes, or None to
+        close the connection."""
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        try:
+            request = wire.decode_request(frame)
+        except wire.UnsupportedVersionError as exc:
+            if exc.api_key == api_versions.API_KEY:
+                body = api_versions.unsupported_version_body(self.registry)
+                future.set_result(wire.encode_response(
+                    api_versions.API_KEY, 0, exc.header.correlation_id, body))
+                return future
+            log.warning("broker %d: %s; closing connection %d", self.broker_id, exc, connection_id)
+            return None
+        except wire.DecodeError as exc:
+            log.warning("broker %d: undecodable request (%s); closing connection %d",
+                        self.broker_id, exc, connection_id)
+            return None
+        header = request.header
+        ctx = RequestContext(self.broker_id, connection_id, header.client_id, header.api_version,
+                             int(time.time() * 1000))
+        try:
+            body = dispatch(self.registry, request, ctx)
+        except NoHandler as exc:
+            log.warning("broker %d: %s; closing connection %d", self.broker_id, exc, connection_id)
+            return None
+        future.set_result(wire.encode_response(header.api_key, header.api_version,
+                                               header.correlation_id, body))
+        return future
+
+    @staticmethod
+    async def _send_in_order(pending: asyncio.Queue, writer: asyncio.StreamWriter) -> None:
+        while True:
+            future = await pending.get()
+            if future is None:
+                return
+            data = await future
+            if data:
+                writer.write(data)
+                await writer.drain()
