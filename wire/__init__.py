@@ -6,6 +6,7 @@ Definitions (:mod:`wire.definitions`) are data generated from Kafka's own messag
 record batches; :mod:`wire.errors` is Kafka's error-code table.
 """
 
+from wire import errors, records
 from wire.builder import REQUEST, RESPONSE, KafkaMessage, embedded_struct, message_struct, \
     request_class, response_class
 from wire.exceptions import CorruptRecordBatchError, DecodeError, EncodeError, TruncatedError, \
@@ -16,7 +17,7 @@ from wire.protocol import Request, RequestHeader, decode_embedded, decode_reques
 from wire.registry import API_KEYS, API_NAMES, ApiRegistry, resolve_api
 
 __all__ = [
-    "REQUEST", "RESPONSE", "KafkaMessage", "embedded_struct", "message_struct", "request_class",
+    "errors", "records", "REQUEST", "RESPONSE", "KafkaMessage", "embedded_struct", "message_struct", "request_class",
     "response_class", "CorruptRecordBatchError", "DecodeError", "EncodeError", "TruncatedError",
     "UnknownApiKeyError", "UnsupportedVersionError", "WireError", "Request", "RequestHeader",
     "decode_embedded", "decode_request", "decode_request_header", "decode_response",

@@ -1,0 +1,161 @@
+"""``mockbroker serve`` as a user runs it: ready line, ApiVersions, signals, bad flags."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import wire
+
+MOCKBROKER = [sys.executable, "-m", "mockbroker.cli"]
+
+
+def _ready(proc: subprocess.Popen) -> tuple[list[tuple[str, int]], str]:
+    line = proc.stdout.readline()
+    assert line.startswith("mockbroker ready bootstrap="), line
+    parts = dict(item.split("=", 1) for item in line.split()[2:])
+    brokers = [(h, int(p)) for h, p in (hp.rsplit(":", 1) for hp in parts["bootstrap"].split(","))]
+    return brokers, parts["admin"]
+
+
+@pytest.fixture
+def served(request):
+    args = getattr(request, "param", [])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOCKBROKER_")}
+    proc = subprocess.Popen([*MOCKBROKER, "serve", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        yield proc, *_ready(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+
+
+def _round_trip(sock: socket.socket, frame: bytes) -> bytes:
+    sock.sendall(frame)
+    (size,) = struct.unpack(">i", _read(sock, 4))
+    return _read(sock, size)
+
+
+def _read(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("closed")
+        data += chunk
+    return data
+
+
+def _api_versions_request(version: int, correlation_id: int) -> bytes:
+    body = wire.request_class(18)(client_software_name="tests", client_software_version="1")
+    return wire.encode_request(18, version, correlation_id, "tests", body)
+
+
+@pytest.mark.parametrize("served", [["--brokers", "3"]], indirect=True)
+def test_ready_line_health_and_api_versions_on_every_broker(served):
+    proc, brokers, admin = served
+    assert len(brokers) == 3 and len({port for _, port in brokers}) == 3
+    with urllib.request.urlopen(f"{admin}/health", timeout=5) as response:
+        assert json.load(response) == {"status": "ok"}
+    for host, port in brokers:
+        with socket.create_connection((host, port), timeout=5) as sock:
+            for version in range(5):
+                data = _round_trip(sock, _api_versions_request(version, 100 + version))
+                correlation_id, body = wire.decode_response(18, version, data)
+                assert correlation_id == 100 + version
+                assert body.error_code == 0
+                assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == \
+                    [(18, 0, 4)]
+
+
+def test_unsupported_api_versions_version_gets_v0_error_and_range(served):
+    _, brokers, _ = served
+    with socket.create_connection(brokers[0], timeout=5) as sock:
+        frame = struct.pack(">hhih", 18, 99, 7, 5) + b"tests" + b"\x00"
+        data = _round_trip(sock, struct.pack(">i", len(frame)) + frame)
+        correlation_id, body = wire.decode_response(18, 0, data)
+        assert correlation_id == 7
+        assert body.error_code == wire.errors.UNSUPPORTED_VERSION
+        assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 4)]
+        # the connection stays usable: the client retries with a version we serve
+        _, body = wire.decode_response(18, 3, _round_trip(sock, _api_versions_request(3, 8)))
+        assert body.error_code == 0
+
+
+@pytest.mark.parametrize("garbage", [
+    struct.pack(">i", -1),
+    struct.pack(">i", 200 * 1024 * 1024),
+    struct.pack(">i", 8) + struct.pack(">hhi", 999, 0, 1),
+    struct.pack(">i", 3) + b"\x00\x12\x00",  # shorter than any header
+])
+def test_bad_frames_close_only_their_connection(served, garbage):
+    _, brokers, _ = served
+    with socket.create_connection(brokers[0], timeout=5) as good, \
+            socket.create_connection(brokers[0], timeout=5) as bad:
+        bad.sendall(garbage)
+        assert bad.recv(1) == b""  # closed by the broker
+        _, body = wire.decode_response(18, 3, _round_trip(good, _api_versions_request(3, 1)))
+        assert body.error_code == 0
+
+
+def test_responses_come_back_in_request_order(served):
+    _, brokers, _ = served
+    with socket.create_connection(brokers[0], timeout=5) as sock:
+        sock.sendall(b"".join(_api_versions_request(v % 5, 1000 + v) for v in range(20)))
+        for v in range(20):
+            (size,) = struct.unpack(">i", _read(sock, 4))
+            correlation_id, _ = wire.decode_response(18, v % 5, _read(sock, size))
+            assert correlation_id == 1000 + v
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signals_stop_with_exit_code_zero(served, sig):
+    proc, brokers, _ = served
+    proc.send_signal(sig)
+    assert proc.wait(10) == 0
+    with pytest.raises(OSError):
+        socket.create_connection(brokers[0], timeout=2)
+
+
+def test_environment_configures_like_flags():
+    env = dict(os.environ, MOCKBROKER_BROKERS="2", MOCKBROKER_ADVERTISED_HOST="localhost")
+    proc = subprocess.Popen([*MOCKBROKER, "serve"], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        brokers, admin = _ready(proc)
+        assert [host for host, _ in brokers] == ["localhost", "localhost"]
+        assert admin.startswith("http://localhost:")
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["serve", "--brokers", "0"], "--brokers"),
+    (["serve", "--port", "70000"], "--port"),
+    (["serve", "--no-such-flag"], "--no-such-flag"),
+    ([], "command"),
+])
+def test_bad_flags_are_one_line_errors_with_exit_code_two(args, message):
+    result = subprocess.run([*MOCKBROKER, *args], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).parent / "mockbroker"
+    assert script.exists()
+    result = subprocess.run([str(script), "serve", "--brokers", "x"], capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 2
