@@ -207,7 +207,8 @@ class UVarInt(KafkaType):
         return _stream_uvarint(stream, path)
 
     def _build(self, obj, stream, context, path):
-        stream_write(stream, write_uvarint(obj), None, path)
+        raw = write_uvarint(obj)
+        stream_write(stream, raw, len(raw), path)
         return obj
 
     def emit_decode(self, g, ind, target):
@@ -269,11 +270,8 @@ class _Sized(KafkaType):
         else:
             raw = self._from_value(obj)
             n = len(raw)
-        if self.compact:
-            stream_write(stream, write_uvarint(n + 1), None, path)
-        else:
-            stream_write(stream, struct.pack(">" + self.length_fmt, n), None, path)
-        stream_write(stream, raw, len(raw), path)
+        prefix = write_uvarint(n + 1) if self.compact else struct.pack(">" + self.length_fmt, n)
+        stream_write(stream, prefix + raw, len(prefix) + len(raw), path)
         return obj
 
     def emit_length_decode(self, g, ind, n):
