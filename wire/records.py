@@ -46,7 +46,7 @@ from typing import Iterable, Sequence
 from crc32c import crc32c as _crc32c
 
 from . import compression as _compression
-from .compression import GZIP, LZ4, NONE, SNAPPY, ZSTD  # noqa: F401  (re-exported)
+from .compression import GZIP, LZ4, NONE, SNAPPY, ZSTD  # re-exported for convenience
 from .exceptions import CorruptRecordBatchError, EncodeError
 
 __all__ = [
@@ -57,7 +57,7 @@ __all__ = [
     "decode_records", "decode_control_record", "encode_batch", "encode_end_txn_marker",
     "CONTROL_ABORT", "CONTROL_COMMIT",
     "CREATE_TIME", "LOG_APPEND_TIME", "NO_PRODUCER_ID", "NO_PRODUCER_EPOCH", "NO_SEQUENCE",
-    "NO_PARTITION_LEADER_EPOCH",
+    "NO_PARTITION_LEADER_EPOCH", "NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD",
 ]
 
 BATCH_HEADER_SIZE = 61
@@ -374,7 +374,7 @@ def _check_patchable(mv, pos: int = 0) -> None:
 def _pack_base_offset(value: int) -> bytes:
     try:
         return _INT64.pack(value)
-    except struct.error as exc:
+    except struct.error:
         raise EncodeError(f"base offset {value!r} does not fit in int64") from None
 
 
