@@ -28,15 +28,17 @@ ZERO_UUID = _UUID(int=0)
 # --- varints --------------------------------------------------------------------------------
 
 
-def read_uvarint(data, pos: int, max_bytes: int = 5) -> tuple[int, int]:
-    """Read an unsigned LEB128 varint of at most ``max_bytes`` bytes; returns (value, new pos)."""
+def read_uvarint(data, pos: int, max_bytes: int = 5, end: int | None = None) -> tuple[int, int]:
+    """Read an unsigned LEB128 varint of at most ``max_bytes`` bytes from ``data[pos:end]``;
+    returns (value, new pos)."""
+    if end is None:
+        end = len(data)
     value = 0
     shift = 0
     for i in range(max_bytes):
-        try:
-            byte = data[pos + i]
-        except IndexError:
-            raise TruncatedError(f"varint runs past the end of the buffer at offset {pos}") from None
+        if pos + i >= end:
+            raise TruncatedError(f"varint runs past the end of the buffer at offset {pos}")
+        byte = data[pos + i]
         value |= (byte & 0x7F) << shift
         if byte < 0x80:
             return value, pos + i + 1
@@ -56,15 +58,17 @@ def write_uvarint(value: int) -> bytes:
     return bytes(out)
 
 
-def read_varint(data, pos: int) -> tuple[int, int]:
-    """A zigzag-encoded signed 32-bit varint."""
-    raw, pos = read_uvarint(data, pos, 5)
+def read_varint(data, pos: int, end: int | None = None) -> tuple[int, int]:
+    """A zigzag-encoded signed 32-bit varint (bits past 32 wrap, as in Java)."""
+    raw, pos = read_uvarint(data, pos, 5, end)
+    raw &= 0xFFFFFFFF
     return (raw >> 1) ^ -(raw & 1), pos
 
 
-def read_varlong(data, pos: int) -> tuple[int, int]:
-    """A zigzag-encoded signed 64-bit varint."""
-    raw, pos = read_uvarint(data, pos, 10)
+def read_varlong(data, pos: int, end: int | None = None) -> tuple[int, int]:
+    """A zigzag-encoded signed 64-bit varint (bits past 64 wrap, as in Java)."""
+    raw, pos = read_uvarint(data, pos, 10, end)
+    raw &= 0xFFFFFFFFFFFFFFFF
     return (raw >> 1) ^ -(raw & 1), pos
 
 

@@ -47,7 +47,8 @@ from crc32c import crc32c as _crc32c
 
 from . import compression as _compression
 from .compression import GZIP, LZ4, NONE, SNAPPY, ZSTD  # re-exported for convenience
-from .exceptions import CorruptRecordBatchError, EncodeError
+from .exceptions import CorruptRecordBatchError, DecodeError, EncodeError
+from .primitives import read_varint, read_varlong, write_varint, write_varlong
 
 __all__ = [
     "BATCH_HEADER_SIZE", "LOG_OVERHEAD", "MAGIC", "RECORD_BATCH_OVERHEAD",
@@ -99,7 +100,7 @@ _INT32 = struct.Struct(">i")
 _CONTROL_KEY = struct.Struct(">hh")
 _END_TXN_VALUE = struct.Struct(">hi")
 
-_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_INT32_MAX = (1 << 31) - 1
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
@@ -458,53 +459,19 @@ def _bad(msg: str) -> CorruptRecordBatchError:
 
 
 def _read_varint(buf, pos: int, end: int) -> tuple[int, int]:
-    """Zigzag varint of at most 5 bytes (32-bit, wrapping like Java)."""
-    if pos >= end:
-        raise _bad("varint runs past the end of the record")
-    b = buf[pos]
-    pos += 1
-    if b < 0x80:
-        return (b >> 1) ^ -(b & 1), pos
-    result = b & 0x7F
-    shift = 7
-    while True:
-        if pos >= end:
-            raise _bad("varint runs past the end of the record")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift >= 35:
-            raise _bad("varint is longer than 5 bytes")
-    result &= 0xFFFFFFFF
-    return (result >> 1) ^ -(result & 1), pos
+    """Zigzag varint of at most 5 bytes, bounded by ``end`` (the record's end)."""
+    try:
+        return read_varint(buf, pos, end)
+    except DecodeError as exc:
+        raise _bad(f"record varint: {exc}") from None
 
 
 def _read_varlong(buf, pos: int, end: int) -> tuple[int, int]:
-    """Zigzag varint of at most 10 bytes (64-bit, wrapping like Java)."""
-    if pos >= end:
-        raise _bad("varlong runs past the end of the record")
-    b = buf[pos]
-    pos += 1
-    if b < 0x80:
-        return (b >> 1) ^ -(b & 1), pos
-    result = b & 0x7F
-    shift = 7
-    while True:
-        if pos >= end:
-            raise _bad("varlong runs past the end of the record")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift >= 70:
-            raise _bad("varlong is longer than 10 bytes")
-    result &= 0xFFFFFFFFFFFFFFFF
-    return (result >> 1) ^ -(result & 1), pos
+    """Zigzag varint of at most 10 bytes, bounded by ``end``."""
+    try:
+        return read_varlong(buf, pos, end)
+    except DecodeError as exc:
+        raise _bad(f"record varlong: {exc}") from None
 
 
 def _parse_records(data, count: int, base_offset: int, base_timestamp: int,
@@ -641,23 +608,12 @@ def decode_control_record(record: Record) -> ControlRecord:
 # encoding
 # ============================================================================================
 
-def _write_uvarint(value: int, out: bytearray) -> None:
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
 def _write_varint(value: int, out: bytearray) -> None:
-    if not _INT32_MIN <= value <= _INT32_MAX:
-        raise EncodeError(f"{value} does not fit in a 32-bit varint")
-    _write_uvarint(((value << 1) ^ (value >> 31)) & 0xFFFFFFFF, out)
+    out += write_varint(value)
 
 
 def _write_varlong(value: int, out: bytearray) -> None:
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise EncodeError(f"{value} does not fit in a 64-bit varlong")
-    _write_uvarint(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF, out)
+    out += write_varlong(value)
 
 
 def _write_bytes(value, out: bytearray, what: str) -> None:

@@ -92,9 +92,9 @@ KAFKA_PYTHON_WORKAROUNDS: dict[str, str] = {
         "left unset); cross_check sets it to None before re-encoding"),
 }
 
-#: Values pinned in every sample: (api key, direction, field path) -> (value, reason).
-SAMPLE_CONSTRAINTS: dict[tuple[int, str, str], tuple[Any, str]] = {
-    (18, RESPONSE, "error_code"): (
+#: Values pinned in every sample: (message name, field path) -> (value, reason).
+SAMPLE_CONSTRAINTS: dict[tuple[str, str], tuple[Any, str]] = {
+    ("ApiVersionsResponse", "error_code"): (
         0,
         "kafka-python's ApiVersionsResponse.decode reads any response whose error code is "
         "non-zero as version 0 (the client-side fallback of KIP-511), whatever version was asked "
