@@ -3,7 +3,8 @@
 This module owns the mapping between the 16-bit error codes carried in Kafka responses and
 their meaning: Kafka's name for each code, whether Kafka's clients treat it as retriable, and a
 short description of our own.  It covers every code from -1 to the highest one defined by Apache
-Kafka 4.1.1 (``org.apache.kafka.common.protocol.Errors``; 4.2.0-rc1 has the same table).
+Kafka 4.x (``org.apache.kafka.common.protocol.Errors``, read at 4.1.1; 4.3.0 defines the same
+135 codes).
 
 ``retriable`` is true exactly when the Java exception Kafka maps the code to descends from
 ``org.apache.kafka.common.errors.RetriableException``.

@@ -168,3 +168,24 @@ def test_version_ranges_issue_lists():
                 47: (0, 0), 60: (0, 2)}
     got = {key: (APIS[key].min_version, APIS[key].max_version) for key in expected}
     assert got == expected
+
+
+def test_error_names_match_kafkas_errors_enum(tmp_path):
+    """Every constant of Kafka's ``Errors`` enum is in our table, and nothing else is."""
+    import shutil
+    import subprocess
+    import zipfile
+
+    from wire.errors import ERRORS
+
+    javap = shutil.which("javap")
+    assert javap, "javap (Java 17) is needed to read Kafka's Errors enum"
+    clients = next(j for j in kafka_jars() if j.name.startswith("kafka-clients"))
+    with zipfile.ZipFile(clients) as jar:
+        jar.extract("org/apache/kafka/common/protocol/Errors.class", tmp_path)
+    out = subprocess.run([javap, "-p", "-classpath", str(tmp_path),
+                          "org.apache.kafka.common.protocol.Errors"],
+                         capture_output=True, text=True, check=True).stdout
+    names = {line.rstrip(";").split()[-1] for line in out.splitlines()
+             if "public static final org.apache.kafka.common.protocol.Errors" in line}
+    assert names == {e.name for e in ERRORS.values()}

@@ -7,28 +7,33 @@ implementations define, this module checks, with sample values covering every fi
 
 * kafka-python's bytes decode with our codec to the same values, and our re-encoding of what we
   decoded is the same bytes;
-* our bytes decode with kafka-python to the same values (and kafka-python re-encodes them to the
-  same bytes);
-* the framing around bodies: kafka-python's request frames (header v1/v2, correlation id,
-  client id, size prefix) decode with :func:`wire.decode_request` and equal
+* our bytes are kafka-python's bytes, and decode with kafka-python to the same values (which
+  kafka-python re-encodes to the same bytes);
+* the framing around bodies: kafka-python's request frames (size prefix, header v1/v2,
+  correlation id, client id) decode with :func:`wire.decode_request` and equal
   :func:`wire.encode_request`'s; :func:`wire.encode_response`'s frames (header v0/v1, v0 always
-  for ApiVersions) decode with kafka-python's response parsing and equal kafka-python's own.
+  for ApiVersions) decode with kafka-python's response parsing and equal kafka-python's own;
+* the consumer protocol's embedded formats, which kafka-python also defines.
 
-Where kafka-python's definitions and ours differ the case is left out only through the named,
+Samples are deterministic (every field a non-default value, arrays of two, non-ASCII strings,
+extreme and negative numbers; and a sparse variant: nullable fields None, arrays of one) plus a
+few Hypothesis examples per case from a strategy built by walking our field definitions.
+
+Where kafka-python's definitions and ours differ a case is left out only through the named,
 reasoned tables below, which the tests keep honest; nothing is skipped silently.
 
-How kafka-python represents things, and how the converters here map them to ours:
+How kafka-python represents values, and how the converters here map them to ours:
 
-* Field names: kafka-python snake-cases Kafka's names with its own rule (and renames a few
-  fields with ``json_patch``); fields are matched here by Kafka's original JSON name, run
-  through our :func:`wire.schema.snake_case`.
+* Field names: kafka-python snake-cases Kafka's names with its own rule, and renames a few
+  fields with ``json_patch``; fields are matched here by Kafka's original JSON name run through
+  our :func:`wire.schema.snake_case`.
 * ``uuid``: kafka-python decodes the all-zero UUID as ``None`` and encodes ``None`` as zero.
 * Authorized-operations fields: kafka-python patches these int32s into a "bitfield" type, a
-  ``set`` of bit positions, ``None`` standing for ``{31}`` (INT32_MIN, "not requested").
+  ``set`` of bit positions, with ``None`` for ``{31}`` (INT32_MIN, "not requested").
 * Tagged struct fields: kafka-python's default is ``None`` ("absent"); ours is a struct holding
-  the field defaults.  Both omit the tag when the value is the default, so ours-at-default maps
-  to kafka-python's ``None`` (kafka-python would otherwise write a default-valued struct that
-  Kafka, and we, leave out).
+  the field defaults.  Both leave a tagged field out when it has its default, so ours-at-default
+  maps to kafka-python's ``None`` (given a default-valued struct instead, kafka-python writes a
+  tag that Kafka, and we, leave out).
 """
 
 from __future__ import annotations
@@ -55,51 +60,53 @@ import kafka.protocol.sasl  # noqa: F401
 from kafka.protocol.api_header import ResponseClassRegistry
 from kafka.protocol.api_key import ApiKey
 from kafka.protocol.api_message import ApiMessage
+from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, \
+    ConsumerProtocolSubscription
 from kafka.protocol.schemas import load_json
 from kafka.protocol.schemas.fields.codecs import BitField
 
 import wire
 from wire import REQUEST, RESPONSE
+from wire.builder import EMBEDDED
 from wire.definitions import APIS
-from wire.model import Struct
+from wire.model import Struct, message_class
 from wire.schema import ZERO_UUID, Field, Message, snake_case
 
 DIRECTIONS = (REQUEST, RESPONSE)
 
 #: The fewest (api, version, direction) cases the cross-check must cover.  Measured: 478 with
-#: kafka-python 3.0.12 (52 APIs) against our Kafka 4.3 definitions.  Lower it only with a reason.
+#: kafka-python 3.0.12 (52 APIs, both directions) against our Kafka 4.3 definitions.
 MIN_CASES = 475
 
-#: (api key, direction, version) cases kafka-python defines but we do not, with the reason.
+#: (api key, direction, version) that kafka-python defines and we do not, with the reason.
 #: Any such case found and not listed here fails test_kafka_python_versions_are_all_covered.
 KAFKA_PYTHON_ONLY: dict[tuple[int, str, int], str] = {}
 
-#: (api key, version, direction) cases where kafka-python's definition of the wire layout differs
-#: from ours (a field added or retyped in a Kafka release kafka-python's JSON copy predates),
-#: with the reason; these are left out of the byte-level checks, and
-#: test_wire_layouts_agree checks every other case's layout matches.
+#: (api key, version, direction) where kafka-python's wire layout differs from ours (say a field
+#: added or retyped in a Kafka release that kafka-python's JSON copy predates), with the reason.
+#: These are left out of the byte-level checks; test_wire_layouts_agree checks that every other
+#: case's layout matches, field by field.  (None with kafka-python 3.0.12.)
 LAYOUT_DIFFERENCES: dict[tuple[int, int, str], str] = {}
 
-#: Known kafka-python bugs: (api key, version, direction) -> what is wrong.  Cases listed here are
-#: left out of the byte-level checks.  (None found with kafka-python 3.0.12.)
+#: Known kafka-python bugs that make a case fail: (api key, version, direction) -> what is wrong.
+#: Listed cases are left out of the byte-level checks.  (None with kafka-python 3.0.12.)
 KAFKA_PYTHON_BUGS: dict[tuple[int, int, str], str] = {}
 
 #: kafka-python bugs worked around in every case (none changes what is compared).
 KAFKA_PYTHON_WORKAROUNDS: dict[str, str] = {
     "decoded messages have no _header": (
-        "ApiMessage.decode builds objects with object.__new__ and sets _header only when it read "
-        "a header, so encode() on a decoded body raises AttributeError ('_header' is a slot "
-        "left unset); cross_check sets it to None before re-encoding"),
+        "ApiMessage.decode builds objects with object.__new__ and sets the _header slot only "
+        "when it read a header, so encode() on a decoded body raises AttributeError; "
+        "cross_check sets _header to None before re-encoding"),
 }
 
 #: Values pinned in every sample: (message name, field path) -> (value, reason).
 SAMPLE_CONSTRAINTS: dict[tuple[str, str], tuple[Any, str]] = {
     ("ApiVersionsResponse", "error_code"): (
         0,
-        "kafka-python's ApiVersionsResponse.decode reads any response whose error code is "
-        "non-zero as version 0 (the client-side fallback of KIP-511), whatever version was asked "
-        "for; with another code a v1+ body would not be read as what it is",
-    ),
+        "kafka-python's ApiVersionsResponse.decode reads any response with a non-zero error code "
+        "as version 0 (the client-side fallback of KIP-511), whatever version it was asked for, "
+        "so with another code a v1+ body would not be read as what it is"),
 }
 
 
@@ -119,13 +126,17 @@ def _kafka_python_classes() -> tuple[dict[int, type], dict[int, type]]:
             continue
         seen.add(cls)
         table = requests if cls.is_request() else responses
-        assert cls.API_KEY not in table, f"two kafka-python classes for {cls.API_KEY}: " \
+        assert cls.API_KEY not in table, f"two kafka-python classes for API {cls.API_KEY}: " \
             f"{table[cls.API_KEY].__name__}, {cls.__name__}"
         table[cls.API_KEY] = cls
     return requests, responses
 
 
 KP_REQUESTS, KP_RESPONSES = _kafka_python_classes()
+
+#: kafka-python's embedded formats (ApiData) with ours of the same name.
+KP_EMBEDDED = {cls.__name__: cls for cls in (ConsumerProtocolSubscription,
+                                             ConsumerProtocolAssignment)}
 
 
 def kp_class(api_key: int, direction: str) -> type:
@@ -139,28 +150,27 @@ def ours_message(api_key: int, direction: str) -> Message:
 
 def _kp_versions(cls) -> range:
     # valid_versions is the JSON's validVersions; kafka-python lowers only its struct's minimum
-    # to 0 (it lets the broker's ApiVersions answer decide), so the JSON range is what it defines.
+    # to 0 (letting the broker's ApiVersions answer decide), so this is the range it defines.
     lo, hi = cls.valid_versions
     return range(lo, hi + 1)
 
 
 def _all_cases() -> list[tuple[int, int, str]]:
     cases = []
-    for api_key in sorted(KP_REQUESTS.keys() | KP_RESPONSES.keys()):
-        if api_key not in APIS:
-            continue
-        for direction in DIRECTIONS:
-            if api_key not in (KP_REQUESTS if direction == REQUEST else KP_RESPONSES):
+    for direction, table in ((REQUEST, KP_REQUESTS), (RESPONSE, KP_RESPONSES)):
+        for api_key, cls in table.items():
+            if api_key not in APIS:
                 continue
             ours = ours_message(api_key, direction)
-            for version in _kp_versions(kp_class(api_key, direction)):
-                if version in ours.valid:
-                    cases.append((api_key, version, direction))
-    return cases
+            cases += [(api_key, v, direction) for v in _kp_versions(cls) if v in ours.valid]
+    return sorted(cases, key=lambda c: (c[0], c[2], c[1]))
 
 
 ALL_CASES = _all_cases()
 CASES = [c for c in ALL_CASES if c not in LAYOUT_DIFFERENCES and c not in KAFKA_PYTHON_BUGS]
+
+EMBEDDED_CASES = [(name, v) for name, cls in KP_EMBEDDED.items() for v in _kp_versions(cls)
+                  if v in EMBEDDED[name].valid]
 
 
 def case_id(case: tuple[int, int, str]) -> str:
@@ -168,8 +178,34 @@ def case_id(case: tuple[int, int, str]) -> str:
     return f"{APIS[api_key].name}-v{version}-{direction}"
 
 
-def _cases(direction: str | None = None):
-    return [pytest.param(*c, id=case_id(c)) for c in CASES if direction in (None, c[2])]
+def _params(cases, direction: str | None = None) -> list:
+    return [pytest.param(*c, id=case_id(c)) for c in cases if direction in (None, c[2])]
+
+
+@dataclass(frozen=True, eq=False)
+class Pair:
+    """One message as both implementations define it."""
+
+    ours: Message
+    kp: type
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Pair) and (self.ours.name, self.kp) == (other.ours.name, other.kp)
+
+    def __hash__(self) -> int:
+        return hash((self.ours.name, self.kp))
+
+    @property
+    def our_cls(self) -> type[Struct]:
+        return message_class(self.ours)
+
+
+def api_pair(api_key: int, direction: str) -> Pair:
+    return Pair(ours_message(api_key, direction), kp_class(api_key, direction))
+
+
+def embedded_pair(name: str) -> Pair:
+    return Pair(EMBEDDED[name], KP_EMBEDDED[name])
 
 
 @functools.cache
@@ -178,12 +214,12 @@ def raw_json(name: str) -> dict:
     return load_json(name)
 
 
-# --- matching kafka-python's fields with ours -----------------------------------------------
+# --- matching kafka-python's fields with ours ---------------------------------------------------
 
 @dataclass(frozen=True)
 class Node:
-    """One field both implementations define: our Field, kafka-python's, and, for struct
-    fields, our struct class and the matched fields inside."""
+    """One field both implementations define: our Field and kafka-python's, and for struct
+    fields our struct class and the matched fields inside."""
 
     ours: Field
     kp: Any
@@ -193,14 +229,14 @@ class Node:
 
 
 def _match(our_fields, owner: type, kp_fields, raw_fields) -> tuple[Node, ...]:
-    """Pair fields by Kafka's JSON name.  ``raw_fields`` is the unpatched JSON, in the same order
-    as ``kp_fields`` (kafka-python's json_patch renames some fields)."""
+    """Pair fields by Kafka's JSON name; ``raw_fields`` is the unpatched JSON, in the same order
+    as ``kp_fields``."""
     ours_by_name = {f.name: f for f in our_fields}
     nodes = []
     for kp_field, raw in zip(kp_fields or (), raw_fields, strict=True):
         ours = ours_by_name.get(snake_case(raw["name"]))
         if ours is None:
-            continue  # a field of versions we do not define (the layout check covers the rest)
+            continue  # only in versions we do not define (the layout check covers the rest)
         struct_cls = children = None
         if ours.is_struct:
             struct_cls = owner._struct_classes[ours.element_type]
@@ -212,12 +248,9 @@ def _match(our_fields, owner: type, kp_fields, raw_fields) -> tuple[Node, ...]:
 
 
 @functools.cache
-def matched_fields(api_key: int, direction: str) -> tuple[Node, ...]:
-    cls = kp_class(api_key, direction)
-    raw = raw_json(cls.__name__)
-    message = ours_message(api_key, direction)
-    return _match(message.fields, wire.message_struct(api_key, message.valid.lo, direction).cls,
-                  cls._struct._fields, raw["fields"])
+def matched_fields(pair: Pair) -> tuple[Node, ...]:
+    return _match(pair.ours.fields, pair.our_cls, pair.kp._struct._fields,
+                  raw_json(pair.kp.__name__)["fields"])
 
 
 # --- wire layouts, from each side's definitions ----------------------------------------------
@@ -254,13 +287,11 @@ def _kp_layout(kp_fields, raw_fields, version: int) -> list:
     return out
 
 
-def layouts(api_key: int, version: int, direction: str) -> tuple[tuple, tuple]:
+def layouts(pair: Pair, version: int) -> tuple[tuple, tuple]:
     """(ours, kafka-python's): flexibility and, per field, name, type, nullability and tag."""
-    ours = ours_message(api_key, direction)
-    cls = kp_class(api_key, direction)
-    raw = raw_json(cls.__name__)
-    return ((ours.is_flexible(version), _our_layout(ours.fields, version)),
-            (cls.flexible_version_q(version), _kp_layout(cls._struct._fields, raw["fields"], version)))
+    return ((pair.ours.is_flexible(version), _our_layout(pair.ours.fields, version)),
+            (pair.kp.flexible_version_q(version),
+             _kp_layout(pair.kp._struct._fields, raw_json(pair.kp.__name__)["fields"], version)))
 
 
 # --- converters ------------------------------------------------------------------------------
@@ -270,26 +301,21 @@ _UINT32 = struct.Struct(">I")
 
 
 def _bits_to_int32(bits) -> int:
-    if bits is None:
-        bits = {31}
-    return _INT32.unpack(_UINT32.pack(BitField.to_32_bit_field(bits)))[0]
+    return _INT32.unpack(_UINT32.pack(BitField.to_32_bit_field({31} if bits is None else bits)))[0]
 
 
 def _int32_to_bits(value: int) -> set[int]:
     return BitField.from_32_bit_field(value & 0xFFFFFFFF)
 
 
-def to_kafka_python(api_key: int, version: int, direction: str, obj) -> Any:
+def to_kafka_python(pair: Pair, version: int, obj) -> Any:
     """An instance of kafka-python's class with the values of our ``obj``."""
-    cls = kp_class(api_key, direction)
-    return _to_kp(matched_fields(api_key, direction), obj, version, cls)
+    return _to_kp(matched_fields(pair), obj, version, pair.kp)
 
 
 def _to_kp(nodes, obj, version: int, data_class) -> Any:
-    values = {}
-    for n in nodes:
-        if n.ours.present(version):
-            values[n.kp.name] = _value_to_kp(n, getattr(obj, n.ours.name), version)
+    values = {n.kp.name: _value_to_kp(n, getattr(obj, n.ours.name), version)
+              for n in nodes if n.ours.present(version)}
     return data_class(version=version, **values)
 
 
@@ -349,49 +375,46 @@ def kp_plain(nodes, obj, version: int) -> dict:
 
 def _kp_value_plain(n: Node, value, version: int) -> Any:
     f = n.ours
+    if value is None:
+        if f.is_struct and f.is_tagged(version) and not f.is_array and not f.default_is_null:
+            return ours_plain(n.children, n.struct_cls(), version)  # absent: the default
+        if f.element_type == "uuid" and not f.is_array:
+            return ZERO_UUID
+        return None
     if f.is_struct:
-        if value is None:
-            if f.is_tagged(version) and not f.is_array and not f.default_is_null:
-                return ours_plain(n.children, n.struct_cls(), version)  # absent: the default
-            return None
         if f.is_array:
             return [kp_plain(n.children, item, version) for item in value]
         return kp_plain(n.children, value, version)
+    if f.is_array:
+        return [_kp_scalar_plain(n, item) for item in value]
+    return _kp_scalar_plain(n, value)
+
+
+def _kp_scalar_plain(n: Node, value) -> Any:
     if n.bitfield:
         return _bits_to_int32(value)
-    if f.element_type == "uuid":
-        conv = (lambda v: ZERO_UUID if v is None else v)
-        return [conv(v) for v in value] if f.is_array and value is not None else conv(value)
-    if value is None:
-        return None
-    if f.is_array:
-        return [_scalar_plain(f, item) for item in value]
-    return _scalar_plain(f, value)
+    if n.ours.element_type == "uuid" and value is None:
+        return ZERO_UUID
+    return _scalar_plain(n.ours, value)
 
 
-def _our_unknown_tags(obj, path="") -> list[str]:
-    found = []
-    if getattr(obj, "_unknown_tags", None):
-        found.append(f"{path or '<top>'}: {obj._unknown_tags!r}")
-    for name in getattr(obj, "_field_names", ()):
+def our_unknown_tags(obj, path: str = "") -> list[str]:
+    found = [f"{path or '<top>'}: {obj._unknown_tags!r}"] if obj._unknown_tags else []
+    for name in obj._field_names:
         value = getattr(obj, name)
         for i, item in enumerate(value if isinstance(value, list) else [value]):
             if isinstance(item, Struct):
-                found += _our_unknown_tags(item, f"{path}.{name}[{i}]")
+                found += our_unknown_tags(item, f"{path}.{name}[{i}]")
     return found
 
 
-def _kp_unknown_tags(obj, path="") -> list[str]:
-    found = []
-    if getattr(obj, "unknown_tags", None):
-        found.append(f"{path or '<top>'}: {obj.unknown_tags!r}")
-    struct_ = getattr(obj, "_struct", None)
-    if struct_ is not None:
-        for name in struct_.fields:
-            value = getattr(obj, name, None)
-            for i, item in enumerate(value if isinstance(value, list) else [value]):
-                if hasattr(item, "_struct"):
-                    found += _kp_unknown_tags(item, f"{path}.{name}[{i}]")
+def kp_unknown_tags(obj, path: str = "") -> list[str]:
+    found = [f"{path or '<top>'}: {obj.unknown_tags!r}"] if obj.unknown_tags else []
+    for name in obj._struct.fields:
+        value = getattr(obj, name, None)
+        for i, item in enumerate(value if isinstance(value, list) else [value]):
+            if hasattr(item, "_struct") and hasattr(item, "unknown_tags"):
+                found += kp_unknown_tags(item, f"{path}.{name}[{i}]")
     return found
 
 
@@ -399,7 +422,7 @@ def differences(expected, actual, path: str = "") -> list[str]:
     """Where two plain values differ, as readable paths."""
     if isinstance(expected, dict) and isinstance(actual, dict):
         out = []
-        for key in expected.keys() | actual.keys():
+        for key in sorted(expected.keys() | actual.keys()):
             if key not in expected or key not in actual:
                 out.append(f"{path}.{key}: only on one side")
             else:
@@ -412,14 +435,20 @@ def differences(expected, actual, path: str = "") -> list[str]:
         for i, (a, b) in enumerate(zip(expected, actual)):
             out += differences(a, b, f"{path}[{i}]")
         return out
-    if type(expected) is not type(actual) and not (
-            isinstance(expected, int) and isinstance(actual, int)
-            and not isinstance(expected, bool) and not isinstance(actual, bool)):
+    if type(expected) is not type(actual) or expected != actual:
         return [f"{path or '<top>'}: {expected!r} ({type(expected).__name__}) != "
                 f"{actual!r} ({type(actual).__name__})"]
-    if expected != actual:
-        return [f"{path or '<top>'}: {expected!r} != {actual!r}"]
     return []
+
+
+def bytes_diff(theirs: bytes, ours: bytes) -> str:
+    """Where two encodings part, with some bytes of context."""
+    at = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b),
+              min(len(theirs), len(ours)))
+    lo = max(0, at - 24)
+    return (f"lengths {len(theirs)} (kafka-python) and {len(ours)} (ours), first difference at "
+            f"offset {at}\n  kafka-python [{lo}:]: {theirs[lo:at + 40].hex(' ')}"
+            f"\n  ours         [{lo}:]: {ours[lo:at + 40].hex(' ')}")
 
 
 # --- sample values ---------------------------------------------------------------------------
@@ -434,27 +463,22 @@ _WORDS = ("tópico", "grüße", "日本語", "ünïcødé", "Ελληνικά", 
 
 
 class _Filler:
-    """Deterministic samples: every field a non-default value (``rich``: arrays of two,
-    nullable fields set) or the other extreme (``rich=False``: arrays of one, nullable fields
-    None, fields that can be empty empty)."""
+    """Deterministic samples.  ``rich``: every field a non-default value, arrays of two, nullable
+    fields set.  Not ``rich``: nullable fields None, arrays of one, some strings empty."""
 
-    def __init__(self, api_key: int, direction: str, version: int, rich: bool, seed: int):
-        self.api_key = api_key
-        self.direction = direction
+    def __init__(self, message: Message, version: int, rich: bool, seed: int):
+        self.message = message
         self.version = version
         self.rich = rich
         self.rng = random.Random(seed)
         self.counter = 0
 
     def struct(self, fields, cls, path: str = ""):
-        values = {}
-        for f in fields:
-            if f.present(self.version):
-                values[f.name] = self.field(f, cls, f"{path}{f.name}")
-        return cls(**values)
+        return cls(**{f.name: self.field(f, cls, path + f.name)
+                      for f in fields if f.present(self.version)})
 
     def field(self, f: Field, owner, path: str):
-        pinned = SAMPLE_CONSTRAINTS.get((self.api_key, self.direction, path))
+        pinned = SAMPLE_CONSTRAINTS.get((self.message.name, path))
         if pinned is not None:
             return pinned[0]
         if f.is_nullable(self.version) and not self.rich:
@@ -470,17 +494,17 @@ class _Filler:
         kind = f.element_type
         default = None if f.is_array else f.default
         if kind == "bool":
-            return not default if self.rich else bool(self.counter % 2)
+            return (not default) if self.rich else bool(self.counter % 2)
         if kind in _INT_RANGES:
             lo, hi = _INT_RANGES[kind]
-            choices = [lo, hi, -1 if lo < 0 else 1, self.rng.randint(lo, hi), self.counter]
+            choices = (lo, hi, -1 if lo < 0 else 1, self.rng.randint(lo, hi), self.counter)
             value = choices[self.counter % len(choices)]
             return value if value != default else (hi if value != hi else lo)
         if kind == "float64":
-            return self.rng.choice([-1.5e300, 3.25, -0.0 if default != 0.0 else 2.0,
-                                    float("inf"), self.rng.uniform(-1e9, 1e9)])
+            value = self.rng.choice((-1.5e300, 3.25, float("inf"), self.rng.uniform(-1e9, 1e9)))
+            return value if value != default else 7.5
         if kind == "string":
-            if not self.rich and self.counter % 3 == 0 and f.is_array:
+            if not self.rich and self.counter % 3 == 0:
                 return ""
             return f"{_WORDS[self.counter % len(_WORDS)]}-{self.counter}"
         if kind in ("bytes", "records"):
@@ -490,10 +514,9 @@ class _Filler:
         raise AssertionError(f"no sample for {kind}")
 
 
-def deterministic_samples(api_key: int, version: int, direction: str) -> list:
-    cls = wire.message_struct(api_key, version, direction).cls
-    fields = ours_message(api_key, direction).fields
-    return [_Filler(api_key, direction, version, rich, seed).struct(fields, cls)
+def deterministic_samples(message: Message, version: int) -> list:
+    cls = message_class(message)
+    return [_Filler(message, version, rich, seed).struct(message.fields, cls)
             for rich, seed in ((True, 1), (False, 2), (True, 3))]
 
 
@@ -504,8 +527,7 @@ def _scalar_strategy(kind: str) -> st.SearchStrategy:
     if kind == "bool":
         return st.booleans()
     if kind in _INT_RANGES:
-        lo, hi = _INT_RANGES[kind]
-        return st.integers(lo, hi)
+        return st.integers(*_INT_RANGES[kind])
     if kind == "float64":
         return st.floats(allow_nan=False)
     if kind == "string":
@@ -517,79 +539,75 @@ def _scalar_strategy(kind: str) -> st.SearchStrategy:
     raise AssertionError(f"no strategy for {kind}")
 
 
-def _struct_strategy(api_key, direction, version, fields, cls, path="") -> st.SearchStrategy:
+def _struct_strategy(message: Message, version: int, fields, cls, path="") -> st.SearchStrategy:
     parts = {}
     for f in fields:
         if not f.present(version):
             continue
-        fpath = f"{path}{f.name}"
-        pinned = SAMPLE_CONSTRAINTS.get((api_key, direction, fpath))
+        pinned = SAMPLE_CONSTRAINTS.get((message.name, path + f.name))
         if pinned is not None:
             parts[f.name] = st.just(pinned[0])
             continue
         if f.is_struct:
-            elem = _struct_strategy(api_key, direction, version, f.fields,
-                                    cls._struct_classes[f.element_type], fpath + ".")
+            elem = _struct_strategy(message, version, f.fields,
+                                    cls._struct_classes[f.element_type], f"{path}{f.name}.")
         else:
             elem = _scalar_strategy(f.element_type)
         s = st.lists(elem, max_size=2) if f.is_array else elem
-        if f.is_nullable(version):
-            s = st.none() | s
-        parts[f.name] = s
+        parts[f.name] = st.none() | s if f.is_nullable(version) else s
     return st.fixed_dictionaries(parts).map(lambda values: cls(**values))
 
 
-@functools.cache
-def sample_strategy(api_key: int, version: int, direction: str) -> st.SearchStrategy:
-    cls = wire.message_struct(api_key, version, direction).cls
-    return _struct_strategy(api_key, direction, version, ours_message(api_key, direction).fields,
-                            cls)
+_STRATEGIES: dict[tuple[str, int], st.SearchStrategy] = {}
+
+
+def sample_strategy(message: Message, version: int) -> st.SearchStrategy:
+    key = (message.name, version)
+    if key not in _STRATEGIES:
+        _STRATEGIES[key] = _struct_strategy(message, version, message.fields,
+                                            message_class(message))
+    return _STRATEGIES[key]
 
 
 # --- the checks ------------------------------------------------------------------------------
 
-def _hex(data) -> str:
-    data = bytes(data)
-    return data.hex(" ") if len(data) <= 256 else data[:256].hex(" ") + " ..."
-
-
-def cross_check(api_key: int, version: int, direction: str, sample) -> None:
-    codec = wire.message_struct(api_key, version, direction)
-    cls = kp_class(api_key, direction)
-    nodes = matched_fields(api_key, direction)
+def cross_check(pair: Pair, version: int, sample, where: str) -> None:
+    """Encode ``sample`` with both implementations and decode each one's bytes with the other."""
+    codec = wire.message_struct(pair.ours.api_key, version, pair.ours.kind)
+    nodes = matched_fields(pair)
     expected = ours_plain(nodes, sample, version)
-    where = f"{case_id((api_key, version, direction))}"
 
-    # (a) kafka-python encodes, we decode and re-encode.
-    kp_value = to_kafka_python(api_key, version, direction, sample)
-    kp_bytes = bytes(kp_value.encode(version=version))
+    # (a) kafka-python encodes; we decode, and re-encode the same bytes.
+    kp_bytes = bytes(to_kafka_python(pair, version, sample).encode(version=version))
     decoded = codec.decode_exact(kp_bytes)
     diff = differences(expected, ours_plain(nodes, decoded, version))
     assert not diff, f"{where}: our decoding of kafka-python's bytes differs:\n  " + \
-        "\n  ".join(diff) + f"\nbytes: {_hex(kp_bytes)}"
-    assert not _our_unknown_tags(decoded), f"{where}: unknown tags {_our_unknown_tags(decoded)}"
+        "\n  ".join(diff) + f"\nbytes: {kp_bytes.hex(' ')}"
+    assert not our_unknown_tags(decoded), f"{where}: we saw unknown tags in kafka-python's " \
+        f"bytes: {our_unknown_tags(decoded)}"
     reencoded = bytes(codec.encode(decoded))
-    assert reencoded == kp_bytes, f"{where}: our re-encoding differs from kafka-python's " \
-        f"bytes\n  kafka-python: {_hex(kp_bytes)}\n  ours:         {_hex(reencoded)}"
+    assert reencoded == kp_bytes, f"{where}: re-encoding what we decoded gives other bytes: " + \
+        bytes_diff(kp_bytes, reencoded)
 
-    # (b) we encode, kafka-python decodes (and re-encodes).
+    # (b) we encode the same bytes; kafka-python decodes them (and re-encodes them).
     our_bytes = bytes(codec.encode(sample))
-    assert our_bytes == kp_bytes, f"{where}: encodings differ\n  kafka-python: " \
-        f"{_hex(kp_bytes)}\n  ours:         {_hex(our_bytes)}"
-    kp_decoded = cls.decode(our_bytes, version=version)
+    assert our_bytes == kp_bytes, f"{where}: the encodings differ: " + \
+        bytes_diff(kp_bytes, our_bytes)
+    kp_decoded = pair.kp.decode(our_bytes, version=version)
     diff = differences(expected, kp_plain(nodes, kp_decoded, version))
     assert not diff, f"{where}: kafka-python's decoding of our bytes differs:\n  " + \
-        "\n  ".join(diff) + f"\nbytes: {_hex(our_bytes)}"
-    assert not _kp_unknown_tags(kp_decoded), f"{where}: kafka-python saw unknown tags " \
-        f"{_kp_unknown_tags(kp_decoded)}"
-    kp_decoded._header = None  # see KAFKA_PYTHON_WORKAROUNDS["decoded messages have no _header"]
-    assert bytes(kp_decoded.encode(version=version)) == our_bytes, \
-        f"{where}: kafka-python's re-encoding of our bytes differs"
+        "\n  ".join(diff) + f"\nbytes: {our_bytes.hex(' ')}"
+    assert not kp_unknown_tags(kp_decoded), f"{where}: kafka-python saw unknown tags in our " \
+        f"bytes: {kp_unknown_tags(kp_decoded)}"
+    kp_decoded._header = None  # KAFKA_PYTHON_WORKAROUNDS["decoded messages have no _header"]
+    kp_again = bytes(kp_decoded.encode(version=version))
+    assert kp_again == our_bytes, f"{where}: kafka-python re-encodes our bytes differently: " + \
+        bytes_diff(kp_again, our_bytes)
 
 
 def test_kafka_python_registry() -> None:
     """Every kafka-python request class has its response class, both named for Kafka's API,
-    and the response classes are the ones kafka-python's registry resolves responses with."""
+    and the response classes are those kafka-python's registry resolves responses with."""
     assert KP_REQUESTS.keys() == KP_RESPONSES.keys()
     registry = ResponseClassRegistry._response_class_registry
     assert {key: cls.__name__ for key, cls in registry.items()} == \
@@ -598,13 +616,13 @@ def test_kafka_python_registry() -> None:
         assert cls.__name__ == f"{ApiKey(api_key).name}Request"
         assert KP_RESPONSES[api_key].__name__ == f"{ApiKey(api_key).name}Response"
         assert cls.valid_versions == KP_RESPONSES[api_key].valid_versions
-    assert len(KP_REQUESTS) >= 50
+    assert len(KP_REQUESTS) >= 52
 
 
 def test_kafka_python_versions_are_all_covered() -> None:
     """Every (api, version, direction) kafka-python defines is one we define too, or listed."""
     missing = {}
-    for table, direction in ((KP_REQUESTS, REQUEST), (KP_RESPONSES, RESPONSE)):
+    for direction, table in ((REQUEST, KP_REQUESTS), (RESPONSE, KP_RESPONSES)):
         for api_key, cls in table.items():
             for version in _kp_versions(cls):
                 if api_key not in APIS or version not in ours_message(api_key, direction).valid:
@@ -616,46 +634,76 @@ def test_enough_cases_are_covered() -> None:
     assert len(CASES) >= MIN_CASES, f"only {len(CASES)} cross-checked cases"
     assert set(LAYOUT_DIFFERENCES) <= set(ALL_CASES)
     assert set(KAFKA_PYTHON_BUGS) <= set(ALL_CASES)
+    assert len(EMBEDDED_CASES) == 8
 
 
-@pytest.mark.parametrize("api_key, version, direction",
-                         [pytest.param(*c, id=case_id(c)) for c in ALL_CASES])
+@pytest.mark.parametrize("api_key, version, direction", _params(ALL_CASES))
 def test_wire_layouts_agree(api_key: int, version: int, direction: str) -> None:
-    """Both definitions give the same layout; a known difference must still be there."""
-    ours, theirs = layouts(api_key, version, direction)
+    """Both definitions give the same layout; a listed difference must still be there."""
+    ours, theirs = layouts(api_pair(api_key, direction), version)
     if (api_key, version, direction) in LAYOUT_DIFFERENCES:
         assert ours != theirs, "listed in LAYOUT_DIFFERENCES but the layouts now agree"
     else:
         assert ours == theirs
 
 
-@pytest.mark.parametrize("api_key, version, direction", _cases())
+@pytest.mark.parametrize("api_key, version, direction", _params(CASES))
+def test_samples_cover_every_field(api_key: int, version: int, direction: str) -> None:
+    """The rich sample gives every field a value other than its default (so every tagged field
+    is written), nullable fields a value and arrays two elements; the sparse one has nulls."""
+    message = ours_message(api_key, direction)
+    rich, sparse, _ = deterministic_samples(message, version)
+
+    def walk(obj, fields, path=""):
+        for f in fields:
+            if not f.present(version) or (message.name, path + f.name) in SAMPLE_CONSTRAINTS:
+                continue
+            value = getattr(obj, f.name)
+            assert value is not None, path + f.name
+            items = value if f.is_array else [value]
+            assert not f.is_array or len(value) == 2, path + f.name
+            for item in items:
+                if f.is_struct:
+                    walk(item, f.fields, f"{path}{f.name}.")
+                elif not f.is_array:
+                    assert item != f.default_value(), path + f.name
+
+    walk(rich, message.fields)
+    nullable = [f for f in message.fields if f.present(version) and f.is_nullable(version)]
+    assert all(getattr(sparse, f.name) is None for f in nullable)
+
+
+@pytest.mark.parametrize("api_key, version, direction", _params(CASES))
 def test_cross_encode_decode(api_key: int, version: int, direction: str) -> None:
-    for sample in deterministic_samples(api_key, version, direction):
-        cross_check(api_key, version, direction, sample)
+    pair = api_pair(api_key, direction)
+    for i, sample in enumerate(deterministic_samples(pair.ours, version)):
+        cross_check(pair, version, sample, f"{case_id((api_key, version, direction))} sample {i}")
 
 
-@pytest.mark.parametrize("api_key, version, direction", _cases())
+@pytest.mark.parametrize("api_key, version, direction", _params(CASES))
 @settings(max_examples=8, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_cross_encode_decode_generated(api_key: int, version: int, direction: str,
                                        data: st.DataObject) -> None:
-    sample = data.draw(sample_strategy(api_key, version, direction), label="sample")
-    cross_check(api_key, version, direction, sample)
+    pair = api_pair(api_key, direction)
+    sample = data.draw(sample_strategy(pair.ours, version), label="sample")
+    cross_check(pair, version, sample, case_id((api_key, version, direction)))
 
 
-_CLIENT_IDS = ("kafka-python-ünïcødé", None, "", "c" * 200)
+_FRAMES = ((-7, "kafka-python-ünïcødé"), (0, None), (2**31 - 1, ""), (123456, "c" * 300))
 
 
-@pytest.mark.parametrize("api_key, version, direction", _cases(REQUEST))
+@pytest.mark.parametrize("api_key, version, direction", _params(CASES, REQUEST))
 def test_request_framing(api_key: int, version: int, direction: str) -> None:
     """kafka-python's request frame (size, header v1/v2, body) is ours, and decodes with ours."""
-    sample = deterministic_samples(api_key, version, direction)[0]
-    nodes = matched_fields(api_key, direction)
-    for i, client_id in enumerate(_CLIENT_IDS):
-        correlation_id = (-7, 0, 2**31 - 1, 123456)[i]
-        kp_value = to_kafka_python(api_key, version, direction, sample)
+    pair = api_pair(api_key, direction)
+    sample = deterministic_samples(pair.ours, version)[0]
+    nodes = matched_fields(pair)
+    flexible = pair.ours.is_flexible(version)
+    assert wire.request_header_version(api_key, version) == (2 if flexible else 1)
+    for correlation_id, client_id in _FRAMES:
+        kp_value = to_kafka_python(pair, version, sample)
         kp_value.with_header(correlation_id=correlation_id, client_id=client_id)
         frame = bytes(kp_value.encode(header=True, framed=True))
         assert struct.unpack_from(">i", frame)[0] == len(frame) - 4
@@ -663,39 +711,57 @@ def test_request_framing(api_key: int, version: int, direction: str) -> None:
         assert (request.api_key, request.api_version, request.header.correlation_id,
                 request.header.client_id) == (api_key, version, correlation_id, client_id)
         assert request.header.unknown_tags is None
-        assert not differences(ours_plain(nodes, sample, version),
-                               ours_plain(nodes, request.body, version))
-        assert wire.encode_request(api_key, version, correlation_id, client_id, sample) == frame
-        expected_header = 2 if ours_message(api_key, REQUEST).is_flexible(version) else 1
-        assert wire.request_header_version(api_key, version) == expected_header
+        diff = differences(ours_plain(nodes, sample, version),
+                           ours_plain(nodes, request.body, version))
+        assert not diff, diff
+        ours = wire.encode_request(api_key, version, correlation_id, client_id, sample)
+        assert ours == frame, bytes_diff(frame, ours)
 
 
-@pytest.mark.parametrize("api_key, version, direction", _cases(RESPONSE))
+@pytest.mark.parametrize("api_key, version, direction", _params(CASES, RESPONSE))
 def test_response_framing(api_key: int, version: int, direction: str) -> None:
     """Our response frame (size, header v0/v1, body) is kafka-python's, and decodes with it."""
-    sample = deterministic_samples(api_key, version, direction)[0]
-    nodes = matched_fields(api_key, direction)
-    cls = kp_class(api_key, direction)
-    flexible = ours_message(api_key, RESPONSE).is_flexible(version)
-    expected_header = 0 if api_key == 18 else (1 if flexible else 0)
-    assert wire.response_header_version(api_key, version) == expected_header
-    for correlation_id in (-7, 0, 2**31 - 1):
+    pair = api_pair(api_key, direction)
+    sample = deterministic_samples(pair.ours, version)[0]
+    nodes = matched_fields(pair)
+    # header v1 (a tag section after the correlation id) for flexible versions, except that
+    # ApiVersions always answers with v0
+    header_version = 1 if pair.ours.is_flexible(version) and api_key != 18 else 0
+    assert wire.response_header_version(api_key, version) == header_version
+    body = bytes(wire.message_struct(api_key, version, RESPONSE).encode(sample))
+    for correlation_id, _ in _FRAMES:
         frame = wire.encode_response(api_key, version, correlation_id, sample)
-        assert struct.unpack_from(">i", frame)[0] == len(frame) - 4
-        assert frame[4:8] == struct.pack(">i", correlation_id)
-        # header v1 is the correlation id and an empty tag section
-        body_start = 8 + expected_header
-        if expected_header:
-            assert frame[8] == 0
-        assert frame[body_start:] == bytes(wire.message_struct(api_key, version, RESPONSE)
-                                           .encode(sample))
-        decoded = cls.decode(frame, version=version, header=True, framed=True)
+        assert frame == struct.pack(">ii", len(frame) - 4, correlation_id) + \
+            (b"\x00" if header_version else b"") + body
+        decoded = pair.kp.decode(frame, version=version, header=True, framed=True)
         assert decoded.header.correlation_id == correlation_id
         diff = differences(ours_plain(nodes, sample, version), kp_plain(nodes, decoded, version))
         assert not diff, diff
-        kp_value = to_kafka_python(api_key, version, direction, sample)
+        kp_value = to_kafka_python(pair, version, sample)
         kp_value.with_header(correlation_id=correlation_id)
-        assert bytes(kp_value.encode(header=True, framed=True)) == frame
-        got_id, body = wire.decode_response(api_key, version, frame[4:])
+        kp_frame = bytes(kp_value.encode(header=True, framed=True))
+        assert kp_frame == frame, bytes_diff(kp_frame, frame)
+        got_id, got = wire.decode_response(api_key, version, frame[4:])
         assert got_id == correlation_id
-        assert not differences(ours_plain(nodes, sample, version), ours_plain(nodes, body, version))
+        assert not differences(ours_plain(nodes, sample, version), ours_plain(nodes, got, version))
+
+
+@pytest.mark.parametrize("name, version", [pytest.param(n, v, id=f"{n}-v{v}")
+                                           for n, v in EMBEDDED_CASES])
+def test_embedded_formats(name: str, version: int) -> None:
+    """The consumer protocol (JoinGroup/SyncGroup metadata and assignments) with its int16
+    version prefix, through kafka-python's ApiData classes."""
+    pair = embedded_pair(name)
+    assert layouts(pair, version)[0] == layouts(pair, version)[1]
+    nodes = matched_fields(pair)
+    for sample in deterministic_samples(pair.ours, version):
+        expected = ours_plain(nodes, sample, version)
+        kp_bytes = bytes(to_kafka_python(pair, version, sample).encode())
+        ours = wire.encode_embedded(name, version, sample)
+        assert ours == kp_bytes, bytes_diff(kp_bytes, ours)
+        got_version, decoded = wire.decode_embedded(name, kp_bytes, exact=True)
+        assert got_version == version
+        assert not differences(expected, ours_plain(nodes, decoded, version))
+        kp_decoded = pair.kp.decode(ours)
+        assert kp_decoded.version == version
+        assert not differences(expected, kp_plain(nodes, kp_decoded, version))
