@@ -63,6 +63,12 @@ def _environment_defaults(parser: argparse.ArgumentParser, argv: list[str]) -> l
 
 
 async def serve(args: argparse.Namespace) -> None:
+    # Signals are caught from the start: a SIGTERM right after the ready line must still
+    # close the listeners and exit 0.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     advertised = args.advertised_host or args.host
     listeners = [BrokerListener(i, args.host, args.port + i if args.port else 0)
                  for i in range(args.brokers)]
@@ -75,10 +81,6 @@ async def serve(args: argparse.Namespace) -> None:
     bootstrap = ",".join(f"{advertised}:{listener.port}" for listener in listeners)
     print(f"mockbroker ready bootstrap={bootstrap} admin=http://{advertised}:{admin.port}",
           flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await admin.stop()
     for listener in listeners:

@@ -375,6 +375,8 @@ def kp_plain(nodes, obj, version: int) -> dict:
 
 def _kp_value_plain(n: Node, value, version: int) -> Any:
     f = n.ours
+    if n.bitfield and not f.is_array:
+        return _bits_to_int32(value)  # None stands for {31}
     if value is None:
         if f.is_struct and f.is_tagged(version) and not f.is_array and not f.default_is_null:
             return ours_plain(n.children, n.struct_cls(), version)  # absent: the default
@@ -464,12 +466,16 @@ _WORDS = ("tópico", "grüße", "日本語", "ünïcødé", "Ελληνικά", 
 
 class _Filler:
     """Deterministic samples.  ``rich``: every field a non-default value, arrays of two, nullable
-    fields set.  Not ``rich``: nullable fields None, arrays of one, some strings empty."""
+    fields set.  Not ``rich``: nullable fields None, arrays of one, some strings empty.  ``long``:
+    strings, bytes and arrays of numbers or strings past 127 bytes or elements, so that compact
+    lengths (and the sizes of tagged fields holding them) take multi-byte varints."""
 
-    def __init__(self, message: Message, version: int, rich: bool, seed: int):
+    def __init__(self, message: Message, version: int, rich: bool, seed: int,
+                 long: bool = False):
         self.message = message
         self.version = version
         self.rich = rich
+        self.long = long
         self.rng = random.Random(seed)
         self.counter = 0
 
@@ -484,7 +490,10 @@ class _Filler:
         if f.is_nullable(self.version) and not self.rich:
             return None
         if f.is_array:
-            return [self.element(f, owner, path) for _ in range(2 if self.rich else 1)]
+            count = 2 if self.rich else 1
+            if self.long and not f.is_struct:
+                count = 130
+            return [self.element(f, owner, path) for _ in range(count)]
         return self.element(f, owner, path)
 
     def element(self, f: Field, owner, path: str):
@@ -497,7 +506,7 @@ class _Filler:
             return (not default) if self.rich else bool(self.counter % 2)
         if kind in _INT_RANGES:
             lo, hi = _INT_RANGES[kind]
-            choices = (lo, hi, -1 if lo < 0 else 1, self.rng.randint(lo, hi), self.counter)
+            choices = (lo, hi, -1 if lo < 0 else 1, self.rng.randint(lo, hi), min(self.counter, hi))
             value = choices[self.counter % len(choices)]
             return value if value != default else (hi if value != hi else lo)
         if kind == "float64":
@@ -506,9 +515,11 @@ class _Filler:
         if kind == "string":
             if not self.rich and self.counter % 3 == 0:
                 return ""
-            return f"{_WORDS[self.counter % len(_WORDS)]}-{self.counter}"
+            word = f"{_WORDS[self.counter % len(_WORDS)]}-{self.counter}"
+            return word * (150 // len(word) + 1) if self.long else word
         if kind in ("bytes", "records"):
-            return self.rng.randbytes(self.rng.randint(1, 9))
+            return self.rng.randbytes(self.rng.randint(200, 300) if self.long
+                                      else self.rng.randint(1, 9))
         if kind == "uuid":
             return uuid.UUID(int=self.rng.getrandbits(128) | 1)
         raise AssertionError(f"no sample for {kind}")
@@ -516,8 +527,8 @@ class _Filler:
 
 def deterministic_samples(message: Message, version: int) -> list:
     cls = message_class(message)
-    return [_Filler(message, version, rich, seed).struct(message.fields, cls)
-            for rich, seed in ((True, 1), (False, 2), (True, 3))]
+    return [_Filler(message, version, rich, seed, long).struct(message.fields, cls)
+            for rich, seed, long in ((True, 1, False), (False, 2, False), (True, 3, True))]
 
 
 _TEXT = st.text(st.characters(codec="utf-8"), max_size=6)  # no lone surrogates
