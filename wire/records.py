@@ -742,3 +742,16 @@ def encode_end_txn_marker(commit: bool, *, producer_id: int, producer_epoch: int
                         producer_id=producer_id, producer_epoch=producer_epoch,
                         partition_leader_epoch=partition_leader_epoch,
                         is_transactional=True, is_control=True)
+
+
+def set_log_append_time(batch, timestamp_ms: int) -> bytes:
+    """A copy of ``batch`` stamped with LogAppendTime: the timestamp-type bit set, maxTimestamp
+    set to ``timestamp_ms`` and the CRC recomputed (both lie inside it), as a broker does for a
+    topic with ``message.timestamp.type=LogAppendTime``."""
+    out = bytearray(batch)
+    _check_patchable(memoryview(out))
+    (attributes,) = struct.unpack_from(">h", out, ATTRIBUTES_OFFSET)
+    struct.pack_into(">h", out, ATTRIBUTES_OFFSET, attributes | 0x08)
+    _INT64.pack_into(out, 35, timestamp_ms)
+    _CRC.pack_into(out, 17, _crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
+    return bytes(out)

@@ -1,0 +1,102 @@
+"""Time for the core: an injected clock and the timers that run on it.
+
+The core never sleeps and never reads the system time itself.  It asks its :class:`Clock` for
+``now_ms()`` and puts future work (a Fetch long-poll's deadline, a session expiry) on a
+:class:`Timers` queue.  The I/O layer calls :meth:`Timers.run_due` when the earliest deadline
+passes; a test with a :class:`ManualClock` calls :meth:`ManualClock.advance` instead and the same
+timers fire at once, with no sleeping.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from typing import Callable
+
+
+class Clock:
+    """Wall-clock milliseconds (what Kafka puts in timestamps)."""
+
+    def now_ms(self) -> int:
+        return time.time_ns() // 1_000_000
+
+
+class ManualClock(Clock):
+    """A clock that moves only when told to; advancing it fires the timers that fall due."""
+
+    def __init__(self, start_ms: int = 1_700_000_000_000):
+        self._now = start_ms
+        self.timers: Timers | None = None
+
+    def now_ms(self) -> int:
+        return self._now
+
+    def advance(self, ms: int) -> None:
+        """Move time forward by ``ms``, firing due timers in deadline order as it passes them."""
+        if ms < 0:
+            raise ValueError("time does not go backwards")
+        target = self._now + ms
+        while self.timers is not None:
+            deadline = self.timers.next_deadline()
+            if deadline is None or deadline > target:
+                break
+            self._now = max(self._now, deadline)
+            self.timers.run_due(self._now)
+        self._now = target
+
+
+class Timer:
+    """A handle on scheduled work; :meth:`cancel` makes it a no-op."""
+
+    __slots__ = ("deadline_ms", "callback", "cancelled")
+
+    def __init__(self, deadline_ms: int, callback: Callable[[], None]):
+        self.deadline_ms = deadline_ms
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class Timers:
+    """A deadline-ordered queue of callbacks."""
+
+    def __init__(self, clock: Clock):
+        self.clock = clock
+        self._heap: list[tuple[int, int, Timer]] = []
+        self._seq = itertools.count()
+        self.on_change: Callable[[], None] | None = None  # the I/O layer re-arms its wake-up
+        if isinstance(clock, ManualClock):
+            clock.timers = self
+
+    def call_at(self, deadline_ms: int, callback: Callable[[], None]) -> Timer:
+        timer = Timer(deadline_ms, callback)
+        earliest = self.next_deadline()
+        heapq.heappush(self._heap, (deadline_ms, next(self._seq), timer))
+        if self.on_change is not None and (earliest is None or deadline_ms < earliest):
+            self.on_change()
+        return timer
+
+    def call_later(self, delay_ms: int, callback: Callable[[], None]) -> Timer:
+        return self.call_at(self.clock.now_ms() + max(0, delay_ms), callback)
+
+    def next_deadline(self) -> int | None:
+        heap = self._heap
+        while heap and heap[0][2].cancelled:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def run_due(self, now_ms: int | None = None) -> int:
+        """Run every timer whose deadline has passed; returns how many ran."""
+        now = self.clock.now_ms() if now_ms is None else now_ms
+        ran = 0
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, _, timer = heapq.heappop(heap)
+            if not timer.cancelled:
+                timer.cancelled = True
+                timer.callback()
+                ran += 1
+        return ran

@@ -1,0 +1,212 @@
+"""The in-memory cluster: brokers, topics, partitions and who leads them.
+
+Everything a broker would learn from the controller lives here, for all brokers at once: topic
+ids, partition replicas and leaders, leader epochs, configs.  Replica placement follows Kafka's
+rack-unaware rule (partition *i*'s first replica on broker ``(start + i) mod n``, the other
+replicas shifted from it), with a seeded random start so a cluster's layout is repeatable.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+from mockbroker.core.clock import Clock, Timers
+from mockbroker.core.log import PartitionLog
+from wire import errors
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+MAX_TOPIC_NAME_LENGTH = 249
+
+
+class ClusterError(Exception):
+    """A request the cluster refuses, with Kafka's error code."""
+
+    def __init__(self, error_code: int, message: str):
+        super().__init__(message)
+        self.error_code = error_code
+
+
+@dataclass(slots=True)
+class Broker:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+    alive: bool = True
+
+
+@dataclass(slots=True, eq=False)
+class Partition:
+    topic: "Topic"
+    index: int
+    replicas: list[int]
+    leader: int
+    isr: list[int]
+    leader_epoch: int = 0
+    log: PartitionLog = field(default_factory=PartitionLog)
+
+
+@dataclass(slots=True, eq=False)
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[Partition] = field(default_factory=list)
+    configs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+
+def topic_name_error(name: str | None) -> str | None:
+    """Why Kafka would refuse ``name`` as a topic name, or None if it is legal."""
+    if not name:
+        return "topic name is empty"
+    if name in (".", ".."):
+        return f"topic name cannot be {name!r}"
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        return f"topic name is longer than {MAX_TOPIC_NAME_LENGTH} characters"
+    if not _LEGAL_TOPIC.match(name):
+        return f"topic name {name!r} has characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
+
+
+class Cluster:
+    """All brokers' shared view of the cluster."""
+
+    def __init__(self, settings: dict, brokers: list[Broker], clock: Clock | None = None,
+                 seed: int = 0):
+        self.settings = settings
+        self.clock = clock or Clock()
+        self.timers = Timers(self.clock)
+        self.brokers: dict[int, Broker] = {b.node_id: b for b in brokers}
+        self.cluster_id: str = settings["cluster_id"]
+        self.topics: dict[str, Topic] = {}
+        self.topics_by_id: dict[uuid.UUID, Topic] = {}
+        self._random = random.Random(seed)
+        #: Called with (topic, partition index) after every append: Fetch long-polls listen here.
+        self.append_listeners: set[Callable[[Partition], None]] = set()
+
+    # -- brokers -------------------------------------------------------------------------------
+
+    def live_brokers(self) -> list[Broker]:
+        return [b for b in sorted(self.brokers.values(), key=lambda b: b.node_id) if b.alive]
+
+    @property
+    def controller_id(self) -> int:
+        live = self.live_brokers()
+        return live[0].node_id if live else -1
+
+    def default_replication_factor(self) -> int:
+        return min(3, len(self.brokers))
+
+    # -- topics --------------------------------------------------------------------------------
+
+    def placement(self, partitions: int, replication_factor: int, first_index: int = 0
+                  ) -> list[list[int]]:
+        """Kafka's rack-unaware replica assignment over the live brokers."""
+        ids = [b.node_id for b in self.live_brokers()]
+        n = len(ids)
+        if replication_factor > n:
+            raise ClusterError(errors.INVALID_REPLICATION_FACTOR,
+                               f"replication factor {replication_factor} is larger than the "
+                               f"{n} available brokers")
+        start = self._random.randrange(n)
+        shift = self._random.randrange(n)
+        layout = []
+        for i in range(first_index, first_index + partitions):
+            if i > 0 and i % n == 0:
+                shift += 1
+            first = (start + i) % n
+            replicas = [ids[first]]
+            for j in range(replication_factor - 1):
+                step = 1 + (shift + j) % (n - 1)
+                replicas.append(ids[(first + step) % n])
+            layout.append(replicas)
+        return layout
+
+    def create_topic(self, name: str, num_partitions: int | None = None,
+                     replication_factor: int | None = None, configs: dict[str, str] | None = None,
+                     assignments: list[list[int]] | None = None, *, validate_only: bool = False
+                     ) -> Topic:
+        problem = topic_name_error(name)
+        if problem:
+            raise ClusterError(errors.INVALID_TOPIC_EXCEPTION, problem)
+        if name in self.topics:
+            raise ClusterError(errors.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+        if assignments:
+            layout = [list(replicas) for replicas in assignments]
+            unknown = {b for replicas in layout for b in replicas} - set(self.brokers)
+            if unknown:
+                raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT,
+                                   f"unknown broker(s) {sorted(unknown)} in the assignment")
+        else:
+            if num_partitions is None or num_partitions == -1:
+                num_partitions = self.settings["num_partitions"]
+            if replication_factor is None or replication_factor == -1:
+                replication_factor = self.default_replication_factor()
+            if num_partitions <= 0:
+                raise ClusterError(errors.INVALID_PARTITIONS,
+                                   f"number of partitions must be larger than 0, got {num_partitions}")
+            if replication_factor <= 0:
+                raise ClusterError(errors.INVALID_REPLICATION_FACTOR,
+                                   f"replication factor must be larger than 0, got {replication_factor}")
+            layout = self.placement(num_partitions, replication_factor)
+        topic = Topic(name, uuid.uuid4(), configs=dict(configs or {}))
+        if validate_only:
+            return topic
+        for index, replicas in enumerate(layout):
+            topic.partitions.append(self._new_partition(topic, index, replicas))
+        self.topics[name] = topic
+        self.topics_by_id[topic.topic_id] = topic
+        return topic
+
+    def _new_partition(self, topic: Topic, index: int, replicas: list[int]) -> Partition:
+        live = [r for r in replicas if self.brokers[r].alive]
+        leader = live[0] if live else -1
+        return Partition(topic, index, replicas, leader, live or list(replicas[:1]))
+
+    def create_partitions(self, name: str, total: int, *, validate_only: bool = False) -> None:
+        topic = self.topic_or_error(name)
+        current = len(topic.partitions)
+        if total <= current:
+            raise ClusterError(errors.INVALID_PARTITIONS,
+                               f"topic {name!r} has {current} partitions; cannot go to {total}")
+        rf = len(topic.partitions[0].replicas) if topic.partitions else 1
+        layout = self.placement(total - current, rf, first_index=current)
+        if validate_only:
+            return
+        for offset, replicas in enumerate(layout):
+            topic.partitions.append(self._new_partition(topic, current + offset, replicas))
+
+    def delete_topic(self, name: str) -> Topic:
+        topic = self.topic_or_error(name)
+        del self.topics[name]
+        del self.topics_by_id[topic.topic_id]
+        return topic
+
+    def topic_or_error(self, name: str) -> Topic:
+        topic = self.topics.get(name)
+        if topic is None:
+            raise ClusterError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {name!r}")
+        return topic
+
+    def partition(self, name: str, index: int) -> Partition | None:
+        topic = self.topics.get(name)
+        if topic is None or not 0 <= index < len(topic.partitions):
+            return None
+        return topic.partitions[index]
+
+    def topic_config(self, topic: Topic, name: str, default: str) -> str:
+        return topic.configs.get(name, default)
+
+    # -- data ----------------------------------------------------------------------------------
+
+    def notify_append(self, partition: Partition) -> None:
+        for listener in list(self.append_listeners):
+            listener(partition)
