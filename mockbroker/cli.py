@@ -13,8 +13,7 @@ import os
 import signal
 import sys
 
-from mockbroker.io.http import AdminServer
-from mockbroker.io.server import BrokerListener
+from mockbroker.io.runtime import ClusterRuntime
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,22 +68,13 @@ async def serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    advertised = args.advertised_host or args.host
-    listeners = [BrokerListener(i, args.host, args.port + i if args.port else 0)
-                 for i in range(args.brokers)]
-    started = False
-    admin = AdminServer(args.host, args.http_port, ready=lambda: started)
-    for listener in listeners:
-        await listener.start()
-    await admin.start()
-    started = True
-    bootstrap = ",".join(f"{advertised}:{listener.port}" for listener in listeners)
-    print(f"mockbroker ready bootstrap={bootstrap} admin=http://{advertised}:{admin.port}",
+    runtime = ClusterRuntime(brokers=args.brokers, host=args.host, port=args.port,
+                             http_port=args.http_port, advertised_host=args.advertised_host)
+    await runtime.start()
+    print(f"mockbroker ready bootstrap={runtime.bootstrap_servers} admin={runtime.admin_url}",
           flush=True)
     await stop.wait()
-    await admin.stop()
-    for listener in listeners:
-        await listener.stop()
+    await runtime.stop()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import wire
+from mockbroker.handlers import REGISTRY
 
 MOCKBROKER = [sys.executable, "-m", "mockbroker.cli"]
 
@@ -75,8 +76,10 @@ def test_ready_line_health_and_api_versions_on_every_broker(served):
                 correlation_id, body = wire.decode_response(18, version, data)
                 assert correlation_id == 100 + version
                 assert body.error_code == 0
-                assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == \
-                    [(18, 0, 4)]
+                served = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
+                assert served == {key: (lo, hi) for key, lo, hi in REGISTRY.api_versions()}
+                # Kafka 4 reports Produce from 0 (for older librdkafka) but serves 3 and up
+                assert served[0] == (0, 13) and served[18] == (0, 4) and served[3] == (0, 13)
 
 
 def test_unsupported_api_versions_version_gets_v0_error_and_range(served):
@@ -94,6 +97,8 @@ def test_unsupported_api_versions_version_gets_v0_error_and_range(served):
 
 
 @pytest.mark.parametrize("garbage", [
+    # Produce v2: advertised (as Kafka 4 does) but not served, so the connection is closed
+    struct.pack(">i", 12) + struct.pack(">hhih", 0, 2, 1, 0) + b"\x00\x01",
     struct.pack(">i", -1),
     struct.pack(">i", 200 * 1024 * 1024),
     struct.pack(">i", 8) + struct.pack(">hhi", 999, 0, 1),

@@ -41,6 +41,9 @@ class Registration:
     min_version: int
     max_version: int
     handler: Any
+    #: the minimum ApiVersions reports, when it differs from what is served (Kafka 4 reports
+    #: Produce from 0 for older librdkafka's sake, yet serves only 3 and up)
+    advertised_min: int | None = None
 
     @property
     def name(self) -> str:
@@ -53,7 +56,8 @@ class ApiRegistry:
     def __init__(self) -> None:
         self._entries: dict[int, Registration] = {}
 
-    def register(self, api_key: int, min_version: int, max_version: int, handler: Any) -> None:
+    def register(self, api_key: int, min_version: int, max_version: int, handler: Any, *,
+                 advertised_min: int | None = None) -> None:
         spec = APIS.get(api_key)
         if spec is None:
             raise ValueError(f"no definition for API key {api_key}")
@@ -63,12 +67,16 @@ class ApiRegistry:
                              f"defined {valid}")
         if api_key in self._entries:
             raise ValueError(f"{spec.name} is already registered")
-        self._entries[api_key] = Registration(api_key, min_version, max_version, handler)
+        if advertised_min is not None and advertised_min > min_version:
+            raise ValueError(f"{spec.name}: advertised minimum above the served minimum")
+        self._entries[api_key] = Registration(api_key, min_version, max_version, handler,
+                                              advertised_min)
 
-    def handler(self, api_key: int, min_version: int, max_version: int) -> Callable:
+    def handler(self, api_key: int, min_version: int, max_version: int, *,
+                advertised_min: int | None = None) -> Callable:
         """Decorator form of :meth:`register`."""
         def decorate(fn):
-            self.register(api_key, min_version, max_version, fn)
+            self.register(api_key, min_version, max_version, fn, advertised_min=advertised_min)
             return fn
         return decorate
 
@@ -87,4 +95,5 @@ class ApiRegistry:
 
     def api_versions(self) -> list[tuple[int, int, int]]:
         """(api key, min version, max version) for every registered API, by key."""
-        return [(r.api_key, r.min_version, r.max_version) for r in self]
+        return [(r.api_key, r.min_version if r.advertised_min is None else r.advertised_min,
+                 r.max_version) for r in self]

@@ -210,3 +210,19 @@ class Cluster:
     def notify_append(self, partition: Partition) -> None:
         for listener in list(self.append_listeners):
             listener(partition)
+
+    def lookup_or_create(self, name: str | None, allow_auto_create: bool) -> tuple[Topic | None, int]:
+        """A topic a client asked for by name, created if the broker and client allow it, as
+        a Metadata request does; returns (topic or None, error code)."""
+        topic = self.topics.get(name) if name is not None else None
+        if topic is not None:
+            return topic, errors.NONE
+        if topic_name_error(name):
+            return None, errors.INVALID_TOPIC_EXCEPTION
+        if allow_auto_create and self.settings["auto_create_topics_enable"] and \
+                name not in INTERNAL_TOPICS:
+            try:
+                return self.create_topic(name), errors.NONE
+            except ClusterError as exc:
+                return None, exc.error_code
+        return None, errors.UNKNOWN_TOPIC_OR_PARTITION

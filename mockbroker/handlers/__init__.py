@@ -1,8 +1,21 @@
 """One module per API.  Each registers the versions it serves on :data:`REGISTRY`, from which
-ApiVersions is built, so a version without a handler can never be advertised."""
+ApiVersions is built, so a version without a handler can never be advertised.
+
+A handler is ``handle(core, ctx, request) -> response | Deferred | None``: it translates between
+wire messages and calls on :class:`mockbroker.core.dispatch.Core`; the logic lives in the core.
+"""
 
 from wire.registry import ApiRegistry
 
 REGISTRY = ApiRegistry()
 
-from mockbroker.handlers import api_versions  # noqa: E402,F401  (registers itself)
+# Importing a handler module registers it.
+from mockbroker.handlers import (  # noqa: E402,F401
+    api_versions,
+    fetch,
+    init_producer_id,
+    list_offsets,
+    metadata,
+    offset_for_leader_epoch,
+    produce,
+)

@@ -6,6 +6,7 @@ UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), see :func:`unsupported
 
 from __future__ import annotations
 
+from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 from wire.registry import ApiRegistry
 
@@ -18,8 +19,9 @@ def _keys(registry: ApiRegistry) -> list:
             for key, lo, hi in registry.api_versions()]
 
 
-def handle(request, ctx, registry: ApiRegistry):
-    return RESPONSE(error_code=errors.NONE, api_keys=_keys(registry), throttle_time_ms=0)
+@REGISTRY.handler(API_KEY, 0, 4)
+def handle(core, ctx, request):
+    return RESPONSE(error_code=errors.NONE, api_keys=_keys(core.registry), throttle_time_ms=0)
 
 
 def unsupported_version_body(registry: ApiRegistry):
@@ -28,8 +30,3 @@ def unsupported_version_body(registry: ApiRegistry):
     return RESPONSE(error_code=errors.UNSUPPORTED_VERSION, api_keys=[
         RESPONSE.ApiVersion(api_key=API_KEY, min_version=entry.min_version,
                             max_version=entry.max_version)])
-
-
-from mockbroker.handlers import REGISTRY  # noqa: E402
-
-REGISTRY.register(API_KEY, 0, 4, handle)

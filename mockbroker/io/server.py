@@ -11,12 +11,11 @@ import asyncio
 import itertools
 import logging
 import struct
-import time
 
 import wire
-from mockbroker.core.dispatch import NoHandler, RequestContext, dispatch
-from mockbroker.handlers import REGISTRY, api_versions
-from wire.registry import ApiRegistry
+from mockbroker.core.deferred import Deferred
+from mockbroker.core.dispatch import Core, NoHandler, RequestContext
+from mockbroker.handlers import api_versions
 
 log = logging.getLogger("mockbroker.io")
 
@@ -24,19 +23,19 @@ log = logging.getLogger("mockbroker.io")
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 
 _SIZE = struct.Struct(">i")
+_NO_RESPONSE = object()
 _connection_ids = itertools.count(1)
 
 
 class BrokerListener:
     """Accepts Kafka connections for one broker id."""
 
-    def __init__(self, broker_id: int, host: str, port: int = 0, *,
-                 registry: ApiRegistry = REGISTRY,
+    def __init__(self, core: Core, broker_id: int, host: str, port: int = 0, *,
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES):
+        self.core = core
         self.broker_id = broker_id
         self.host = host
         self.port = port
-        self.registry = registry
         self.max_request_bytes = max_request_bytes
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task] = set()
@@ -44,6 +43,10 @@ class BrokerListener:
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, self.host, self.port)
         self.port = self._server.sockets[0].getsockname()[1]
+
+    @property
+    def serving(self) -> bool:
+        return self._server is not None
 
     async def stop(self) -> None:
         if self._server is not None:
@@ -60,6 +63,7 @@ class BrokerListener:
         self._connections.add(task)
         connection_id = next(_connection_ids)
         pending: asyncio.Queue = asyncio.Queue()
+        waiting: list[Deferred] = []
         sender = asyncio.create_task(self._send_in_order(pending, writer))
         try:
             while True:
@@ -76,11 +80,16 @@ class BrokerListener:
                     frame = await reader.readexactly(size)
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
-                answer = self._answer(frame, connection_id)
+                answer = self._answer(frame, connection_id, waiting)
                 if answer is None:
                     return  # unreadable request: drop the connection, as Kafka does
-                pending.put_nowait(answer)
+                if answer is not _NO_RESPONSE:
+                    pending.put_nowait(answer)
+        except asyncio.CancelledError:
+            pass  # the listener is stopping: end this connection quietly
         finally:
+            for deferred in waiting:
+                deferred.cancel()
             pending.put_nowait(None)
             try:
                 await asyncio.wait_for(sender, timeout=5)
@@ -89,15 +98,16 @@ class BrokerListener:
             writer.close()
             self._connections.discard(task)
 
-    def _answer(self, frame: bytes, connection_id: int) -> "asyncio.Future | None":
-        """Decode and dispatch one frame; returns a future of the response bytes, or None to
-        close the connection."""
-        future: asyncio.Future = asyncio.get_running_loop().create_future()
+    def _answer(self, frame: bytes, connection_id: int, waiting: list[Deferred]):
+        """Decode and dispatch one frame.  Returns a future of the response bytes,
+        ``_NO_RESPONSE`` (acks=0 Produce), or None to close the connection."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
         try:
             request = wire.decode_request(frame)
         except wire.UnsupportedVersionError as exc:
             if exc.api_key == api_versions.API_KEY:
-                body = api_versions.unsupported_version_body(self.registry)
+                body = api_versions.unsupported_version_body(self.core.registry)
                 future.set_result(wire.encode_response(
                     api_versions.API_KEY, 0, exc.header.correlation_id, body))
                 return future
@@ -109,14 +119,30 @@ class BrokerListener:
             return None
         header = request.header
         ctx = RequestContext(self.broker_id, connection_id, header.client_id, header.api_version,
-                             int(time.time() * 1000))
+                             self.core.clock.now_ms())
         try:
-            body = dispatch(self.registry, request, ctx)
+            body = self.core.handle(request, ctx)
         except NoHandler as exc:
             log.warning("broker %d: %s; closing connection %d", self.broker_id, exc, connection_id)
             return None
-        future.set_result(wire.encode_response(header.api_key, header.api_version,
-                                               header.correlation_id, body))
+
+        def encode(value) -> bytes:
+            return wire.encode_response(header.api_key, header.api_version,
+                                        header.correlation_id, value)
+
+        if body is None:
+            return _NO_RESPONSE
+        if isinstance(body, Deferred):
+            waiting.append(body)
+
+            def complete(value) -> None:
+                waiting.remove(body)
+                if not future.done():
+                    future.set_result(encode(value))
+
+            body.add_callback(complete)
+            return future
+        future.set_result(encode(body))
         return future
 
     @staticmethod

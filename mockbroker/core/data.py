@@ -1,0 +1,92 @@
+"""The data path: appending a Produce's batches, reading for a Fetch, finding offsets.
+
+Batches are validated the way Kafka validates a client's batch (magic 2, CRC, framing, record
+count and offsets, size against ``max.message.bytes``) and stored as sent.  Reads return whole
+stored batches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mockbroker.core.cluster import Cluster, Partition
+from mockbroker.core.log import ProduceRejected
+from wire import CorruptRecordBatchError, errors, records
+
+DEFAULT_MAX_MESSAGE_BYTES = 1048588
+
+
+@dataclass(slots=True)
+class PartitionAppend:
+    error_code: int = errors.NONE
+    base_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    error_message: str | None = None
+
+
+def produce(cluster: Cluster, partition: Partition, data: bytes | None, now_ms: int
+            ) -> PartitionAppend:
+    """Validate every batch of one partition's records (any invalid batch refuses them all),
+    then append them."""
+    topic = partition.topic
+    if data is None:
+        return PartitionAppend(errors.CORRUPT_MESSAGE, error_message="records are null")
+    try:
+        batches = records.split_batches(data)
+    except CorruptRecordBatchError as exc:
+        return PartitionAppend(errors.CORRUPT_MESSAGE, error_message=str(exc))
+    if not batches:
+        return PartitionAppend(errors.INVALID_RECORD, error_message="no record batches")
+    max_bytes = int(topic.configs.get("max.message.bytes",
+                                      cluster.settings["message_max_bytes"]))
+    checked = []
+    for header, view in batches:
+        if header.size > max_bytes:
+            return PartitionAppend(errors.MESSAGE_TOO_LARGE, error_message=(
+                f"batch of {header.size} bytes is larger than max.message.bytes {max_bytes}"))
+        try:
+            records.check_batch(view)
+        except CorruptRecordBatchError as exc:
+            code = errors.CORRUPT_MESSAGE if "CRC" in str(exc) else errors.INVALID_RECORD
+            return PartitionAppend(code, error_message=str(exc))
+        if header.is_control:
+            return PartitionAppend(errors.INVALID_RECORD,
+                                   error_message="clients may not write control batches")
+        if header.producer_id >= 0 and header.base_sequence < 0:
+            return PartitionAppend(errors.INVALID_RECORD,
+                                   error_message="idempotent batch without a base sequence")
+        checked.append((header, bytes(view)))
+    log = partition.log
+    log_append_time = topic.configs.get(
+        "message.timestamp.type", cluster.settings["log_message_timestamp_type"]) == "LogAppendTime"
+    first = None
+    try:
+        for header, batch in checked:
+            result = log.append(batch, header, partition.leader_epoch, now_ms,
+                                log_append_time=log_append_time)
+            if first is None:
+                first = result
+    except ProduceRejected as exc:
+        if first is None:
+            return PartitionAppend(exc.error_code, error_message=str(exc),
+                                   log_start_offset=log.log_start_offset)
+    cluster.notify_append(partition)
+    return PartitionAppend(errors.NONE, first.base_offset, first.log_append_time,
+                           log.log_start_offset)
+
+
+def list_offset(partition: Partition, timestamp: int) -> tuple[int, int]:
+    """ListOffsets for one partition: (offset, timestamp), or (-1, -1) when there is none."""
+    log = partition.log
+    if timestamp == -2 or timestamp == -4:  # EARLIEST, EARLIEST_LOCAL
+        return log.log_start_offset, -1
+    if timestamp == -1:  # LATEST
+        return log.high_watermark, -1
+    if timestamp == -3:  # MAX_TIMESTAMP
+        found = log.max_timestamp()
+        return found if found else (-1, -1)
+    if timestamp == -5:  # LATEST_TIERED: no tiered storage, so nothing is tiered
+        return -1, -1
+    found = log.offset_for_timestamp(timestamp)
+    return found if found else (-1, -1)

@@ -1,0 +1,37 @@
+"""Small pieces several handlers share."""
+
+from __future__ import annotations
+
+from mockbroker.core.cluster import Cluster, Partition
+from wire import errors
+
+
+def leader_error(partition: Partition | None, broker_id: int) -> int:
+    """The error Kafka gives a client that asks ``broker_id`` about ``partition``'s data."""
+    if partition is None:
+        return errors.UNKNOWN_TOPIC_OR_PARTITION
+    if partition.leader == -1:
+        return errors.LEADER_NOT_AVAILABLE
+    if partition.leader != broker_id:
+        return errors.NOT_LEADER_OR_FOLLOWER
+    return errors.NONE
+
+
+def epoch_error(partition: Partition, current_leader_epoch: int) -> int:
+    """Kafka's leader-epoch fencing (KIP-320): -1 means the client does not say."""
+    if current_leader_epoch < 0 or current_leader_epoch == partition.leader_epoch:
+        return errors.NONE
+    if current_leader_epoch > partition.leader_epoch:
+        return errors.UNKNOWN_LEADER_EPOCH
+    return errors.FENCED_LEADER_EPOCH
+
+
+def node_endpoints(cluster: Cluster, node_ids, endpoint_cls) -> list:
+    """Endpoints of the given brokers, for responses that point clients at a new leader."""
+    out = []
+    for node_id in sorted(set(node_ids)):
+        broker = cluster.brokers.get(node_id)
+        if broker is not None and broker.alive:
+            out.append(endpoint_cls(node_id=node_id, host=broker.host, port=broker.port,
+                                    rack=broker.rack))
+    return out

@@ -1,0 +1,106 @@
+"""Fetch (key 1): read stored batches, long-polling for ``min_bytes`` up to ``max_wait_ms``.
+
+Every requested partition is in the response.  The first partition with data gets at least one
+whole batch even past ``max_bytes`` (as Kafka does, so a large batch cannot stall a consumer).
+Fetch sessions (KIP-227) are answered sessionless: a client asking for a new session gets
+session id 0 back and keeps sending full fetches, which every client handles; an incremental
+fetch naming a session we never handed out gets FETCH_SESSION_ID_NOT_FOUND.
+"""
+
+from __future__ import annotations
+
+from mockbroker.core.deferred import Deferred
+from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import epoch_error, leader_error, node_endpoints
+from wire import errors, response_class
+
+API_KEY = 1
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY, 4, 18)
+def handle(core, ctx, request):
+    if request.session_id != 0:
+        return RESPONSE(error_code=errors.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
+    response, total = _read(core, ctx, request)
+    if total >= max(request.min_bytes, 1) or request.max_wait_ms <= 0 or _has_error(response):
+        return response
+    # Long poll: answer when enough data has arrived, or at the deadline with what there is.
+    deferred = Deferred()
+    cluster = core.cluster
+    wanted = {(t.topic, t.topic_id) for t in request.topics}
+
+    def finish() -> None:
+        cluster.append_listeners.discard(on_append)
+        timer.cancel()
+        deferred.resolve(_read(core, ctx, request)[0])
+
+    def on_append(partition) -> None:
+        topic = partition.topic
+        if (topic.name, None) not in wanted and not any(
+                tid == topic.topic_id for _, tid in wanted):
+            return
+        if _read(core, ctx, request)[1] >= request.min_bytes:
+            finish()
+
+    cluster.append_listeners.add(on_append)
+    timer = core.timers.call_later(request.max_wait_ms, finish)
+    deferred.on_cancel = lambda: (cluster.append_listeners.discard(on_append), timer.cancel())
+    return deferred
+
+
+def _has_error(response) -> bool:
+    return any(p.error_code != errors.NONE for t in response.responses for p in t.partitions)
+
+
+def _read(core, ctx, request):
+    cluster = core.cluster
+    version = ctx.api_version
+    budget = request.max_bytes if version >= 3 else 2**31 - 1
+    total = 0
+    leaders = set()
+    responses = []
+    for fetch_topic in request.topics:
+        if version >= 13:
+            topic = cluster.topics_by_id.get(fetch_topic.topic_id)
+            missing = errors.UNKNOWN_TOPIC_ID
+        else:
+            topic = cluster.topics.get(fetch_topic.topic)
+            missing = errors.UNKNOWN_TOPIC_OR_PARTITION
+        partitions = []
+        for fp in fetch_topic.partitions:
+            out = RESPONSE.PartitionData(partition_index=fp.partition, high_watermark=-1,
+                                         last_stable_offset=-1, log_start_offset=-1,
+                                         records=b"")
+            partitions.append(out)
+            if topic is None or not 0 <= fp.partition < len(topic.partitions):
+                out.error_code = missing if topic is None else errors.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            partition = topic.partitions[fp.partition]
+            out.error_code = leader_error(partition, ctx.broker_id)
+            if out.error_code == errors.NONE:
+                out.error_code = epoch_error(partition, fp.current_leader_epoch)
+            if out.error_code != errors.NONE:
+                if out.error_code in (errors.NOT_LEADER_OR_FOLLOWER, errors.FENCED_LEADER_EPOCH) \
+                        and version >= 12:
+                    out.current_leader = RESPONSE.LeaderIdAndEpoch(
+                        leader_id=partition.leader, leader_epoch=partition.leader_epoch)
+                    leaders.add(partition.leader)
+                continue
+            log = partition.log
+            out.high_watermark = log.high_watermark
+            out.last_stable_offset = log.high_watermark
+            out.log_start_offset = log.log_start_offset
+            out.aborted_transactions = [] if request.isolation_level == 1 else None
+            if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
+                out.error_code = errors.OFFSET_OUT_OF_RANGE
+                continue
+            limit = min(fp.partition_max_bytes, max(budget - total, 0))
+            data = log.read(fp.fetch_offset, limit, at_least_one=(total == 0))
+            out.records = data
+            total += len(data)
+        responses.append(RESPONSE.FetchableTopicResponse(
+            topic=fetch_topic.topic, topic_id=fetch_topic.topic_id, partitions=partitions))
+    response = RESPONSE(error_code=errors.NONE, session_id=0, responses=responses,
+                        node_endpoints=node_endpoints(cluster, leaders, RESPONSE.NodeEndpoint))
+    return response, total

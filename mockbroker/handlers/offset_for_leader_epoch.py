@@ -1,0 +1,31 @@
+"""OffsetForLeaderEpoch (key 23): where a leader epoch ended, for consumers validating their
+position after a leader change (KIP-320)."""
+
+from __future__ import annotations
+
+from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import epoch_error, leader_error
+from wire import errors, response_class
+
+API_KEY = 23
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY, 2, 4)
+def handle(core, ctx, request):
+    cluster = core.cluster
+    topics = []
+    for topic in request.topics:
+        partitions = []
+        for p in topic.partitions:
+            partition = cluster.partition(topic.topic, p.partition)
+            out = RESPONSE.EpochEndOffset(partition=p.partition)
+            out.error_code = leader_error(partition, ctx.broker_id)
+            if out.error_code == errors.NONE:
+                out.error_code = epoch_error(partition, p.current_leader_epoch)
+            if out.error_code == errors.NONE:
+                out.leader_epoch, out.end_offset = partition.log.end_offset_for_epoch(
+                    p.leader_epoch)
+            partitions.append(out)
+        topics.append(RESPONSE.OffsetForLeaderTopicResult(topic=topic.topic, partitions=partitions))
+    return RESPONSE(topics=topics)

@@ -1,0 +1,82 @@
+"""Run a :class:`~mockbroker.core.dispatch.Core` on an asyncio loop: one listener per broker,
+the admin HTTP server, and the wake-ups for the core's timers."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from mockbroker.core.cluster import Broker
+from mockbroker.core.dispatch import Core
+from mockbroker.io.http import AdminServer
+from mockbroker.io.server import BrokerListener
+
+
+class ClusterRuntime:
+    def __init__(self, *, brokers: int = 1, host: str = "127.0.0.1", port: int = 0,
+                 http_port: int = 0, advertised_host: str | None = None,
+                 topics: dict[str, int] | None = None, settings: dict[str, Any] | None = None,
+                 clock=None):
+        self.host = host
+        self.advertised_host = advertised_host or host
+        self.core = Core([Broker(i, self.advertised_host, 0) for i in range(brokers)],
+                         settings, clock)
+        max_request = self.core.settings["socket_request_max_bytes"]
+        self.listeners = [BrokerListener(self.core, i, host, port + i if port else 0,
+                                         max_request_bytes=max_request)
+                          for i in range(brokers)]
+        self.topics = dict(topics or {})
+        self.admin = AdminServer(host, http_port, ready=lambda: self.ready)
+        self.ready = False
+        self._wakeup: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{self.advertised_host}:{listener.port}" for listener in self.listeners)
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://{self.advertised_host}:{self.admin.port}"
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.core.timers.on_change = self._rearm
+        try:
+            for listener in self.listeners:
+                await listener.start()
+                self.core.cluster.brokers[listener.broker_id].port = listener.port
+            await self.admin.start()
+        except BaseException:
+            await self.stop()
+            raise
+        for name, partitions in self.topics.items():
+            self.core.cluster.create_topic(name, partitions)
+        self.ready = True
+
+    async def stop(self) -> None:
+        self.ready = False
+        if self._wakeup is not None:
+            self._wakeup.cancel()
+        await self.admin.stop()
+        for listener in self.listeners:
+            await listener.stop()
+
+    def _rearm(self) -> None:
+        """Sleep until the core's earliest timer; called whenever that deadline moves up."""
+        loop = self._loop
+        if loop is None:
+            return
+        if self._wakeup is not None:
+            self._wakeup.cancel()
+            self._wakeup = None
+        deadline = self.core.timers.next_deadline()
+        if deadline is None:
+            return
+        delay = max(0.0, (deadline - self.core.clock.now_ms()) / 1000)
+        self._wakeup = loop.call_later(delay, self._fire)
+
+    def _fire(self) -> None:
+        self._wakeup = None
+        self.core.timers.run_due()
+        self._rearm()

@@ -1,0 +1,131 @@
+"""``MockCluster``: a whole cluster in-process, its event loop on a background thread.
+
+    with MockCluster(brokers=3, topics={"orders": 6}) as cluster:
+        cluster.bootstrap_servers   # "127.0.0.1:PORT1,127.0.0.1:PORT2,127.0.0.1:PORT3"
+        cluster.admin_url           # "http://127.0.0.1:PORT"
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from mockbroker.core.settings import resolve_settings
+from mockbroker.io.runtime import ClusterRuntime
+
+_OWN_SETTINGS = ("brokers", "host", "port", "http_port", "advertised_host", "topics")
+
+
+def _check_own(values: dict[str, Any]) -> None:
+    brokers = values.get("brokers", 1)
+    if isinstance(brokers, bool) or not isinstance(brokers, int) or brokers < 1:
+        raise ValueError(f"brokers: must be an integer of at least 1, got {brokers!r}")
+    for name in ("port", "http_port"):
+        port = values.get(name, 0)
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"{name}: must be a port number (0 for any), got {port!r}")
+    for name in ("host", "advertised_host"):
+        host = values.get(name)
+        if host is not None and (not isinstance(host, str) or not host):
+            raise ValueError(f"{name}: must be a host name or address, got {host!r}")
+    topics = values.get("topics") or {}
+    if not isinstance(topics, dict):
+        raise ValueError(f"topics: must map topic names to partition counts, got {topics!r}")
+    for name, partitions in topics.items():
+        if not isinstance(name, str) or isinstance(partitions, bool) or \
+                not isinstance(partitions, int) or partitions < 1:
+            raise ValueError(f"topics: {name!r} needs a partition count of at least 1, "
+                             f"got {partitions!r}")
+
+
+class MockCluster:
+    """A started cluster between :meth:`start` and :meth:`stop` (or inside ``with``)."""
+
+    def __init__(self, **settings: Any):
+        own = {k: settings.pop(k) for k in _OWN_SETTINGS if k in settings}
+        _check_own(own)
+        resolve_settings(settings)  # raises ValueError naming a bad setting, before any start
+        self._own = own
+        self._settings = settings
+        self._runtime: ClusterRuntime | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> "MockCluster":
+        """Start every listener; returns once they all accept connections."""
+        if self._thread is not None:
+            raise RuntimeError("cluster is already started")
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                self._runtime = ClusterRuntime(settings=self._settings, **self._own)
+                loop.run_until_complete(self._runtime.start())
+            except BaseException as exc:  # reported to the caller of start()
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._runtime.stop())
+            loop.close()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=run, name="mockbroker", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            self._thread.join()
+            self._thread = self._loop = self._runtime = None
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        """Close every listener and the admin server."""
+        if self._thread is None:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._thread = self._loop = None
+
+    def __enter__(self) -> "MockCluster":
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    # -- what users read -----------------------------------------------------------------------
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self._started().bootstrap_servers
+
+    @property
+    def admin_url(self) -> str:
+        return self._started().admin_url
+
+    @property
+    def core(self):
+        """The sans-IO core (for tests that inspect state); touch it only via :meth:`call`."""
+        return self._started().core
+
+    def call(self, fn, *args):
+        """Run ``fn(*args)`` on the cluster's loop thread and return its result."""
+        self._started()
+
+        async def invoke():
+            return fn(*args)
+
+        return asyncio.run_coroutine_threadsafe(invoke(), self._loop).result()
+
+    def _started(self) -> ClusterRuntime:
+        if self._runtime is None or self._thread is None:
+            raise RuntimeError("cluster is not started")
+        return self._runtime
