@@ -28,7 +28,8 @@ def handle(core, ctx, request):
     # Long poll: answer when enough data has arrived, or at the deadline with what there is.
     deferred = Deferred()
     cluster = core.cluster
-    wanted = {(t.topic, t.topic_id) for t in request.topics}
+    by_id = ctx.api_version >= 13
+    wanted = {t.topic_id if by_id else t.topic for t in request.topics}
 
     def finish() -> None:
         cluster.append_listeners.discard(on_append)
@@ -37,8 +38,7 @@ def handle(core, ctx, request):
 
     def on_append(partition) -> None:
         topic = partition.topic
-        if (topic.name, None) not in wanted and not any(
-                tid == topic.topic_id for _, tid in wanted):
+        if (topic.topic_id if by_id else topic.name) not in wanted:
             return
         if _read(core, ctx, request)[1] >= request.min_bytes:
             finish()

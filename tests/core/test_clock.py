@@ -1,0 +1,121 @@
+"""The injected clock and timers, and a Fetch long-poll driven by them with no sockets."""
+
+from __future__ import annotations
+
+import wire
+from mockbroker.core.clock import ManualClock, Timers
+from mockbroker.core.cluster import Broker
+from mockbroker.core.deferred import Deferred
+from mockbroker.core.dispatch import Core, RequestContext
+from wire import records
+
+
+def test_timers_fire_in_deadline_order_as_time_passes():
+    clock = ManualClock(start_ms=1000)
+    timers = Timers(clock)
+    fired = []
+    timers.call_later(30, lambda: fired.append(("c", clock.now_ms())))
+    timers.call_later(10, lambda: fired.append(("a", clock.now_ms())))
+    cancelled = timers.call_later(20, lambda: fired.append(("b", clock.now_ms())))
+    cancelled.cancel()
+    clock.advance(15)
+    assert fired == [("a", 1010)]
+    clock.advance(100)
+    assert fired == [("a", 1010), ("c", 1030)]
+    assert clock.now_ms() == 1115
+    assert timers.next_deadline() is None
+
+
+def test_a_timer_scheduled_by_a_timer_fires_within_the_same_advance():
+    clock = ManualClock(start_ms=0)
+    timers = Timers(clock)
+    fired = []
+    timers.call_later(5, lambda: timers.call_later(5, lambda: fired.append(clock.now_ms())))
+    clock.advance(20)
+    assert fired == [10]
+
+
+def test_deferred_answers_once():
+    seen = []
+    d = Deferred()
+    d.add_callback(seen.append)
+    d.resolve(1)
+    d.resolve(2)
+    d.add_callback(seen.append)
+    assert seen == [1, 1] and d.value == 1
+
+
+def _core():
+    clock = ManualClock()
+    core = Core([Broker(0, "127.0.0.1", 9092)], {}, clock)
+    core.cluster.create_topic("t", 1)
+    return core, clock
+
+
+def _request(api_key, version, body):
+    frame = wire.encode_request(api_key, version, 1, "c", body, size_prefix=False)
+    return wire.decode_request(frame)
+
+
+def _ctx(core, version):
+    return RequestContext(0, 1, "c", version, core.clock.now_ms())
+
+
+def _fetch(core, max_wait_ms=500, min_bytes=1):
+    cls = wire.request_class(1)
+    body = cls(max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20, topics=[
+        cls.FetchTopic(topic="t", partitions=[cls.FetchPartition(
+            partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])])
+    return core.handle(_request(1, 12, body), _ctx(core, 12))
+
+
+def _produce(core, value: bytes):
+    cls = wire.request_class(0)
+    body = cls(acks=-1, timeout_ms=1000, topic_data=[cls.TopicProduceData(
+        name="t", partition_data=[cls.PartitionProduceData(
+            index=0, records=records.encode_batch([(b"k", value, [], 1)]))])])
+    return core.handle(_request(0, 9, body), _ctx(core, 9))
+
+
+def test_fetch_long_poll_is_answered_by_a_produce():
+    core, clock = _core()
+    pending = _fetch(core)
+    assert isinstance(pending, Deferred) and not pending.done
+    clock.advance(100)
+    assert not pending.done
+    assert _produce(core, b"hello").responses[0].partition_responses[0].error_code == 0
+    assert pending.done
+    data = pending.value.responses[0].partitions[0]
+    assert data.high_watermark == 1
+    assert [r.value for r in records.decode_records(data.records)] == [b"hello"]
+    assert not core.cluster.append_listeners  # the waiter is gone
+    assert core.timers.next_deadline() is None
+
+
+def test_fetch_long_poll_times_out_empty_at_max_wait():
+    core, clock = _core()
+    pending = _fetch(core, max_wait_ms=500)
+    clock.advance(499)
+    assert not pending.done
+    clock.advance(1)
+    assert pending.done
+    assert pending.value.responses[0].partitions[0].records == b""
+    assert not core.cluster.append_listeners
+
+
+def test_fetch_waits_for_min_bytes():
+    core, clock = _core()
+    pending = _fetch(core, max_wait_ms=1000, min_bytes=200)
+    _produce(core, b"x")
+    assert not pending.done  # one small batch is fewer than 200 bytes
+    _produce(core, b"y" * 300)
+    assert pending.done
+    assert len(records.decode_records(pending.value.responses[0].partitions[0].records)) == 1
+
+
+def test_cancelled_fetch_releases_its_listener_and_timer():
+    core, _ = _core()
+    pending = _fetch(core)
+    pending.cancel()
+    assert not core.cluster.append_listeners
+    assert core.timers.next_deadline() is None
