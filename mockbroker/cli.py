@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 
+from mockbroker.core.settings import SETTINGS, resolve_settings
 from mockbroker.io.runtime import ClusterRuntime
 
 
@@ -46,7 +47,21 @@ def build_parser() -> argparse.ArgumentParser:
                        help="first broker's port (the others follow it); 0 = ephemeral")
     serve.add_argument("--http-port", type=_port, default=0)
     serve.add_argument("--advertised-host", default=None)
+    serve.add_argument("--topic", action="append", default=[], type=_topic, metavar="NAME:PARTITIONS",
+                       help="create a topic at start (repeatable)")
+    kafka = serve.add_argument_group("Kafka broker settings (Kafka's names, dashes for dots)")
+    for setting in SETTINGS.values():
+        kafka.add_argument("--" + setting.name.replace(".", "-"), dest=setting.python_name,
+                           default=None, metavar=setting.type.__name__.upper(),
+                           help=f"default: {setting.default}")
     return parser
+
+
+def _topic(text: str) -> tuple[str, int]:
+    name, sep, count = text.rpartition(":")
+    if not sep or not name or not count.isdigit() or int(count) < 1:
+        raise argparse.ArgumentTypeError(f"expected NAME:PARTITIONS, got {text!r}")
+    return name, int(count)
 
 
 def _environment_defaults(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
@@ -68,8 +83,11 @@ async def serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    settings = {name: getattr(args, name) for name in SETTINGS
+                if getattr(args, name, None) is not None}
     runtime = ClusterRuntime(brokers=args.brokers, host=args.host, port=args.port,
-                             http_port=args.http_port, advertised_host=args.advertised_host)
+                             http_port=args.http_port, advertised_host=args.advertised_host,
+                             topics=dict(args.topic), settings=settings)
     await runtime.start()
     print(f"mockbroker ready bootstrap={runtime.bootstrap_servers} admin={runtime.admin_url}",
           flush=True)
@@ -82,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(_environment_defaults(parser, argv))
     if args.command == "serve":
+        try:
+            resolve_settings({name: getattr(args, name) for name in SETTINGS
+                              if getattr(args, name, None) is not None})
+        except ValueError as exc:
+            parser.error(str(exc))
         asyncio.run(serve(args))
     return 0
 

@@ -149,6 +149,10 @@ def test_environment_configures_like_flags():
     (["serve", "--brokers", "0"], "--brokers"),
     (["serve", "--port", "70000"], "--port"),
     (["serve", "--no-such-flag"], "--no-such-flag"),
+    (["serve", "--num-partitions", "many"], "num_partitions"),
+    (["serve", "--group-min-session-timeout-ms", "9", "--group-max-session-timeout-ms", "5"],
+     "group_min_session_timeout_ms"),
+    (["serve", "--topic", "orders"], "NAME:PARTITIONS"),
     ([], "command"),
 ])
 def test_bad_flags_are_one_line_errors_with_exit_code_two(args, message):
@@ -164,3 +168,17 @@ def test_console_script_is_installed():
     result = subprocess.run([str(script), "serve", "--brokers", "x"], capture_output=True,
                             text=True, timeout=30)
     assert result.returncode == 2
+
+
+@pytest.mark.parametrize("served", [["--topic", "orders:4", "--topic", "audit:1",
+                                     "--auto-create-topics-enable", "false"]], indirect=True)
+def test_topics_and_kafka_settings_from_flags(served):
+    _, brokers, _ = served
+    cls = wire.request_class(3)
+    body = cls(topics=[cls.MetadataRequestTopic(name=n) for n in ("orders", "audit", "nope")],
+               allow_auto_topic_creation=True)
+    with socket.create_connection(brokers[0], timeout=5) as sock:
+        _, meta = wire.decode_response(3, 12, _round_trip(sock, wire.encode_request(3, 12, 1, "t", body)))
+    got = {t.name: (t.error_code, len(t.partitions)) for t in meta.topics}
+    assert got == {"orders": (0, 4), "audit": (0, 1),
+                   "nope": (wire.errors.UNKNOWN_TOPIC_OR_PARTITION, 0)}
