@@ -36,6 +36,8 @@ class RequestHeader:
 class Request:
     header: RequestHeader
     body: Any
+    #: bytes the frame held after the body (Kafka ignores them; librdkafka sends some)
+    trailing_bytes: int = 0
 
     @property
     def api_key(self) -> int:
@@ -94,16 +96,20 @@ def decode_request_header(frame: bytes) -> tuple[RequestHeader, int]:
     return header, pos
 
 
-def decode_request(frame: bytes) -> Request:
-    """Decode a whole request frame (without its size prefix)."""
+def decode_request(frame: bytes, *, strict: bool = False) -> Request:
+    """Decode a whole request frame (without its size prefix).
+
+    Like Kafka's broker, bytes left after the body are ignored (librdkafka's all-topics
+    Metadata request carries three); ``strict`` makes them an error instead.
+    """
     if not isinstance(frame, bytes):
         frame = bytes(frame)
     header, pos = decode_request_header(frame)
     codec = message_struct(header.api_key, header.api_version, REQUEST)
     body, end = codec.decode(frame, pos)
-    if end != len(frame):
+    if strict and end != len(frame):
         raise DecodeError(f"{codec.name}: {len(frame) - end} unexpected bytes after the request")
-    return Request(header, body)
+    return Request(header, body, len(frame) - end)
 
 
 def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None,

@@ -226,3 +226,203 @@ class Cluster:
             except ClusterError as exc:
                 return None, exc.error_code
         return None, errors.UNKNOWN_TOPIC_OR_PARTITION
+
+    # -- admin operations: CreateTopics, CreatePartitions, DeleteTopics, DeleteRecords, configs -
+
+    def broker_config_state(self):
+        """The broker config layers (:class:`mockbroker.core.configs.BrokerConfigs`), created
+        on first use."""
+        state = getattr(self, "_broker_config_state", None)
+        if state is None:
+            from mockbroker.core.configs import BrokerConfigs
+            state = self._broker_config_state = BrokerConfigs(self)
+        return state
+
+    def reset_broker_configs(self) -> None:
+        """Forget every dynamic broker config (for a cluster reset)."""
+        state = getattr(self, "_broker_config_state", None)
+        if state is not None:
+            state.dynamic_default.clear()
+            state.dynamic_per_broker.clear()
+            state.sync_settings()
+
+    def admin_create_topic(self, name: str, num_partitions: int = -1,
+                           replication_factor: int = -1,
+                           assignments: list[tuple[int, list[int]]] | None = None,
+                           configs: list[tuple[str, str | None]] | None = None, *,
+                           validate_only: bool = False) -> tuple[Topic, int, int, dict[str, str]]:
+        """One topic of a CreateTopics request, with the controller's checks in the controller's
+        order (name, existence, configs, then partitions and replicas).  ``-1`` asks for the
+        broker default; ``assignments`` are (partition index, replica broker ids).  Returns the
+        topic (without partitions when ``validate_only``), its partition count, replication
+        factor and normalised config overrides."""
+        from mockbroker.core import configs as topic_configs
+
+        problem = topic_configs.topic_name_problem(name)
+        if problem:
+            raise ClusterError(errors.INVALID_TOPIC_EXCEPTION, problem)
+        if name in self.topics:
+            raise ClusterError(errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if "." in name or "_" in name:
+            unified = name.replace(".", "_")
+            for other in self.topics:
+                if other.replace(".", "_") == unified:
+                    raise ClusterError(errors.INVALID_TOPIC_EXCEPTION,
+                                       f"Topic '{name}' collides with existing topic: {other}")
+        overrides = topic_configs.new_topic_configs(self, configs) if configs else {}
+        if assignments:
+            if replication_factor != -1:
+                raise ClusterError(errors.INVALID_REQUEST, "A manual partition assignment was "
+                                   "specified, but replication factor was not set to -1.")
+            if num_partitions != -1:
+                raise ClusterError(errors.INVALID_REQUEST, "A manual partition assignment was "
+                                   "specified, but numPartitions was not set to -1.")
+            by_index: dict[int, list[int]] = {}
+            rf = None
+            for index, broker_ids in assignments:
+                if index in by_index:
+                    raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual "
+                                       f"partition assignments for partition {index}")
+                self._check_manual_assignment(broker_ids, rf, index)
+                rf = len(broker_ids)
+                by_index[index] = list(broker_ids)
+            if sorted(by_index) != list(range(len(by_index))):
+                raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT,
+                                   "partitions should be a consecutive 0-based integer sequence")
+            layout = [by_index[i] for i in range(len(by_index))]
+            topic = self.create_topic(name, configs=overrides, assignments=layout,
+                                      validate_only=validate_only)
+            return topic, len(layout), rf, overrides
+        if replication_factor < -1 or replication_factor == 0:
+            raise ClusterError(errors.INVALID_REPLICATION_FACTOR, "Replication factor must be "
+                               "larger than 0, or -1 to use the default value.")
+        if num_partitions < -1 or num_partitions == 0:
+            raise ClusterError(errors.INVALID_PARTITIONS, "Number of partitions was set to an "
+                               "invalid non-positive value.")
+        if num_partitions == -1:
+            num_partitions = self.settings["num_partitions"]
+        if replication_factor == -1:
+            replication_factor = self.default_replication_factor()
+        self._check_replication_factor(replication_factor, prefix=True)
+        topic = self.create_topic(name, num_partitions, replication_factor, overrides,
+                                  validate_only=validate_only)
+        return topic, num_partitions, replication_factor, overrides
+
+    def _check_replication_factor(self, replication_factor: int, prefix: bool) -> None:
+        """Kafka's replica placer refusing more replicas than there are live brokers."""
+        live = len(self.live_brokers())
+        if live == 0:
+            reason = "All brokers are currently fenced."
+        elif replication_factor > live:
+            reason = (f"The target replication factor of {replication_factor} cannot be reached "
+                      f"because only {live} broker(s) are registered.")
+        else:
+            return
+        if prefix:
+            reason = f"Unable to replicate the partition {replication_factor} time(s): {reason}"
+        raise ClusterError(errors.INVALID_REPLICATION_FACTOR, reason)
+
+    def _check_manual_assignment(self, broker_ids: list[int], replication_factor: int | None,
+                                 index: int) -> None:
+        """The controller's checks of one partition's manual replica assignment."""
+        if not broker_ids:
+            raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
+                               "assignment includes an empty replica list.")
+        previous = None
+        for broker_id in sorted(broker_ids):
+            if broker_id not in self.brokers:
+                raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
+                                   f"assignment includes broker {broker_id}, but no such broker "
+                                   "is registered.")
+            if broker_id == previous:
+                raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
+                                   f"assignment includes the broker {broker_id} more than once.")
+            previous = broker_id
+        if replication_factor is not None and len(broker_ids) != replication_factor:
+            raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
+                               f"assignment includes a partition with {len(broker_ids)} "
+                               "replica(s), but this is not consistent with previous "
+                               f"partitions, which have {replication_factor} replica(s).")
+        if not any(self.brokers[b].alive for b in broker_ids):
+            raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the "
+                               f"manual partition assignment for partition {index} are fenced "
+                               "or in controlled shutdown.")
+
+    #: The controller writes at most this many records for one request.
+    MAX_RECORDS_PER_REQUEST = 10000
+
+    def admin_create_partitions(self, name: str, count: int,
+                                assignments: list[list[int]] | None = None, *,
+                                validate_only: bool = False) -> None:
+        """One topic of a CreatePartitions request: grow ``name`` to ``count`` partitions, with
+        the controller's checks; ``assignments`` gives the replicas of each new partition."""
+        topic = self.topics.get(name)
+        if topic is None:
+            raise ClusterError(errors.UNKNOWN_TOPIC_OR_PARTITION, "")
+        current = len(topic.partitions)
+        if count == current:
+            raise ClusterError(errors.INVALID_PARTITIONS,
+                               f"Topic already has {current} partition(s).")
+        if count < current:
+            raise ClusterError(errors.INVALID_PARTITIONS, f"The topic {name} currently has "
+                               f"{current} partition(s); {count} would not be an increase.")
+        additional = count - current
+        if assignments is not None and len(assignments) != additional:
+            raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add "
+                               f"{additional} additional partition(s), but only "
+                               f"{len(assignments)} assignment(s) were specified.")
+        if additional > self.MAX_RECORDS_PER_REQUEST:
+            raise ClusterError(errors.UNKNOWN_SERVER_ERROR, "Cannot add another "
+                               f"{additional} partitions in one request; the limit is "
+                               f"{self.MAX_RECORDS_PER_REQUEST}.")
+        replication_factor = len(topic.partitions[0].replicas)
+        if assignments is not None:
+            layout = []
+            for offset, broker_ids in enumerate(assignments):
+                self._check_manual_assignment(broker_ids, replication_factor, current + offset)
+                layout.append(list(broker_ids))
+        else:
+            self._check_replication_factor(replication_factor, prefix=False)
+            layout = self.placement(additional, replication_factor, first_index=current)
+        if validate_only:
+            return
+        for offset, replicas in enumerate(layout):
+            topic.partitions.append(self._new_partition(topic, current + offset, replicas))
+
+    def delete_topic_by_id(self, topic_id: uuid.UUID) -> Topic:
+        topic = self.topics_by_id.get(topic_id)
+        if topic is None:
+            raise ClusterError(errors.UNKNOWN_TOPIC_ID, "")
+        return self.delete_topic(topic.name)
+
+    def delete_records(self, name: str, index: int, offset: int, broker_id: int) -> int:
+        """DeleteRecords on the leader ``broker_id``: move the log start offset up to
+        ``offset`` (-1 means the high watermark); returns the new low watermark."""
+        partition = self.partition(name, index)
+        where = f"{name}-{index}"
+        if partition is None:
+            raise ClusterError(errors.UNKNOWN_TOPIC_OR_PARTITION, "")
+        if partition.topic.internal:
+            raise ClusterError(errors.INVALID_TOPIC_EXCEPTION,
+                               f"Cannot delete records of internal topic {name}")
+        if partition.leader != broker_id:
+            raise ClusterError(errors.NOT_LEADER_OR_FOLLOWER,
+                               f"Leader not local for partition {where} on broker {broker_id}")
+        from mockbroker.core import configs as topic_configs
+        policy = partition.topic.configs.get("cleanup.policy")
+        if policy is None:
+            policy = topic_configs.topic_value_from_broker(
+                "cleanup.policy", self.broker_config_state().effective(broker_id))
+        if "delete" not in [p.strip().lower() for p in policy.split(",")]:
+            raise ClusterError(errors.POLICY_VIOLATION, f"Records of partition {where} can not "
+                               "be deleted due to the configured policy")
+        log = partition.log
+        target = log.high_watermark if offset == -1 else offset
+        if target < 0:
+            raise ClusterError(errors.OFFSET_OUT_OF_RANGE,
+                               f"The offset {target} for partition {where} is not valid")
+        if target > log.high_watermark:
+            raise ClusterError(errors.OFFSET_OUT_OF_RANGE, "Cannot increment the log start "
+                               f"offset to {target} of partition {where} since it is larger "
+                               f"than the high watermark {log.high_watermark}")
+        return log.delete_records_before(target)

@@ -14,6 +14,8 @@ from mockbroker.core.log import ProduceRejected
 from wire import CorruptRecordBatchError, errors, records
 
 DEFAULT_MAX_MESSAGE_BYTES = 1048588
+#: The smallest message a v0 message set can hold (``LegacyRecord.RECORD_OVERHEAD_V0``).
+LEGACY_MIN_SIZE = 14
 
 
 @dataclass(slots=True)
@@ -23,6 +25,28 @@ class PartitionAppend:
     log_append_time: int = -1
     log_start_offset: int = -1
     error_message: str | None = None
+
+
+def check_produce_records(data: bytes | None) -> PartitionAppend | None:
+    """What Kafka checks of a partition's records before it looks for the partition's leader
+    (``ProduceRequest.validateRecords``): exactly one batch, in the v2 format.  Returns the
+    refusal, or None."""
+    if data is None:
+        return PartitionAppend(errors.CORRUPT_MESSAGE, error_message="records are null")
+    try:
+        batches = records.split_batches(data, allow_partial_tail=True)
+    except CorruptRecordBatchError as exc:
+        # Kafka can read the old message formats (magic 0 and 1) but takes only v2 from a client
+        if len(data) > records.MAGIC_OFFSET and data[records.MAGIC_OFFSET] in (0, 1) and \
+                int.from_bytes(data[8:12], "big", signed=True) >= LEGACY_MIN_SIZE:
+            return PartitionAppend(errors.INVALID_RECORD, error_message=(
+                f"record batches must have magic 2, not {data[records.MAGIC_OFFSET]}"))
+        return PartitionAppend(errors.CORRUPT_MESSAGE, error_message=str(exc))
+    if len(batches) != 1:
+        return PartitionAppend(errors.INVALID_RECORD, error_message=(
+            f"a produce request must carry exactly one record batch per partition, "
+            f"not {len(batches)}"))
+    return None
 
 
 def produce(cluster: Cluster, partition: Partition, data: bytes | None, now_ms: int
@@ -42,6 +66,9 @@ def produce(cluster: Cluster, partition: Partition, data: bytes | None, now_ms: 
                                       cluster.settings["message_max_bytes"]))
     checked = []
     for header, view in batches:
+        if header.base_offset != 0:
+            return PartitionAppend(errors.INVALID_RECORD, error_message=(
+                f"a client's record batch must have base offset 0, not {header.base_offset}"))
         if header.size > max_bytes:
             return PartitionAppend(errors.MESSAGE_TOO_LARGE, error_message=(
                 f"batch of {header.size} bytes is larger than max.message.bytes {max_bytes}"))
@@ -76,17 +103,16 @@ def produce(cluster: Cluster, partition: Partition, data: bytes | None, now_ms: 
                            log.log_start_offset)
 
 
-def list_offset(partition: Partition, timestamp: int) -> tuple[int, int]:
-    """ListOffsets for one partition: (offset, timestamp), or (-1, -1) when there is none."""
+def list_offset(partition: Partition, timestamp: int) -> tuple[int, int, int]:
+    """ListOffsets for one partition: (offset, timestamp, leader epoch), or (-1, -1, -1) when
+    there is none."""
     log = partition.log
     if timestamp == -2 or timestamp == -4:  # EARLIEST, EARLIEST_LOCAL
-        return log.log_start_offset, -1
+        return log.log_start_offset, -1, log.epoch_at_start(partition.leader_epoch)
     if timestamp == -1:  # LATEST
-        return log.high_watermark, -1
+        return log.high_watermark, -1, partition.leader_epoch
     if timestamp == -3:  # MAX_TIMESTAMP
-        found = log.max_timestamp()
-        return found if found else (-1, -1)
-    if timestamp == -5:  # LATEST_TIERED: no tiered storage, so nothing is tiered
-        return -1, -1
-    found = log.offset_for_timestamp(timestamp)
-    return found if found else (-1, -1)
+        return log.max_timestamp() or (-1, -1, -1)
+    if timestamp in (-5, -6):  # LATEST_TIERED, EARLIEST_PENDING_UPLOAD: nothing is tiered
+        return -1, -1, -1
+    return log.offset_for_timestamp(timestamp) or (-1, -1, -1)

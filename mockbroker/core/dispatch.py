@@ -3,7 +3,8 @@
 :class:`Core` owns the cluster state and the handler registry.  Nothing here touches sockets or
 the event loop: the I/O layer decodes a frame, calls :meth:`Core.handle` with a
 :class:`RequestContext`, and encodes whatever comes back (``None`` means "send nothing", as for
-a Produce with acks=0).
+a Produce with acks=0, and a handler raises :class:`CloseConnection` to have the connection
+closed instead).
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ class RequestContext:
 
 class NoHandler(Exception):
     """The request's API or version is not served by this broker."""
+
+
+class CloseConnection(Exception):
+    """The request is answered by closing its connection, as Kafka answers a Produce with
+    acks=0 that failed: the client reads no response, so only a closed connection tells it to
+    refresh its metadata."""
 
 
 class Core:

@@ -10,6 +10,7 @@ sequence numbers of its last five batches (for duplicate and gap detection).
 from __future__ import annotations
 
 import bisect
+import struct
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -19,7 +20,9 @@ from wire.records import BatchHeader
 #: Kafka keeps the metadata of this many recent batches per producer for duplicate detection.
 PRODUCER_BATCHES_KEPT = 5
 NO_PRODUCER_EPOCH = -1
+UNDEFINED_EPOCH = -1
 INT32_MAX = (1 << 31) - 1
+_INT32 = struct.Struct(">i")
 
 
 @dataclass(slots=True)
@@ -66,6 +69,10 @@ class AppendResult:
     base_offset: int
     log_append_time: int  # -1 unless the topic uses LogAppendTime
     duplicate: bool = False
+
+
+def _batch_epoch(batch: StoredBatch) -> int:
+    return _INT32.unpack_from(batch.data, records.PARTITION_LEADER_EPOCH_OFFSET)[0]
 
 
 def _next_seq(seq: int, delta: int) -> int:
@@ -138,7 +145,8 @@ class PartitionLog:
         if epoch == entry.epoch:
             for old in entry.batches:
                 if old.first_seq == first and old.last_seq == last:
-                    return AppendResult(old.base_offset, -1, duplicate=True)
+                    # Kafka answers a duplicate with the batch's max timestamp as its append time
+                    return AppendResult(old.base_offset, old.timestamp, duplicate=True)
             expected = _next_seq(entry.last_seq, 1)
             if entry.batches and first != expected:
                 raise ProduceRejected(
@@ -175,24 +183,26 @@ class PartitionLog:
             total += batch.size
         return b"".join(out)
 
-    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """The first record whose timestamp is at least ``timestamp``: (offset, its timestamp)."""
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int, int] | None:
+        """The first record whose timestamp is at least ``timestamp``: (offset, its timestamp,
+        the leader epoch of its batch)."""
         for batch in self._live_batches():
             if batch.max_timestamp >= timestamp:
                 for record in records.decode_records(batch.data, verify_crc=False):
                     if record.offset >= self.log_start_offset and record.timestamp >= timestamp:
-                        return record.offset, record.timestamp
+                        return record.offset, record.timestamp, _batch_epoch(batch)
         return None
 
-    def max_timestamp(self) -> tuple[int, int] | None:
-        """The record with the largest timestamp (the first such, by offset)."""
-        best: tuple[int, int] | None = None
+    def max_timestamp(self) -> tuple[int, int, int] | None:
+        """The record with the largest timestamp (the first such, by offset): (offset,
+        timestamp, the leader epoch of its batch)."""
+        best: tuple[int, int, int] | None = None
         for batch in self._live_batches():
             if best is None or batch.max_timestamp > best[1]:
                 for record in records.decode_records(batch.data, verify_crc=False):
                     if record.offset >= self.log_start_offset and (
                             best is None or record.timestamp > best[1]):
-                        best = (record.offset, record.timestamp)
+                        best = (record.offset, record.timestamp, _batch_epoch(batch))
         return best
 
     def _live_batches(self):
@@ -200,16 +210,43 @@ class PartitionLog:
             return []
         return self.batches[self._index_of(self.log_start_offset):]
 
-    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """OffsetForLeaderEpoch: (the largest epoch <= ``epoch``, the offset where it ended)."""
-        if not self.epochs or epoch < self.epochs[0][0]:
-            return -1, -1
-        for i, (known, _start) in enumerate(self.epochs):
-            if known == epoch or (known < epoch and (
-                    i + 1 == len(self.epochs) or self.epochs[i + 1][0] > epoch)):
-                end = self.epochs[i + 1][1] if i + 1 < len(self.epochs) else self.log_end_offset
-                return known, end
-        return -1, -1
+    def epoch_entries(self, leader_epoch: int = UNDEFINED_EPOCH) -> list[tuple[int, int]]:
+        """The leader-epoch cache as Kafka's leader of ``leader_epoch`` holds it: (epoch, start
+        offset), ascending.  A leader records its epoch at the log end offset when it takes
+        over, before it writes anything, replacing epochs that start there; moving the log start
+        offset drops the epochs before it and moves the last of them up to the new start."""
+        entries = self.epochs
+        start = self.log_start_offset
+        if entries and entries[0][1] < start:
+            before = [e for e in entries if e[1] <= start]
+            entries = [(before[-1][0], start)] + entries[len(before):]
+        if leader_epoch >= 0 and (not entries or entries[-1][0] < leader_epoch):
+            end = self.log_end_offset
+            entries = [e for e in entries if e[1] < end] + [(leader_epoch, end)]
+        return list(entries)
+
+    def epoch_at_start(self, leader_epoch: int = UNDEFINED_EPOCH) -> int:
+        """The leader epoch of the log start offset, or -1 (ListOffsets EARLIEST)."""
+        entries = self.epoch_entries(leader_epoch)
+        return entries[0][0] if entries and entries[0][1] <= self.log_start_offset \
+            else UNDEFINED_EPOCH
+
+    def end_offset_for_epoch(self, epoch: int, leader_epoch: int = UNDEFINED_EPOCH
+                             ) -> tuple[int, int]:
+        """OffsetForLeaderEpoch, answered by the leader of ``leader_epoch`` as Kafka's epoch
+        cache answers it: (the largest known epoch <= ``epoch``, the start offset of the next
+        known epoch, or the log end offset for the current one); (-1, -1) when unknown."""
+        entries = self.epoch_entries(leader_epoch)
+        if epoch == UNDEFINED_EPOCH or not entries:
+            return UNDEFINED_EPOCH, -1
+        if entries[-1][0] == epoch:
+            return epoch, self.log_end_offset
+        later = [e for e in entries if e[0] > epoch]
+        if not later:
+            return UNDEFINED_EPOCH, -1
+        earlier = [e for e in entries if e[0] <= epoch]
+        # An epoch older than any kept (its data deleted) ends where the first kept one starts.
+        return (earlier[-1][0] if earlier else epoch), later[0][1]
 
     # -- truncation ----------------------------------------------------------------------------
 

@@ -11,8 +11,18 @@ REGISTRY = ApiRegistry()
 
 # Importing a handler module registers it.
 from mockbroker.handlers import (  # noqa: E402,F401
+    alter_configs,
     api_versions,
+    create_partitions,
+    create_topics,
+    delete_records,
+    delete_topics,
+    describe_cluster,
+    describe_configs,
+    describe_log_dirs,
+    describe_topic_partitions,
     fetch,
+    incremental_alter_configs,
     init_producer_id,
     list_offsets,
     metadata,

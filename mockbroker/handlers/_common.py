@@ -6,15 +6,20 @@ from mockbroker.core.cluster import Cluster, Partition
 from wire import errors
 
 
-def leader_error(partition: Partition | None, broker_id: int) -> int:
-    """The error Kafka gives a client that asks ``broker_id`` about ``partition``'s data."""
+def replica_error(partition: Partition | None, broker_id: int,
+                  current_leader_epoch: int = -1) -> int:
+    """What Kafka's leader checks answer a client that reads or writes ``partition`` on
+    ``broker_id``, in Kafka's order: a broker with no replica, then a fenced or unknown leader
+    epoch (which a stale client learns before it learns that the leader moved), then a replica
+    that is not the leader (a partition without a leader has none)."""
     if partition is None:
         return errors.UNKNOWN_TOPIC_OR_PARTITION
-    if partition.leader == -1:
-        return errors.LEADER_NOT_AVAILABLE
-    if partition.leader != broker_id:
+    if broker_id not in partition.replicas:
         return errors.NOT_LEADER_OR_FOLLOWER
-    return errors.NONE
+    error = epoch_error(partition, current_leader_epoch)
+    if error == errors.NONE and partition.leader != broker_id:
+        return errors.NOT_LEADER_OR_FOLLOWER
+    return error
 
 
 def epoch_error(partition: Partition, current_leader_epoch: int) -> int:

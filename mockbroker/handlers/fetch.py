@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from mockbroker.core.deferred import Deferred
 from mockbroker.handlers import REGISTRY
-from mockbroker.handlers._common import epoch_error, leader_error, node_endpoints
+from mockbroker.handlers._common import node_endpoints, replica_error
 from wire import errors, response_class
 
 API_KEY = 1
@@ -71,15 +71,13 @@ def _read(core, ctx, request):
         for fp in fetch_topic.partitions:
             out = RESPONSE.PartitionData(partition_index=fp.partition, high_watermark=-1,
                                          last_stable_offset=-1, log_start_offset=-1,
-                                         records=b"")
+                                         aborted_transactions=None, records=b"")
             partitions.append(out)
             if topic is None or not 0 <= fp.partition < len(topic.partitions):
                 out.error_code = missing if topic is None else errors.UNKNOWN_TOPIC_OR_PARTITION
                 continue
             partition = topic.partitions[fp.partition]
-            out.error_code = leader_error(partition, ctx.broker_id)
-            if out.error_code == errors.NONE:
-                out.error_code = epoch_error(partition, fp.current_leader_epoch)
+            out.error_code = replica_error(partition, ctx.broker_id, fp.current_leader_epoch)
             if out.error_code != errors.NONE:
                 if out.error_code in (errors.NOT_LEADER_OR_FOLLOWER, errors.FENCED_LEADER_EPOCH) \
                         and version >= 12:
@@ -88,13 +86,14 @@ def _read(core, ctx, request):
                     leaders.add(partition.leader)
                 continue
             log = partition.log
+            if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
+                # Kafka reports no offsets with this error; the consumer asks ListOffsets
+                out.error_code = errors.OFFSET_OUT_OF_RANGE
+                continue
             out.high_watermark = log.high_watermark
             out.last_stable_offset = log.high_watermark
             out.log_start_offset = log.log_start_offset
             out.aborted_transactions = [] if request.isolation_level == 1 else None
-            if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
-                out.error_code = errors.OFFSET_OUT_OF_RANGE
-                continue
             limit = min(fp.partition_max_bytes, max(budget - total, 0))
             data = log.read(fp.fetch_offset, limit, at_least_one=(total == 0))
             out.records = data

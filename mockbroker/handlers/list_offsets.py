@@ -2,31 +2,40 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from mockbroker.core import data
 from mockbroker.handlers import REGISTRY
-from mockbroker.handlers._common import epoch_error, leader_error
+from mockbroker.handlers._common import replica_error
 from wire import errors, response_class
 
 API_KEY = 2
 RESPONSE = response_class(API_KEY)
+#: The first version that may ask for each special timestamp: LATEST, EARLIEST, MAX_TIMESTAMP
+#: (KIP-734), EARLIEST_LOCAL (KIP-405), LATEST_TIERED (KIP-1005), EARLIEST_PENDING_UPLOAD
+#: (KIP-1023).  Kafka refuses any other negative timestamp.
+FIRST_VERSION = {-1: 1, -2: 1, -3: 7, -4: 8, -5: 9, -6: 11}
 
 
 @REGISTRY.handler(API_KEY, 1, 11)
 def handle(core, ctx, request):
     cluster = core.cluster
+    asked = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     topics = []
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
             partition = cluster.partition(topic.name, p.partition_index)
             out = RESPONSE.ListOffsetsPartitionResponse(partition_index=p.partition_index)
-            out.error_code = leader_error(partition, ctx.broker_id)
+            if asked[topic.name, p.partition_index] > 1:
+                out.error_code = errors.INVALID_REQUEST
+            elif p.timestamp < 0 and ctx.api_version < FIRST_VERSION.get(p.timestamp, 1 << 15):
+                out.error_code = errors.UNSUPPORTED_VERSION
+            else:
+                out.error_code = replica_error(partition, ctx.broker_id, p.current_leader_epoch)
             if out.error_code == errors.NONE:
-                out.error_code = epoch_error(partition, p.current_leader_epoch)
-            if out.error_code == errors.NONE:
-                out.offset, out.timestamp = data.list_offset(partition, p.timestamp)
-                if out.offset >= 0:
-                    out.leader_epoch = partition.leader_epoch
+                out.offset, out.timestamp, out.leader_epoch = data.list_offset(partition,
+                                                                               p.timestamp)
             partitions.append(out)
         topics.append(RESPONSE.ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
     return RESPONSE(topics=topics)

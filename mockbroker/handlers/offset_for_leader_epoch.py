@@ -4,7 +4,7 @@ position after a leader change (KIP-320)."""
 from __future__ import annotations
 
 from mockbroker.handlers import REGISTRY
-from mockbroker.handlers._common import epoch_error, leader_error
+from mockbroker.handlers._common import replica_error
 from wire import errors, response_class
 
 API_KEY = 23
@@ -20,12 +20,10 @@ def handle(core, ctx, request):
         for p in topic.partitions:
             partition = cluster.partition(topic.topic, p.partition)
             out = RESPONSE.EpochEndOffset(partition=p.partition)
-            out.error_code = leader_error(partition, ctx.broker_id)
-            if out.error_code == errors.NONE:
-                out.error_code = epoch_error(partition, p.current_leader_epoch)
+            out.error_code = replica_error(partition, ctx.broker_id, p.current_leader_epoch)
             if out.error_code == errors.NONE:
                 out.leader_epoch, out.end_offset = partition.log.end_offset_for_epoch(
-                    p.leader_epoch)
+                    p.leader_epoch, partition.leader_epoch)
             partitions.append(out)
         topics.append(RESPONSE.OffsetForLeaderTopicResult(topic=topic.topic, partitions=partitions))
     return RESPONSE(topics=topics)

@@ -1,4 +1,5 @@
-"""Produce (key 0): append record batches; acks=0 gets no response at all.
+"""Produce (key 0): append record batches; acks=0 gets no response at all (and a connection
+closed by the broker when it failed, as Kafka does).
 
 Kafka 4 advertises Produce from version 0 but refuses 0-2 with UNSUPPORTED_VERSION (older
 librdkafka stops compressing when a broker's Produce minimum is 3), so we do the same: the
@@ -9,12 +10,15 @@ does on Kafka.
 from __future__ import annotations
 
 from mockbroker.core import data
+from mockbroker.core.dispatch import CloseConnection
 from mockbroker.handlers import REGISTRY
-from mockbroker.handlers._common import leader_error, node_endpoints
+from mockbroker.handlers._common import node_endpoints, replica_error
 from wire import errors, response_class
 
 API_KEY = 0
 RESPONSE = response_class(API_KEY)
+#: The only client Kafka lets write to internal topics.
+ADMIN_CLIENT_ID = "__admin_client"
 
 
 @REGISTRY.handler(API_KEY, 3, 13, advertised_min=0)
@@ -39,15 +43,13 @@ def handle(core, ctx, request):
             if partition is None:
                 out.error_code = missing if topic is None else errors.UNKNOWN_TOPIC_OR_PARTITION
             else:
-                out.error_code = leader_error(partition, ctx.broker_id)
-                if out.error_code == errors.NONE:
-                    result = data.produce(cluster, partition, pdata.records, ctx.now_ms)
-                    out.error_code = result.error_code
-                    out.base_offset = result.base_offset
-                    out.log_append_time_ms = result.log_append_time
-                    out.log_start_offset = result.log_start_offset
-                    out.error_message = result.error_message
-                elif out.error_code == errors.NOT_LEADER_OR_FOLLOWER and version >= 10:
+                result = _append(cluster, ctx, request.acks, partition, pdata.records)
+                out.error_code = result.error_code
+                out.base_offset = result.base_offset
+                out.log_append_time_ms = result.log_append_time
+                out.log_start_offset = result.log_start_offset
+                out.error_message = result.error_message
+                if out.error_code == errors.NOT_LEADER_OR_FOLLOWER and version >= 10:
                     out.current_leader = RESPONSE.LeaderIdAndEpoch(
                         leader_id=partition.leader, leader_epoch=partition.leader_epoch)
                     leaders.add(partition.leader)
@@ -55,6 +57,27 @@ def handle(core, ctx, request):
         topics.append(RESPONSE.TopicProduceResponse(
             name=topic_data.name, topic_id=topic_data.topic_id, partition_responses=partitions))
     if request.acks == 0:
+        failed = sorted({errors.error_by_code(p.error_code).name for t in topics
+                         for p in t.partition_responses if p.error_code != errors.NONE})
+        if failed:
+            raise CloseConnection(f"produce with acks=0 failed ({', '.join(failed)})")
         return None
     return RESPONSE(responses=topics, throttle_time_ms=0,
                     node_endpoints=node_endpoints(cluster, leaders, RESPONSE.NodeEndpoint))
+
+
+def _append(cluster, ctx, acks: int, partition, records) -> data.PartitionAppend:
+    """One partition's records, checked in Kafka's order: the request's shape, the acks, the
+    topic, the leader, then the batch itself."""
+    refused = data.check_produce_records(records)
+    if refused is not None:
+        return refused
+    if acks not in (-1, 0, 1):
+        return data.PartitionAppend(errors.INVALID_REQUIRED_ACKS)
+    if partition.topic.internal and ctx.client_id != ADMIN_CLIENT_ID:
+        return data.PartitionAppend(errors.INVALID_TOPIC_EXCEPTION, error_message=(
+            f"clients may not write to the internal topic {partition.topic.name}"))
+    error = replica_error(partition, ctx.broker_id)
+    if error != errors.NONE:
+        return data.PartitionAppend(error)
+    return data.produce(cluster, partition, records, ctx.now_ms)

@@ -14,7 +14,7 @@ import struct
 
 import wire
 from mockbroker.core.deferred import Deferred
-from mockbroker.core.dispatch import Core, NoHandler, RequestContext
+from mockbroker.core.dispatch import CloseConnection, Core, NoHandler, RequestContext
 from mockbroker.handlers import api_versions
 
 log = logging.getLogger("mockbroker.io")
@@ -24,6 +24,7 @@ DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 
 _SIZE = struct.Struct(">i")
 _NO_RESPONSE = object()
+_TURNS_TO_START_A_CONNECTION = 5
 _connection_ids = itertools.count(1)
 
 
@@ -53,6 +54,10 @@ class BrokerListener:
             self._server.close()
             await self._server.wait_closed()
             self._server = None
+            # A connection accepted just before the close gets its task a few loop turns later
+            # (accept, transport, connection_made); let it start so that it is closed too.
+            for _ in range(_TURNS_TO_START_A_CONNECTION):
+                await asyncio.sleep(0)
         for task in list(self._connections):
             task.cancel()
         if self._connections:
@@ -63,7 +68,7 @@ class BrokerListener:
         self._connections.add(task)
         connection_id = next(_connection_ids)
         pending: asyncio.Queue = asyncio.Queue()
-        waiting: list[Deferred] = []
+        waiting: dict[Deferred, asyncio.Future] = {}
         sender = asyncio.create_task(self._send_in_order(pending, writer))
         try:
             while True:
@@ -88,8 +93,10 @@ class BrokerListener:
         except asyncio.CancelledError:
             pass  # the listener is stopping: end this connection quietly
         finally:
-            for deferred in waiting:
+            for deferred, future in list(waiting.items()):
                 deferred.cancel()
+                if not future.done():
+                    future.set_result(b"")  # its client is gone: the sender skips it
             pending.put_nowait(None)
             try:
                 await asyncio.wait_for(sender, timeout=5)
@@ -98,7 +105,7 @@ class BrokerListener:
             writer.close()
             self._connections.discard(task)
 
-    def _answer(self, frame: bytes, connection_id: int, waiting: list[Deferred]):
+    def _answer(self, frame: bytes, connection_id: int, waiting: dict[Deferred, asyncio.Future]):
         """Decode and dispatch one frame.  Returns a future of the response bytes,
         ``_NO_RESPONSE`` (acks=0 Produce), or None to close the connection."""
         loop = asyncio.get_running_loop()
@@ -125,6 +132,9 @@ class BrokerListener:
         except NoHandler as exc:
             log.warning("broker %d: %s; closing connection %d", self.broker_id, exc, connection_id)
             return None
+        except CloseConnection as exc:
+            log.info("broker %d: %s; closing connection %d", self.broker_id, exc, connection_id)
+            return None
 
         def encode(value) -> bytes:
             return wire.encode_response(header.api_key, header.api_version,
@@ -133,10 +143,10 @@ class BrokerListener:
         if body is None:
             return _NO_RESPONSE
         if isinstance(body, Deferred):
-            waiting.append(body)
+            waiting[body] = future
 
             def complete(value) -> None:
-                waiting.remove(body)
+                waiting.pop(body, None)
                 if not future.done():
                     future.set_result(encode(value))
 

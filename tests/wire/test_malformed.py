@@ -42,13 +42,16 @@ def test_every_truncation_is_a_decode_error(name):
     wire.decode_request(frame)  # the whole frame is fine
     for cut in range(len(frame)):
         with pytest.raises(DecodeError):
-            wire.decode_request(frame[:cut])
+            wire.decode_request(frame[:cut], strict=True)
 
 
 @pytest.mark.parametrize("name", sorted(FRAMES))
-def test_trailing_bytes_are_rejected(name):
+def test_trailing_bytes_are_ignored_as_kafka_does_unless_strict(name):
+    request = wire.decode_request(FRAMES[name] + b"\x00\x01\x00")
+    assert request.trailing_bytes == 3
+    assert request.body == wire.decode_request(FRAMES[name]).body
     with pytest.raises(DecodeError, match="unexpected bytes"):
-        wire.decode_request(FRAMES[name] + b"\x00")
+        wire.decode_request(FRAMES[name] + b"\x00", strict=True)
 
 
 def test_unknown_api_key_carries_the_header():

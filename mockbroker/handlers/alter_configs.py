@@ -1,0 +1,25 @@
+"""AlterConfigs (key 33), the legacy form: each resource's dynamic configs are replaced by
+exactly those sent (a topic config left out goes back to its default)."""
+
+from __future__ import annotations
+
+from mockbroker.core import configs
+from mockbroker.handlers import REGISTRY
+from wire import response_class
+
+API_KEY = 33
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY, 0, 2)
+def handle(core, ctx, request):
+    resources = [configs.AlterResource(r.resource_type, r.resource_name,
+                                       [(c.name, c.value) for c in r.configs])
+                 for r in request.resources]
+    outcome = configs.alter(core.cluster, resources, ctx.broker_id, incremental=False,
+                            validate_only=request.validate_only)
+    return RESPONSE(throttle_time_ms=0, responses=[
+        RESPONSE.AlterConfigsResourceResponse(error_code=code, error_message=message,
+                                              resource_type=r.resource_type,
+                                              resource_name=r.resource_name)
+        for r, (code, message) in zip(request.resources, outcome)])

@@ -1,0 +1,40 @@
+"""CreatePartitions (key 37): add partitions to topics, with optional manual replica
+assignments, or only check that they could be added (``validate_only``)."""
+
+from __future__ import annotations
+
+from mockbroker.core.cluster import ClusterError
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 37
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY, 0, 3)
+def handle(core, ctx, request):
+    cluster = core.cluster
+    names = [t.name for t in request.topics]
+    results = []
+    answered = set()
+    for topic in request.topics:
+        if topic.name in answered:
+            continue
+        answered.add(topic.name)
+        if names.count(topic.name) > 1:
+            results.append(_result(topic.name, errors.INVALID_REQUEST, "Duplicate topic name."))
+            continue
+        assignments = None if topic.assignments is None else \
+            [list(a.broker_ids) for a in topic.assignments]
+        try:
+            cluster.admin_create_partitions(topic.name, topic.count, assignments,
+                                            validate_only=request.validate_only)
+        except ClusterError as exc:
+            results.append(_result(topic.name, exc.error_code, str(exc) or None))
+        else:
+            results.append(_result(topic.name, errors.NONE, None))
+    return RESPONSE(throttle_time_ms=0, results=results)
+
+
+def _result(name, code, message):
+    return RESPONSE.CreatePartitionsTopicResult(name=name, error_code=code, error_message=message)

@@ -1,0 +1,73 @@
+"""CreateTopics (key 19): create topics with the controller's checks, or only check them.
+
+Each topic is checked on its own (name, existence, configs, partitions and replicas, in the
+controller's order) and answered with its own error.  Versions 5+ also return the topic's
+partition count, replication factor and every config with its source; version 7 its id.
+
+As Kafka does: a topic named twice in one request, or named ``__cluster_metadata``, is refused
+with INVALID_REQUEST, and a request that would create more than 10,000 partitions in all with
+POLICY_VIOLATION for every topic.
+"""
+
+from __future__ import annotations
+
+from mockbroker.core import configs
+from mockbroker.core.cluster import ClusterError
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 19
+RESPONSE = response_class(API_KEY)
+#: The controller refuses a request that would create more partitions than this.
+MAX_PARTITIONS_PER_REQUEST = 10_000
+#: KRaft's own log, which no client may create
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+
+
+@REGISTRY.handler(API_KEY, 2, 7)
+def handle(core, ctx, request):
+    cluster = core.cluster
+    names = [t.name for t in request.topics]
+    total = sum(len(t.assignments) if t.assignments else
+                (cluster.settings["num_partitions"] if t.num_partitions == -1 else
+                 max(t.num_partitions, 0)) for t in request.topics)
+    if total > MAX_PARTITIONS_PER_REQUEST:
+        return RESPONSE(throttle_time_ms=0, topics=[_failed(
+            name, errors.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+            for name in dict.fromkeys(names)])
+    results = []
+    answered = set()
+    for topic in request.topics:
+        if topic.name in answered:
+            continue
+        answered.add(topic.name)
+        if names.count(topic.name) > 1:
+            results.append(_failed(topic.name, errors.INVALID_REQUEST, "Duplicate topic name."))
+            continue
+        if topic.name == CLUSTER_METADATA_TOPIC:
+            results.append(_failed(topic.name, errors.INVALID_REQUEST, "Creation of internal "
+                                   f"topic {CLUSTER_METADATA_TOPIC} is prohibited."))
+            continue
+        try:
+            created, partitions, replication_factor, overrides = cluster.admin_create_topic(
+                topic.name, topic.num_partitions, topic.replication_factor,
+                [(a.partition_index, a.broker_ids) for a in topic.assignments],
+                [(c.name, c.value) for c in topic.configs],
+                validate_only=request.validate_only)
+        except ClusterError as exc:
+            results.append(_failed(topic.name, exc.error_code, str(exc) or None))
+            continue
+        results.append(RESPONSE.CreatableTopicResult(
+            name=topic.name, topic_id=created.topic_id, error_code=errors.NONE,
+            error_message=None, topic_config_error_code=errors.NONE,
+            num_partitions=partitions, replication_factor=replication_factor,
+            configs=[RESPONSE.CreatableTopicConfigs(
+                name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
+                is_sensitive=e.sensitive)
+                for e in configs.created_topic_configs(cluster, overrides)]))
+    return RESPONSE(throttle_time_ms=0, topics=results)
+
+
+def _failed(name: str, code: int, message: str | None):
+    return RESPONSE.CreatableTopicResult(name=name, error_code=code, error_message=message,
+                                         num_partitions=-1, replication_factor=-1, configs=[])

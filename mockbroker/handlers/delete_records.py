@@ -1,0 +1,36 @@
+"""DeleteRecords (key 21): move partitions' log start offsets forward on their leader.
+
+Offset -1 means the high watermark.  Every replica of a mock partition is in sync, so the
+answer comes at once with the new low watermark (the log start offset).
+"""
+
+from __future__ import annotations
+
+from mockbroker.core.cluster import ClusterError
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 21
+RESPONSE = response_class(API_KEY)
+#: ``DeleteRecordsResponse.INVALID_LOW_WATERMARK``
+INVALID_LOW_WATERMARK = -1
+
+
+@REGISTRY.handler(API_KEY, 0, 2)
+def handle(core, ctx, request):
+    cluster = core.cluster
+    topics = []
+    for topic in request.topics:
+        partitions = []
+        for p in topic.partitions:
+            out = RESPONSE.DeleteRecordsPartitionResult(
+                partition_index=p.partition_index, low_watermark=INVALID_LOW_WATERMARK,
+                error_code=errors.NONE)
+            try:
+                out.low_watermark = cluster.delete_records(topic.name, p.partition_index,
+                                                           p.offset, ctx.broker_id)
+            except ClusterError as exc:
+                out.error_code = exc.error_code
+            partitions.append(out)
+        topics.append(RESPONSE.DeleteRecordsTopicResult(name=topic.name, partitions=partitions))
+    return RESPONSE(throttle_time_ms=0, topics=topics)

@@ -1,0 +1,68 @@
+"""DeleteTopics (key 20): delete topics by name, or (version 6) by topic id.
+
+As in Kafka 4 (KRaft), the controller does not refuse internal topics: deleting
+``__consumer_offsets`` succeeds.  With ``delete.topic.enable=false`` every topic is refused
+(TOPIC_DELETION_DISABLED, or INVALID_REQUEST before version 3).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from mockbroker.core.cluster import ClusterError
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 20
+RESPONSE = response_class(API_KEY)
+ZERO_UUID = uuid.UUID(int=0)
+
+
+@REGISTRY.handler(API_KEY, 1, 6)
+def handle(core, ctx, request):
+    cluster = core.cluster
+    version = ctx.api_version
+    # (name, topic id) as asked; a name or an id, never both
+    wanted = [(t.name, t.topic_id) for t in request.topics] if version >= 6 else \
+        [(name, ZERO_UUID) for name in request.topic_names]
+    if not cluster.settings["delete_topic_enable"]:
+        code = errors.TOPIC_DELETION_DISABLED if version >= 3 else errors.INVALID_REQUEST
+        return RESPONSE(throttle_time_ms=0, responses=[
+            _result(name, topic_id, code, "Topic deletion is disabled.")
+            for name, topic_id in wanted])
+    results = []
+    names = [name for name, topic_id in wanted if name is not None and topic_id == ZERO_UUID]
+    ids = [topic_id for name, topic_id in wanted if name is None and topic_id != ZERO_UUID]
+    answered: set = set()
+    for name, topic_id in wanted:
+        if name is None and topic_id == ZERO_UUID:
+            results.append(_result(None, ZERO_UUID, errors.INVALID_REQUEST,
+                                   "Neither topic name nor id were specified."))
+        elif name is not None and topic_id != ZERO_UUID:
+            results.append(_result(name, topic_id, errors.INVALID_REQUEST,
+                                   "You may not specify both topic name and topic id."))
+        elif (name, topic_id) in answered:
+            continue
+        elif (name is not None and names.count(name) > 1) or \
+                (name is None and ids.count(topic_id) > 1):
+            answered.add((name, topic_id))
+            message = "Duplicate topic name." if name is not None else "Duplicate topic id."
+            results.append(_result(name, topic_id, errors.INVALID_REQUEST, message))
+        else:
+            answered.add((name, topic_id))
+            try:
+                if name is not None:
+                    topic = cluster.delete_topic(name)
+                else:
+                    topic = cluster.delete_topic_by_id(topic_id)
+            except ClusterError as exc:
+                # Kafka gives an unknown topic or id no message
+                results.append(_result(name, topic_id, exc.error_code, None))
+            else:
+                results.append(_result(topic.name, topic.topic_id, errors.NONE, None))
+    return RESPONSE(throttle_time_ms=0, responses=results)
+
+
+def _result(name, topic_id, code, message):
+    return RESPONSE.DeletableTopicResult(name=name, topic_id=topic_id, error_code=code,
+                                         error_message=message)

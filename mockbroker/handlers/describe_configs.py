@@ -1,0 +1,38 @@
+"""DescribeConfigs (key 32): topic and broker configs with their values, sources and types;
+synonyms when asked (v1+), documentation when asked (v3+).  The model is
+:mod:`mockbroker.core.configs`."""
+
+from __future__ import annotations
+
+from mockbroker.core import configs
+from mockbroker.core.cluster import ClusterError
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 32
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY, 1, 4)
+def handle(core, ctx, request):
+    include_documentation = request.include_documentation if ctx.api_version >= 3 else False
+    results = []
+    for resource in request.resources:
+        out = RESPONSE.DescribeConfigsResult(
+            error_code=errors.NONE, error_message=None, resource_type=resource.resource_type,
+            resource_name=resource.resource_name, configs=[])
+        try:
+            entries = configs.describe(
+                core.cluster, resource.resource_type, resource.resource_name, ctx.broker_id,
+                resource.configuration_keys, request.include_synonyms, include_documentation)
+        except ClusterError as exc:
+            out.error_code = exc.error_code
+            out.error_message = str(exc) or None
+        else:
+            out.configs = [RESPONSE.DescribeConfigsResourceResult(
+                name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
+                is_sensitive=e.sensitive, config_type=e.type, documentation=e.documentation,
+                synonyms=[RESPONSE.DescribeConfigsSynonym(name=n, value=v, source=s)
+                          for n, v, s in e.synonyms]) for e in entries]
+        results.append(out)
+    return RESPONSE(throttle_time_ms=0, results=results)

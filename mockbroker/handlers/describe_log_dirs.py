@@ -1,0 +1,39 @@
+"""DescribeLogDirs (key 35): one log directory per broker, holding every replica the broker
+has, each with its partition's size in bytes.
+
+A mock has no disk, so total and usable bytes (v4+) are -1 ("unknown"), and no replica lags
+(offset lag 0, never a future replica).
+"""
+
+from __future__ import annotations
+
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 35
+RESPONSE = response_class(API_KEY)
+#: Kafka's log.dir default
+LOG_DIR = "/tmp/kafka-logs"
+
+
+@REGISTRY.handler(API_KEY, 1, 5)
+def handle(core, ctx, request):
+    cluster = core.cluster
+    wanted = None
+    if request.topics is not None:
+        wanted = {(t.topic, p) for t in request.topics for p in t.partitions}
+    topics = []
+    for name in sorted(cluster.topics):
+        topic = cluster.topics[name]
+        partitions = [
+            RESPONSE.DescribeLogDirsPartition(partition_index=p.index,
+                                              partition_size=p.log.size_bytes,
+                                              offset_lag=0, is_future_key=False)
+            for p in topic.partitions
+            if ctx.broker_id in p.replicas and (wanted is None or (name, p.index) in wanted)]
+        if partitions:
+            topics.append(RESPONSE.DescribeLogDirsTopic(name=name, partitions=partitions))
+    result = RESPONSE.DescribeLogDirsResult(error_code=errors.NONE, log_dir=LOG_DIR,
+                                            topics=topics, total_bytes=-1, usable_bytes=-1,
+                                            is_cordoned=False)
+    return RESPONSE(throttle_time_ms=0, error_code=errors.NONE, results=[result])

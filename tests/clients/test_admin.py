@@ -1,0 +1,636 @@
+"""Admin operations with stock clients over real sockets: kafka-python's ``KafkaAdminClient``
+and confluent-kafka's ``AdminClient`` against a fresh ``MockCluster`` per test.
+
+What is checked is what a user of those clients sees: topic lists, partition counts, replica
+counts, config values and sources, the exception each refusal raises, and a consumer's offset
+reset after records were deleted below its position.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import struct
+import time
+import uuid
+
+import confluent_kafka as ck
+import kafka.errors as kerr
+import pytest
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                   ConfigSource, NewPartitions, NewTopic, ResourceType)
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource as KPConfigResource
+from kafka.admin import ConfigResourceType, KafkaAdminClient
+
+import wire
+from mockbroker import MockCluster
+
+TIMEOUT_S = 10
+logging.getLogger("kafka").setLevel(logging.CRITICAL)
+RDKAFKA_LOG = logging.getLogger("tests.librdkafka")
+
+
+@pytest.fixture
+def stack():
+    """Clusters and clients, closed in reverse order of opening (clients first)."""
+    with contextlib.ExitStack() as s:
+        yield s
+
+
+def start(stack, brokers: int = 3, topics=None, **settings) -> MockCluster:
+    return stack.enter_context(MockCluster(brokers=brokers, topics=topics or {}, **settings))
+
+
+def kp_admin(stack, cluster: MockCluster) -> KafkaAdminClient:
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
+                             request_timeout_ms=5000, client_id="test-admin")
+    stack.callback(admin.close)
+    return admin
+
+
+def ck_admin(cluster: MockCluster) -> AdminClient:
+    # librdkafka's log goes through logging (shown for failing tests only): a client that
+    # outlives its cluster by a moment logs refused reconnects
+    return AdminClient({"bootstrap.servers": cluster.bootstrap_servers,
+                        "socket.timeout.ms": 5000, "logger": RDKAFKA_LOG})
+
+
+def ck_result(future):
+    return future.result(timeout=TIMEOUT_S)
+
+
+def ck_error(future) -> ck.KafkaError:
+    with pytest.raises(ck.KafkaException) as info:
+        future.result(timeout=TIMEOUT_S)
+    return info.value.args[0]
+
+
+def cluster_topics(cluster: MockCluster) -> dict[str, list[list[int]]]:
+    """Topic -> replicas of each partition, read from the cluster itself."""
+    return cluster.call(lambda: {name: [p.replicas for p in t.partitions]
+                                 for name, t in cluster.core.cluster.topics.items()})
+
+
+def produce(cluster: MockCluster, topic: str, count: int, partition: int = 0) -> None:
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1,
+                             request_timeout_ms=5000)
+    try:
+        for i in range(count):
+            producer.send(topic, value=f"v{i}".encode(), partition=partition)
+        producer.flush(TIMEOUT_S)
+    finally:
+        producer.close(0)
+
+
+# -- create, list, describe ----------------------------------------------------------------
+
+def test_kafka_python_creates_lists_and_describes_topics(stack):
+    cluster = start(stack, topics={"existing": 2})
+    admin = kp_admin(stack, cluster)
+    result = admin.create_topics({"events": {"num_partitions": 4, "replication_factor": 2},
+                                  "defaults": {}})
+    by_name = {t["name"]: t for t in result["topics"]}
+    assert by_name["events"]["error_code"] == 0
+    assert (by_name["events"]["num_partitions"], by_name["events"]["replication_factor"]) == (4, 2)
+    # -1 asks for the broker defaults: num.partitions=1, and min(3, brokers) replicas here
+    assert (by_name["defaults"]["num_partitions"], by_name["defaults"]["replication_factor"]) \
+        == (1, 3)
+    assert by_name["events"]["configs"]["retention.ms"]["config_source"] == "DEFAULT_CONFIG"
+    assert uuid.UUID(str(by_name["events"]["topic_id"])).int != 0
+    assert sorted(admin.list_topics()) == ["defaults", "events", "existing"]
+    described = {t["name"]: t for t in admin.describe_topics(["events", "existing"])}
+    assert len(described["events"]["partitions"]) == 4
+    assert all(len(p["replica_nodes"]) == 2 for p in described["events"]["partitions"])
+    assert len(described["existing"]["partitions"]) == 2
+    assert cluster_topics(cluster)["events"] == [p["replica_nodes"] for p in sorted(
+        described["events"]["partitions"], key=lambda p: p["partition_index"])]
+
+
+def test_confluent_creates_lists_and_describes_topics(stack):
+    cluster = start(stack)
+    admin = ck_admin(cluster)
+    futures = admin.create_topics([NewTopic("events", 4, 2, config={"retention.ms": "1000"}),
+                                   NewTopic("manual", 2, replica_assignment=[[0, 1], [2, 0]])],
+                                  request_timeout=TIMEOUT_S)
+    assert ck_result(futures["events"]) is None and ck_result(futures["manual"]) is None
+    metadata = admin.list_topics(topic="events", timeout=TIMEOUT_S)
+    assert len(metadata.topics["events"].partitions) == 4
+    description = ck_result(admin.describe_topics(ck.TopicCollection(["events", "manual"]))[
+        "manual"])
+    assert [[r.id for r in p.replicas] for p in description.partitions] == [[0, 1], [2, 0]]
+    assert [p.leader.id for p in description.partitions] == [0, 2]
+    assert cluster_topics(cluster)["events"] and all(
+        len(replicas) == 2 for replicas in cluster_topics(cluster)["events"])
+
+
+def test_validate_only_creates_nothing(stack):
+    cluster = start(stack)
+    kp = kp_admin(stack, cluster)
+    result = kp.create_topics({"checked": {"num_partitions": 2}}, validate_only=True)
+    assert result["topics"][0]["error_code"] == 0
+    assert result["topics"][0]["num_partitions"] == 2
+    with pytest.raises(kerr.InvalidReplicationFactorError):
+        kp.create_topics({"checked": {"replication_factor": 4}}, validate_only=True)
+    ck = ck_admin(cluster)
+    assert ck_result(ck.create_topics([NewTopic("checked2", 3)], validate_only=True)[
+        "checked2"]) is None
+    assert cluster_topics(cluster) == {}
+    assert kp.list_topics() == []
+
+
+@pytest.mark.parametrize("spec,error", [
+    ({"existing": {"num_partitions": 1}}, kerr.TopicAlreadyExistsError),
+    ({"wide": {"num_partitions": 1, "replication_factor": 4}}, kerr.InvalidReplicationFactorError),
+    ({"none": {"num_partitions": 0, "replication_factor": 1}}, kerr.InvalidPartitionsError),
+    ({"bad name!": {"num_partitions": 1}}, kerr.InvalidTopicError),
+    ({"..": {"num_partitions": 1}}, kerr.InvalidTopicError),
+    ({"cfg": {"configs": {"retention.ms": "forever"}}}, kerr.InvalidConfigurationError),
+    ({"cfg": {"configs": {"no.such.config": "1"}}}, kerr.InvalidConfigurationError),
+    ({"cfg": {"configs": {"cleanup.policy": "shred"}}}, kerr.InvalidConfigurationError),
+])
+def test_kafka_python_sees_create_topic_errors(stack, spec, error):
+    cluster = start(stack, topics={"existing": 1})
+    admin = kp_admin(stack, cluster)
+    with pytest.raises(error):
+        admin.create_topics(spec)
+    result = admin.create_topics(spec, raise_errors=False)
+    assert result["topics"][0]["error_code"] == error.errno
+    assert result["topics"][0]["error_message"]
+    assert sorted(cluster_topics(cluster)) == ["existing"]
+
+
+@pytest.mark.parametrize("new_topic,code", [
+    (NewTopic("existing", 1), ck.KafkaError.TOPIC_ALREADY_EXISTS),
+    (NewTopic("wide", 1, 4), ck.KafkaError.INVALID_REPLICATION_FACTOR),
+    (NewTopic("bad name!", 1), ck.KafkaError.TOPIC_EXCEPTION),
+    (NewTopic("cfg", 1, config={"segment.bytes": "10"}), ck.KafkaError.INVALID_CONFIG),
+    (NewTopic("cfg", 1, config={"message.downconversion.enable": "true"}),
+     ck.KafkaError.INVALID_CONFIG),
+    (NewTopic("cfg", 1, replica_assignment=[[0, 9]]), ck.KafkaError.INVALID_REPLICA_ASSIGNMENT),
+])
+def test_confluent_sees_create_topic_errors(stack, new_topic, code):
+    cluster = start(stack, topics={"existing": 1})
+    admin = ck_admin(cluster)
+    error = ck_error(admin.create_topics([new_topic])[new_topic.topic])
+    assert error.code() == code
+    assert sorted(cluster_topics(cluster)) == ["existing"]
+
+
+def test_create_topics_request_level_refusals(stack):
+    cluster = start(stack)
+    admin = kp_admin(stack, cluster)
+    with pytest.raises(kerr.InvalidRequestError):
+        admin.create_topics(["__cluster_metadata"])
+    with pytest.raises(kerr.PolicyViolationError):
+        admin.create_topics({"huge": {"num_partitions": 10_001}})
+    assert cluster_topics(cluster) == {}
+
+
+def test_internal_topics_can_be_deleted_but_not_their_records(stack):
+    # Kafka 4's controller does not protect internal topics from DeleteTopics (only the
+    # kafka-topics tool refuses), but the broker does refuse DeleteRecords on them
+    cluster = start(stack)
+    admin = kp_admin(stack, cluster)
+    admin.create_topics({"__consumer_offsets": {"num_partitions": 1}})
+    assert admin.describe_topics(["__consumer_offsets"])[0]["is_internal"] is True
+    with pytest.raises(kerr.InvalidTopicError):
+        admin.delete_records({TopicPartition("__consumer_offsets", 0): 0})
+    admin.delete_topics(["__consumer_offsets"])
+    assert cluster_topics(cluster) == {}
+
+
+# -- delete topics -------------------------------------------------------------------------
+
+def test_kafka_python_deletes_topics_by_name_and_by_id(stack):
+    cluster = start(stack, topics={"a": 1, "b": 2, "c": 1})
+    admin = kp_admin(stack, cluster)
+    admin.delete_topics(["a"])
+    topic_id = next(t["topic_id"] for t in admin.describe_topics(["b"]))
+    result = admin.delete_topics([uuid.UUID(str(topic_id))])
+    assert result["topics"][0]["name"] == "b" and result["topics"][0]["error_code"] == 0
+    assert admin.list_topics() == ["c"]
+    with pytest.raises(kerr.UnknownTopicOrPartitionError):
+        admin.delete_topics(["a"])
+    with pytest.raises(kerr.UnknownTopicIdError):
+        admin.delete_topics([uuid.uuid4()])
+
+
+def test_confluent_deletes_topics(stack):
+    cluster = start(stack, topics={"a": 1, "b": 1})
+    admin = ck_admin(cluster)
+    futures = admin.delete_topics(["a", "nope"], operation_timeout=5)
+    assert ck_result(futures["a"]) is None
+    assert ck_error(futures["nope"]).code() == ck.KafkaError.UNKNOWN_TOPIC_OR_PART
+    assert sorted(cluster_topics(cluster)) == ["b"]
+
+
+def test_deleting_topics_can_be_disabled(stack):
+    cluster = start(stack, topics={"a": 1}, delete_topic_enable=False)
+    admin = kp_admin(stack, cluster)
+    with pytest.raises(kerr.TopicDeletionDisabledError):
+        admin.delete_topics(["a"])
+    assert admin.list_topics() == ["a"]
+
+
+# -- create partitions ---------------------------------------------------------------------
+
+def test_kafka_python_adds_partitions(stack):
+    cluster = start(stack, topics={"t": 2})
+    admin = kp_admin(stack, cluster)
+    admin.create_partitions({"t": 4})
+    assert len(admin.describe_topics(["t"])[0]["partitions"]) == 4
+    admin.create_partitions({"t": 6}, validate_only=True)
+    assert len(cluster_topics(cluster)["t"]) == 4
+    admin.create_partitions({"t": {"count": 5, "assignments": [[2, 0, 1]]}})
+    assert cluster_topics(cluster)["t"][4] == [2, 0, 1]
+    with pytest.raises(kerr.InvalidPartitionsError):
+        admin.create_partitions({"t": 3})
+    with pytest.raises(kerr.InvalidReplicationAssignmentError):
+        admin.create_partitions({"t": {"count": 7, "assignments": [[0, 1, 2]]}})
+    with pytest.raises(kerr.UnknownTopicOrPartitionError):
+        admin.create_partitions({"nope": 3})
+
+
+def test_confluent_adds_partitions(stack):
+    cluster = start(stack, topics={"t": 1})
+    admin = ck_admin(cluster)
+    assert ck_result(admin.create_partitions([NewPartitions("t", 3)])["t"]) is None
+    assert len(admin.list_topics(topic="t", timeout=TIMEOUT_S).topics["t"].partitions) == 3
+    error = ck_error(admin.create_partitions([NewPartitions("t", 2)])["t"])
+    assert error.code() == ck.KafkaError.INVALID_PARTITIONS
+    assert "would not be an increase" in error.str()
+    assert ck_result(admin.create_partitions([NewPartitions("t", 9)], validate_only=True)[
+        "t"]) is None
+    assert len(cluster_topics(cluster)["t"]) == 3
+
+
+# -- describe configs ----------------------------------------------------------------------
+
+def test_kafka_python_describes_topic_and_broker_configs(stack):
+    cluster = start(stack, topics={"t": 1}, message_max_bytes=2_000_000)
+    admin = kp_admin(stack, cluster)
+    admin.create_topics({"tuned": {"configs": {"retention.ms": "60000",
+                                               "cleanup.policy": "compact"}}})
+    modified = admin.describe_configs([KPConfigResource("TOPIC", "tuned")])["topic"]["tuned"]
+    assert {name: c["value"] for name, c in modified.items()} == {
+        "retention.ms": "60000", "cleanup.policy": "compact"}
+    assert modified["retention.ms"]["config_source"] == "DYNAMIC_TOPIC_CONFIG"
+    assert modified["retention.ms"]["config_type"] == "LONG"
+    every = admin.describe_configs([KPConfigResource("TOPIC", "t")], include_synonyms=True,
+                                   config_filter="all")["topic"]["t"]
+    assert len(every) == 33
+    assert every["segment.bytes"]["value"] == "1073741824"
+    assert every["segment.bytes"]["config_source"] == "DEFAULT_CONFIG"
+    assert every["max.message.bytes"]["value"] == "2000000"
+    assert every["max.message.bytes"]["config_source"] == "STATIC_BROKER_CONFIG"
+    assert every["max.message.bytes"]["synonyms"][0] == {
+        "name": "message.max.bytes", "value": "2000000", "source": "STATIC_BROKER_CONFIG"}
+    broker = admin.describe_configs([KPConfigResource("BROKER", "1")], config_filter="all")[
+        "broker"]["1"]
+    assert broker["broker.id"]["value"] == "1"
+    assert broker["broker.id"]["config_source"] == "STATIC_BROKER_CONFIG"
+    assert broker["broker.id"]["read_only"] is True
+    assert broker["num.partitions"]["value"] == "1"
+    assert broker["num.partitions"]["config_source"] == "DEFAULT_CONFIG"
+    assert broker["log.retention.hours"]["value"] == "168"
+    assert broker["message.max.bytes"]["read_only"] is False
+    # kafka-python drops a resource's error and reports it with no configs
+    assert admin.describe_configs([KPConfigResource("TOPIC", "missing")]) == {
+        "topic": {"missing": {}}}
+
+
+def test_confluent_describes_topic_and_broker_configs(stack):
+    cluster = start(stack, topics={"t": 1})
+    admin = ck_admin(cluster)
+    ck_result(admin.create_topics([NewTopic("tuned", 1, config={"max.message.bytes": "5000"})])[
+        "tuned"])
+    configs = ck_result(admin.describe_configs([ConfigResource(ResourceType.TOPIC, "tuned")])[
+        ConfigResource(ResourceType.TOPIC, "tuned")])
+    assert configs["max.message.bytes"].value == "5000"
+    assert configs["max.message.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert not configs["max.message.bytes"].is_default
+    assert configs["compression.type"].value == "producer"
+    assert configs["compression.type"].is_default
+    assert configs["compression.type"].source == ConfigSource.DEFAULT_CONFIG.value
+    resource = ConfigResource(ResourceType.BROKER, "2")
+    broker = ck_result(admin.describe_configs([resource])[resource])
+    assert broker["node.id"].value == "2" and broker["node.id"].is_read_only
+    assert broker["node.id"].source == ConfigSource.STATIC_BROKER_CONFIG.value
+    missing = ConfigResource(ResourceType.TOPIC, "missing")
+    assert ck_error(admin.describe_configs([missing])[missing]).code() == \
+        ck.KafkaError.UNKNOWN_TOPIC_OR_PART
+
+
+# -- alter configs -------------------------------------------------------------------------
+
+def test_kafka_python_alters_configs_incrementally_and_legacy(stack):
+    cluster = start(stack, topics={"t": 1})
+    admin = kp_admin(stack, cluster)
+    topic = lambda: admin.describe_configs([KPConfigResource("TOPIC", "t")])["topic"]["t"]
+    result = admin.alter_configs([KPConfigResource("TOPIC", "t", {
+        "retention.ms": "1000", "cleanup.policy": ("APPEND", "compact")})])
+    assert result == {"topic": {"t": "OK"}}
+    assert {n: c["value"] for n, c in topic().items()} == {
+        "retention.ms": "1000", "cleanup.policy": "delete,compact"}
+    admin.alter_configs([KPConfigResource("TOPIC", "t", {"segment.ms": "7200000"})],
+                        validate_only=True)
+    assert "segment.ms" not in topic()
+    admin.reset_configs([KPConfigResource("TOPIC", "t", ["retention.ms"])])
+    assert list(topic()) == ["cleanup.policy"]
+    # the legacy API replaces the whole set; kafka-python carries over what was modified
+    admin.alter_configs([KPConfigResource("TOPIC", "t", {"segment.ms": "7200000"})],
+                        incremental=False)
+    assert {n: c["value"] for n, c in topic().items()} == {
+        "segment.ms": "7200000", "cleanup.policy": "delete,compact"}
+    result = admin.alter_configs([KPConfigResource("TOPIC", "t", {"retention.ms": "soon"})])
+    assert result["topic"]["t"].startswith("[Error 40] InvalidConfigurationError")
+    assert "Not a number of type LONG" in result["topic"]["t"]
+    with pytest.raises(ValueError, match="Unrecognized configs"):
+        admin.alter_configs([KPConfigResource("TOPIC", "t", {"no.such.config": "1"})])
+
+
+def test_kafka_python_alters_a_brokers_dynamic_config(stack):
+    cluster = start(stack)
+    admin = kp_admin(stack, cluster)
+    result = admin.alter_configs([KPConfigResource("BROKER", "0", {"log.retention.ms": "5000"})])
+    assert result == {"broker": {"0": "OK"}}
+    modified = admin.describe_configs([KPConfigResource("BROKER", "0")])["broker"]["0"]
+    assert modified["log.retention.ms"]["value"] == "5000"
+    assert modified["log.retention.ms"]["config_source"] == "DYNAMIC_BROKER_CONFIG"
+    result = admin.alter_configs([KPConfigResource("BROKER", "0", {"broker.id": "9"})],
+                                 raise_on_unknown=False)
+    assert result["broker"]["0"].startswith("[Error 42] InvalidRequestError")
+
+
+def test_confluent_alters_configs_incrementally_and_legacy(stack):
+    cluster = start(stack, topics={"t": 1})
+    admin = ck_admin(cluster)
+    resource = ConfigResource(ResourceType.TOPIC, "t", incremental_configs=[
+        ConfigEntry("retention.ms", "2000", incremental_operation=AlterConfigOpType.SET),
+        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.APPEND),
+    ])
+    assert ck_result(admin.incremental_alter_configs([resource])[resource]) is None
+    described = lambda: ck_result(admin.describe_configs([ConfigResource(
+        ResourceType.TOPIC, "t")])[ConfigResource(ResourceType.TOPIC, "t")])
+    configs = described()
+    assert configs["retention.ms"].value == "2000"
+    assert configs["cleanup.policy"].value == "delete,compact"
+    resource = ConfigResource(ResourceType.TOPIC, "t", incremental_configs=[
+        ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE),
+        ConfigEntry("cleanup.policy", "delete",
+                    incremental_operation=AlterConfigOpType.SUBTRACT),
+    ])
+    ck_result(admin.incremental_alter_configs([resource])[resource])
+    configs = described()
+    assert configs["retention.ms"].is_default and configs["retention.ms"].value == "604800000"
+    assert configs["cleanup.policy"].value == "compact"
+    bad = ConfigResource(ResourceType.TOPIC, "t", incremental_configs=[
+        ConfigEntry("retention.ms", "1", incremental_operation=AlterConfigOpType.APPEND)])
+    assert ck_error(admin.incremental_alter_configs([bad])[bad]).code() == \
+        ck.KafkaError.INVALID_CONFIG
+    legacy = ConfigResource(ResourceType.TOPIC, "t", set_config={"segment.ms": "3600000"})
+    with pytest.warns(DeprecationWarning):
+        futures = admin.alter_configs([legacy])
+    assert ck_result(futures[legacy]) is None
+    configs = described()
+    assert configs["segment.ms"].value == "3600000"
+    assert configs["cleanup.policy"].is_default  # the legacy API dropped it
+    missing = ConfigResource(ResourceType.TOPIC, "missing", incremental_configs=[
+        ConfigEntry("retention.ms", "1", incremental_operation=AlterConfigOpType.SET)])
+    assert ck_error(admin.incremental_alter_configs([missing])[missing]).code() == \
+        ck.KafkaError.UNKNOWN_TOPIC_OR_PART
+
+
+def send_raw(cluster: MockCluster, api_key: int, version: int, body):
+    """One request over a plain socket, for what neither client can send."""
+    host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=TIMEOUT_S) as sock:
+        sock.sendall(wire.encode_request(api_key, version, 1, "raw", body))
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        return wire.decode_response(api_key, version, _read(sock, size))[1]
+
+
+def _read(sock, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        assert chunk, "connection closed"
+        data += chunk
+    return data
+
+
+def test_a_cluster_wide_message_max_bytes_limits_producers(stack):
+    # both clients refuse an empty broker name, which is how the cluster-wide default is
+    # addressed (kafka-configs --entity-default), so the request is built with the codec
+    cluster = start(stack, brokers=1, topics={"t": 1})
+    request = wire.request_class(44)
+    body = request(validate_only=False, resources=[request.AlterConfigsResource(
+        resource_type=ConfigResourceType.BROKER.value, resource_name="", configs=[
+            request.AlterableConfig(
+                name="message.max.bytes", config_operation=0, value="1000")])])
+    response = send_raw(cluster, 44, 1, body)
+    assert [(r.error_code, r.resource_name) for r in response.responses] == [(0, "")]
+    admin = ck_admin(cluster)
+    topic = ConfigResource(ResourceType.TOPIC, "t")
+    entry = ck_result(admin.describe_configs([topic])[topic])["max.message.bytes"]
+    assert entry.value == "1000"
+    assert entry.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, retries=0,
+                             request_timeout_ms=5000)
+    stack.callback(producer.close, 0)
+    with pytest.raises(kerr.MessageSizeTooLargeError):
+        producer.send("t", value=b"x" * 5000).get(timeout=TIMEOUT_S)
+    assert producer.send("t", value=b"small").get(timeout=TIMEOUT_S).offset == 0
+
+
+# -- delete records and the consumer's offset reset ----------------------------------------
+
+def consume_kp(cluster, topic, reset, start_offset=0, want=1):
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=None,
+                             auto_offset_reset=reset, enable_auto_commit=False,
+                             request_timeout_ms=5000, fetch_max_wait_ms=50)
+    try:
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek(tp, start_offset)
+        got = []
+        deadline = time.monotonic() + TIMEOUT_S
+        while len(got) < want and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=100).values():
+                got.extend(r.offset for r in records)
+        return got, consumer.position(tp)
+    finally:
+        consumer.close()
+
+
+def test_kafka_python_deletes_records_and_a_consumer_resets(stack):
+    cluster = start(stack, topics={"t": 1})
+    produce(cluster, "t", 10)
+    admin = kp_admin(stack, cluster)
+    result = admin.delete_records({TopicPartition("t", 0): 4})
+    assert result[TopicPartition("t", 0)]["low_watermark"] == 4
+    assert cluster.call(lambda: cluster.core.cluster.topics["t"].partitions[0].log
+                        .log_start_offset) == 4
+    # offset 0 is now out of range: earliest resets to the new log start offset
+    got, _ = consume_kp(cluster, "t", "earliest", want=6)
+    assert got == list(range(4, 10))
+    got, position = consume_kp(cluster, "t", "latest", want=0)
+    assert got == []
+    # -1 means "up to the high watermark"
+    result = admin.delete_records({TopicPartition("t", 0): -1})
+    assert result[TopicPartition("t", 0)]["low_watermark"] == 10
+    with pytest.raises(kerr.OffsetOutOfRangeError):
+        admin.delete_records({TopicPartition("t", 0): 11})
+
+
+def test_kafka_python_consumer_without_reset_policy_sees_out_of_range(stack):
+    cluster = start(stack, topics={"t": 1})
+    produce(cluster, "t", 5)
+    kp_admin(stack, cluster).delete_records({TopicPartition("t", 0): 3})
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=None,
+                             auto_offset_reset="none", enable_auto_commit=False,
+                             request_timeout_ms=5000, fetch_max_wait_ms=50)
+    stack.callback(consumer.close)
+    tp = TopicPartition("t", 0)
+    consumer.assign([tp])
+    consumer.seek(tp, 1)
+    with pytest.raises(kerr.OffsetOutOfRangeError):
+        deadline = time.monotonic() + TIMEOUT_S
+        while time.monotonic() < deadline:
+            consumer.poll(timeout_ms=100)
+
+
+def test_delete_records_refusals(stack):
+    cluster = start(stack, topics={"t": 1})
+    admin = kp_admin(stack, cluster)
+    admin.create_topics({"compacted": {"num_partitions": 1,
+                                       "configs": {"cleanup.policy": "compact"}}})
+    with pytest.raises(kerr.PolicyViolationError):
+        admin.delete_records({TopicPartition("compacted", 0): 0})
+    with pytest.raises(kerr.UnknownTopicOrPartitionError):
+        admin.delete_records({TopicPartition("nope", 0): 0})
+    leader = cluster.call(lambda: cluster.core.cluster.topics["t"].partitions[0].leader)
+    follower = (leader + 1) % 3
+    with pytest.raises(kerr.NotLeaderForPartitionError):
+        admin.delete_records({TopicPartition("t", 0): 0}, partition_leader_id=follower)
+
+
+def test_confluent_deletes_records_and_a_consumer_resets(stack):
+    cluster = start(stack, topics={"t": 1})
+    produce(cluster, "t", 8)
+    admin = ck_admin(cluster)
+    futures = admin.delete_records([ck.TopicPartition("t", 0, 5)])
+    deleted = ck_result(futures[ck.TopicPartition("t", 0, 5)])
+    assert deleted.low_watermark == 5
+    consumer = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers,
+                            "group.id": "unused", "enable.auto.commit": False,
+                            "auto.offset.reset": "earliest", "fetch.wait.max.ms": 50,
+                            "logger": RDKAFKA_LOG})
+    stack.callback(consumer.close)
+    consumer.assign([ck.TopicPartition("t", 0, 0)])
+    offsets = []
+    deadline = time.monotonic() + TIMEOUT_S
+    while len(offsets) < 3 and time.monotonic() < deadline:
+        message = consumer.poll(0.1)
+        if message is not None and message.error() is None:
+            offsets.append(message.offset())
+    assert offsets == [5, 6, 7]
+    over = ck.TopicPartition("t", 0, 9)
+    assert ck_error(admin.delete_records([over])[over]).code() == \
+        ck.KafkaError.OFFSET_OUT_OF_RANGE
+
+
+def test_confluent_consumer_with_reset_error_reports_it(stack):
+    cluster = start(stack, topics={"t": 1})
+    produce(cluster, "t", 4)
+    admin = ck_admin(cluster)
+    ck_result(admin.delete_records([ck.TopicPartition("t", 0, 2)])[ck.TopicPartition("t", 0, 2)])
+    consumer = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers,
+                            "group.id": "unused", "enable.auto.commit": False,
+                            "auto.offset.reset": "error", "fetch.wait.max.ms": 50,
+                            "logger": RDKAFKA_LOG})
+    stack.callback(consumer.close)
+    consumer.assign([ck.TopicPartition("t", 0, 0)])
+    deadline = time.monotonic() + TIMEOUT_S
+    error = None
+    while error is None and time.monotonic() < deadline:
+        message = consumer.poll(0.1)
+        if message is not None and message.error() is not None:
+            error = message.error()
+    assert error is not None and error.code() == ck.KafkaError._AUTO_OFFSET_RESET
+
+
+# -- cluster, partitions, log dirs ---------------------------------------------------------
+
+def test_kafka_python_describes_the_cluster(stack):
+    cluster = start(stack)
+    info = kp_admin(stack, cluster).describe_cluster()
+    assert info["cluster_id"] == "mockbroker-cluster-0000"
+    assert sorted(b["broker_id"] for b in info["brokers"]) == [0, 1, 2]
+    assert info["controller_id"] in (0, 1, 2)
+    assert all(b["is_fenced"] is False for b in info["brokers"])
+    assert set(info["authorized_operations"]) >= {"DESCRIBE", "ALTER_CONFIGS", "CREATE"}
+
+
+def test_a_stopped_broker_is_listed_as_fenced_only_when_asked(stack):
+    cluster = start(stack)
+    cluster.call(lambda: setattr(cluster.core.cluster.brokers[2], "alive", False))
+    info = kp_admin(stack, cluster).describe_cluster()  # asks for fenced brokers too
+    assert {b["broker_id"]: b["is_fenced"] for b in info["brokers"]} == {
+        0: False, 1: False, 2: True}
+    body = wire.request_class(60)(include_cluster_authorized_operations=False,
+                                  endpoint_type=1, include_fenced_brokers=False)
+    response = send_raw(cluster, 60, 2, body)
+    assert [b.broker_id for b in response.brokers] == [0, 1]
+    assert response.cluster_authorized_operations == -2147483648
+    controller = wire.request_class(60)(endpoint_type=2)
+    assert send_raw(cluster, 60, 1, controller).error_code == 114  # MISMATCHED_ENDPOINT_TYPE
+
+
+def test_confluent_describes_the_cluster(stack):
+    cluster = start(stack, brokers=2)
+    admin = ck_admin(cluster)
+    result = ck_result(admin.describe_cluster(include_authorized_operations=True))
+    assert result.cluster_id == "mockbroker-cluster-0000"
+    assert sorted(n.id for n in result.nodes) == [0, 1]
+    assert result.controller.id in (0, 1)
+    ports = sorted(int(hp.rsplit(":", 1)[1]) for hp in cluster.bootstrap_servers.split(","))
+    assert sorted(n.port for n in result.nodes) == ports
+
+
+def test_kafka_python_pages_through_topic_partitions(stack):
+    cluster = start(stack, topics={"a": 3, "b": 2})
+    admin = kp_admin(stack, cluster)
+    page = admin.describe_topic_partitions(["a", "b", "zzz"], response_partition_limit=2)
+    assert [(t["name"], len(t["partitions"])) for t in page["topics"]] == [("a", 2)]
+    assert page["next_cursor"] == {"topic_name": "a", "partition_index": 2}
+    page = admin.describe_topic_partitions(["a", "b", "zzz"], response_partition_limit=2,
+                                           cursor=page["next_cursor"])
+    assert [(t["name"], [p["partition_index"] for p in t["partitions"]])
+            for t in page["topics"]] == [("a", [2]), ("b", [0])]
+    assert page["next_cursor"] == {"topic_name": "b", "partition_index": 1}
+    page = admin.describe_topic_partitions(["a", "b", "zzz"], cursor=page["next_cursor"])
+    assert [(t["name"], t["error_code"]) for t in page["topics"]] == [
+        ("b", 0), ("zzz", kerr.UnknownTopicOrPartitionError.errno)]
+    assert page["next_cursor"] is None
+    partition = page["topics"][0]["partitions"][0]
+    assert partition["isr_nodes"] == partition["replica_nodes"]
+    assert partition["leader_id"] == partition["replica_nodes"][0]
+
+
+def test_kafka_python_describes_log_dirs(stack):
+    cluster = start(stack, brokers=2, topics={"t": 1})
+    produce(cluster, "t", 3)
+    admin = kp_admin(stack, cluster)
+    size = cluster.call(lambda: cluster.core.cluster.topics["t"].partitions[0].log.size_bytes)
+    assert size > 0
+    dirs = admin.describe_log_dirs()
+    assert sorted(d["broker"] for d in dirs) == [0, 1]
+    for broker in dirs:
+        [log_dir] = broker["log_dirs"]
+        assert log_dir["error_code"] == 0 and log_dir["log_dir"] == "/tmp/kafka-logs"
+        [topic] = log_dir["topics"]
+        assert topic["name"] == "t"
+        assert topic["partitions"][0]["partition_size"] == size
