@@ -6,6 +6,16 @@ from mockbroker.core.cluster import Cluster, Partition
 from wire import errors
 
 
+#: What an int32 authorized-operations field holds when the client did not ask for it.
+NO_OPERATIONS = -2147483648
+#: With no authorizer Kafka allows, and reports when asked, every operation a resource has.
+#: Topic: READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
+TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+#: Cluster: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
+#: IDEMPOTENT_WRITE.
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+
+
 def replica_error(partition: Partition | None, broker_id: int,
                   current_leader_epoch: int = -1) -> int:
     """What Kafka's leader checks answer a client that reads or writes ``partition`` on

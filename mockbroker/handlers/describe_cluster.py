@@ -8,14 +8,12 @@ cluster's authorized operations the answer is all of those Kafka defines for a c
 from __future__ import annotations
 
 from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import CLUSTER_OPERATIONS, NO_OPERATIONS
 from wire import errors, response_class
 
 API_KEY = 60
 RESPONSE = response_class(API_KEY)
-NO_OPERATIONS = -2147483648
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
-#: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 
 @REGISTRY.handler(API_KEY, 0, 2)

@@ -13,17 +13,14 @@ import uuid
 
 from mockbroker.core.configs import topic_name_problem
 from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import NO_OPERATIONS, TOPIC_OPERATIONS
 from wire import errors, response_class
 
 API_KEY = 75
 RESPONSE = response_class(API_KEY)
 #: Kafka's max.request.partition.size.limit default
 MAX_PARTITIONS = 2000
-#: READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS: with no
-#: authorizer Kafka allows (and reports) every operation a topic has
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 ZERO_UUID = uuid.UUID(int=0)
-NO_OPERATIONS = -2147483648
 
 
 @REGISTRY.handler(API_KEY, 0, 0)

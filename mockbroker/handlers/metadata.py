@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import CLUSTER_OPERATIONS, NO_OPERATIONS, TOPIC_OPERATIONS
 from wire import errors, response_class
 
 API_KEY = 3
 RESPONSE = response_class(API_KEY)
-NO_OPERATIONS = -2147483648
 
 
 @REGISTRY.handler(API_KEY, 0, 13)
@@ -35,7 +35,8 @@ def handle(core, ctx, request):
                                                rack=b.rack) for b in cluster.live_brokers()]
     return RESPONSE(brokers=brokers, cluster_id=cluster.cluster_id,
                     controller_id=cluster.controller_id, topics=topics,
-                    cluster_authorized_operations=NO_OPERATIONS)
+                    cluster_authorized_operations=CLUSTER_OPERATIONS
+                    if request.include_cluster_authorized_operations else NO_OPERATIONS)
 
 
 def _topic(cluster, topic, error, name, request, topic_id=None):
@@ -53,4 +54,5 @@ def _topic(cluster, topic, error, name, request, topic_id=None):
     return RESPONSE.MetadataResponseTopic(
         error_code=errors.NONE, name=topic.name, topic_id=topic.topic_id,
         is_internal=topic.internal, partitions=partitions,
-        topic_authorized_operations=NO_OPERATIONS)
+        topic_authorized_operations=TOPIC_OPERATIONS
+        if request.include_topic_authorized_operations else NO_OPERATIONS)
