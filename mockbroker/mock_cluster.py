@@ -125,6 +125,17 @@ class MockCluster:
 
         return asyncio.run_coroutine_threadsafe(invoke(), self._loop).result()
 
+    def stop_broker(self, node_id: int) -> None:
+        """Take broker ``node_id`` down as if it had died; leaders and coordinators move."""
+        self._run(self._started().stop_broker(node_id))
+
+    def start_broker(self, node_id: int) -> None:
+        """Bring a stopped broker back on the same port."""
+        self._run(self._started().start_broker(node_id))
+
+    def _run(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
     def _started(self) -> ClusterRuntime:
         if self._runtime is None or self._thread is None:
             raise RuntimeError("cluster is not started")

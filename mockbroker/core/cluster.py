@@ -91,6 +91,8 @@ class Cluster:
         self._random = random.Random(seed)
         #: Called with (topic, partition index) after every append: Fetch long-polls listen here.
         self.append_listeners: set[Callable[[Partition], None]] = set()
+        #: Called with a partition whenever its leader changes (the group coordinator listens).
+        self.leadership_listeners: list[Callable[[Partition], None]] = []
 
     # -- brokers -------------------------------------------------------------------------------
 
@@ -204,6 +206,49 @@ class Cluster:
 
     def topic_config(self, topic: Topic, name: str, default: str) -> str:
         return topic.configs.get(name, default)
+
+    # -- leadership ----------------------------------------------------------------------------
+
+    def set_leader(self, partition: Partition, leader: int) -> None:
+        """Hand ``partition`` to ``leader`` (-1 for none) with a new leader epoch, as the
+        controller does, and tell whoever follows leadership."""
+        partition.leader = leader
+        partition.leader_epoch += 1
+        partition.isr = [r for r in partition.replicas if self.brokers[r].alive] or \
+            list(partition.replicas[:1])
+        for listener in list(self.leadership_listeners):
+            listener(partition)
+
+    def stop_broker(self, node_id: int) -> None:
+        """A broker dies: it leaves every ISR, and its partitions get the first live replica as
+        leader (or none, when no replica is alive)."""
+        broker = self.brokers[node_id]
+        if not broker.alive:
+            return
+        broker.alive = False
+        for partition in self.all_partitions():
+            if node_id in partition.isr:
+                partition.isr = [r for r in partition.isr if r != node_id]
+            if partition.leader == node_id:
+                live = [r for r in partition.replicas if self.brokers[r].alive]
+                self.set_leader(partition, live[0] if live else -1)
+
+    def start_broker(self, node_id: int) -> None:
+        """A broker comes back: it rejoins every ISR it belongs to and takes back the
+        partitions it is the preferred (first) replica of, as a preferred-leader election does."""
+        broker = self.brokers[node_id]
+        if broker.alive:
+            return
+        broker.alive = True
+        for partition in self.all_partitions():
+            if node_id in partition.replicas:
+                partition.isr = [r for r in partition.replicas if self.brokers[r].alive]
+                if partition.leader == -1 or partition.replicas[0] == node_id:
+                    self.set_leader(partition, node_id)
+
+    def all_partitions(self):
+        for topic in list(self.topics.values()):
+            yield from topic.partitions
 
     # -- data ----------------------------------------------------------------------------------
 

@@ -44,6 +44,13 @@ class Deferred:
         else:
             self._callbacks.append(callback)
 
+    def map(self, fn: Callable[[Any], Any]) -> "Deferred":
+        """A deferred resolved with ``fn(value)`` when this one resolves (cancel carries over)."""
+        mapped = Deferred()
+        mapped.on_cancel = self.cancel
+        self.add_callback(lambda value: mapped.resolve(fn(value)))
+        return mapped
+
     def cancel(self) -> None:
         """The connection went away: stop waiting, release whatever was held for it."""
         if not self._done:

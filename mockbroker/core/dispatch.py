@@ -15,6 +15,7 @@ from typing import Any
 
 from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
+from mockbroker.core.coordinator.coordinator import GroupCoordinator
 from mockbroker.core.settings import resolve_settings
 from wire import Request
 from wire.registry import ApiRegistry
@@ -52,6 +53,7 @@ class Core:
         self.settings = resolve_settings(settings or {})
         self.cluster = Cluster(self.settings, brokers, clock)
         self.registry = registry or REGISTRY
+        self.groups = GroupCoordinator(self.cluster, self.settings)
         self._producer_ids = itertools.count(1000)
         #: transactional id -> (producer id, epoch)
         self.transactional_producers: dict[str, tuple[int, int]] = {}

@@ -62,6 +62,26 @@ class ClusterRuntime:
         for listener in self.listeners:
             await listener.stop()
 
+    async def stop_broker(self, node_id: int) -> None:
+        """Take a broker down: its listener closes (with every connection) and the cluster moves
+        its partition leadership and group coordination to live brokers."""
+        listener = self._listener(node_id)
+        await listener.stop()
+        self.core.cluster.stop_broker(node_id)
+
+    async def start_broker(self, node_id: int) -> None:
+        """Bring a stopped broker back on its old port; it takes back what it prefers to lead."""
+        listener = self._listener(node_id)
+        if not listener.serving:
+            await listener.start()
+        self.core.cluster.start_broker(node_id)
+
+    def _listener(self, node_id: int) -> BrokerListener:
+        for listener in self.listeners:
+            if listener.broker_id == node_id:
+                return listener
+        raise KeyError(f"no broker {node_id}")
+
     def _rearm(self) -> None:
         """Sleep until the core's earliest timer; called whenever that deadline moves up."""
         loop = self._loop

@@ -24,6 +24,7 @@ DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 
 _SIZE = struct.Struct(">i")
 _NO_RESPONSE = object()
+_CLOSE = object()  # a response that could not be made: close the connection instead
 _TURNS_TO_START_A_CONNECTION = 5
 _connection_ids = itertools.count(1)
 
@@ -127,6 +128,7 @@ class BrokerListener:
         header = request.header
         ctx = RequestContext(self.broker_id, connection_id, header.client_id, header.api_version,
                              self.core.clock.now_ms())
+        name = wire.API_NAMES.get(header.api_key, header.api_key)
         try:
             body = self.core.handle(request, ctx)
         except NoHandler as exc:
@@ -135,10 +137,24 @@ class BrokerListener:
         except CloseConnection as exc:
             log.info("broker %d: %s; closing connection %d", self.broker_id, exc, connection_id)
             return None
+        except Exception:
+            # A bug of ours must not take the listener down: this connection is closed, as
+            # Kafka closes one whose request it failed to process, and everything else goes on.
+            log.exception("broker %d: failed to handle %s v%d; closing connection %d",
+                          self.broker_id, name, header.api_version, connection_id)
+            return None
 
-        def encode(value) -> bytes:
-            return wire.encode_response(header.api_key, header.api_version,
-                                        header.correlation_id, value)
+        def answer(value) -> None:
+            if future.done():
+                return
+            try:
+                future.set_result(wire.encode_response(header.api_key, header.api_version,
+                                                       header.correlation_id, value))
+            except Exception:
+                log.exception("broker %d: failed to encode the %s v%d response; closing "
+                              "connection %d", self.broker_id, name, header.api_version,
+                              connection_id)
+                future.set_result(_CLOSE)
 
         if body is None:
             return _NO_RESPONSE
@@ -147,12 +163,11 @@ class BrokerListener:
 
             def complete(value) -> None:
                 waiting.pop(body, None)
-                if not future.done():
-                    future.set_result(encode(value))
+                answer(value)
 
             body.add_callback(complete)
             return future
-        future.set_result(encode(body))
+        answer(body)
         return future
 
     @staticmethod
@@ -162,6 +177,9 @@ class BrokerListener:
             if future is None:
                 return
             data = await future
+            if data is _CLOSE:
+                writer.close()
+                return
             if data:
                 writer.write(data)
                 await writer.drain()

@@ -1,0 +1,1 @@
+"""The group coordinator: classic groups, their rebalances, and committed offsets."""

@@ -1,0 +1,39 @@
+"""FindCoordinator (key 10): which broker coordinates a group or a transactional id.
+
+Versions 0-3 ask for one key; 4 and later for a batch.  The coordinator is the leader of the
+key's ``__consumer_offsets`` (or ``__transaction_state``) partition, created on first use.
+"""
+
+from __future__ import annotations
+
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 10
+RESPONSE = response_class(API_KEY)
+
+
+def _lookup(core, key: str, key_type: int):
+    if key_type not in (0, 1):
+        return errors.INVALID_REQUEST, -1, "", -1
+    if key_type == 0 and not key:
+        return errors.INVALID_REQUEST, -1, "", -1
+    error, node_id = core.groups.coordinator_for(key, key_type)
+    broker = core.cluster.brokers.get(node_id)
+    if error != errors.NONE or broker is None:
+        return error or errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+    return errors.NONE, node_id, broker.host, broker.port
+
+
+@REGISTRY.handler(API_KEY, 0, 6)
+def handle(core, ctx, request):
+    if ctx.api_version < 4:
+        error, node_id, host, port = _lookup(core, request.key, request.key_type)
+        return RESPONSE(error_code=error, error_message=None, node_id=node_id, host=host,
+                        port=port)
+    coordinators = []
+    for key in request.coordinator_keys:
+        error, node_id, host, port = _lookup(core, key, request.key_type)
+        coordinators.append(RESPONSE.Coordinator(key=key, node_id=node_id, host=host, port=port,
+                                                 error_code=error))
+    return RESPONSE(coordinators=coordinators)

@@ -1,0 +1,27 @@
+"""LeaveGroup (key 13): members leave (one by member id before v3, a batch after)."""
+
+from __future__ import annotations
+
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 13
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY, 0, 5)
+def handle(core, ctx, request):
+    if ctx.api_version < 3:
+        leaving = [(request.member_id, None)]
+    else:
+        leaving = [(m.member_id, m.group_instance_id) for m in request.members]
+    error, results = core.groups.leave_group(ctx.broker_id, request.group_id, leaving)
+    if ctx.api_version < 3:
+        # Old versions carry the single member's outcome as the response's error.
+        return RESPONSE(error_code=error if error != errors.NONE else results[0])
+    if error != errors.NONE:
+        return RESPONSE(error_code=error)
+    return RESPONSE(error_code=errors.NONE, members=[
+        RESPONSE.MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                                error_code=code)
+        for m, code in zip(request.members, results)])

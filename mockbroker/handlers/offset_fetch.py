@@ -1,0 +1,88 @@
+"""OffsetFetch (key 9): committed offsets of one group (v0-7) or several (v8+); all of a
+group's partitions when the topic list is null."""
+
+from __future__ import annotations
+
+from mockbroker.core.coordinator.group import GroupError
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 9
+RESPONSE = response_class(API_KEY)
+
+
+def _fetch(core, ctx, group_id, topics, by_id):
+    """(group error, [(topic name, topic id, [(partition, entry or None)])])"""
+    cluster = core.cluster
+    wanted = None
+    names = {}
+    if topics is not None:
+        wanted = []
+        for t in topics:
+            if by_id:
+                topic = cluster.topics_by_id.get(t.topic_id)
+                name = topic.name if topic else None
+            else:
+                name = t.name
+            names[(t.name, t.topic_id) if by_id else t.name] = name
+            wanted.extend((name, p) for p in t.partition_indexes)
+    try:
+        found = core.groups.fetch_offsets(ctx.broker_id, group_id, wanted)
+    except GroupError as exc:
+        return exc.error_code, []
+    by_topic: dict[str, list] = {}
+    for (name, partition), entry in found.items():
+        by_topic.setdefault(name, []).append((partition, entry))
+    return errors.NONE, by_topic
+
+
+def _partition(cls, partition, entry, error=errors.NONE):
+    if entry is None:
+        return cls(partition_index=partition, committed_offset=-1, committed_leader_epoch=-1,
+                   metadata="", error_code=error)
+    return cls(partition_index=partition, committed_offset=entry.offset,
+               committed_leader_epoch=entry.leader_epoch, metadata=entry.metadata,
+               error_code=error)
+
+
+@REGISTRY.handler(API_KEY, 1, 10)
+def handle(core, ctx, request):
+    version = ctx.api_version
+    if version < 8:
+        error, by_topic = _fetch(core, ctx, request.group_id, request.topics, False)
+        topics = []
+        if request.topics is not None:
+            for t in request.topics:
+                got = dict(by_topic.get(t.name, []))
+                topics.append(RESPONSE.OffsetFetchResponseTopic(name=t.name, partitions=[
+                    _partition(RESPONSE.OffsetFetchResponsePartition, p, got.get(p), error)
+                    for p in t.partition_indexes]))
+        else:
+            topics = [RESPONSE.OffsetFetchResponseTopic(name=name, partitions=[
+                _partition(RESPONSE.OffsetFetchResponsePartition, p, e) for p, e in parts])
+                for name, parts in by_topic.items()]
+        return RESPONSE(topics=topics, error_code=error)
+    by_id = version >= 10
+    groups = []
+    for g in request.groups:
+        error, by_topic = _fetch(core, ctx, g.group_id, g.topics, by_id)
+        topics = []
+        if g.topics is not None:
+            for t in g.topics:
+                topic = core.cluster.topics_by_id.get(t.topic_id) if by_id else None
+                name = topic.name if topic else t.name
+                got = dict(by_topic.get(name, []))
+                topics.append(RESPONSE.OffsetFetchResponseTopics(
+                    name=t.name, topic_id=t.topic_id, partitions=[
+                        _partition(RESPONSE.OffsetFetchResponsePartitions, p, got.get(p))
+                        for p in t.partition_indexes]))
+        else:
+            for name, parts in by_topic.items():
+                topic = core.cluster.topics.get(name)
+                topics.append(RESPONSE.OffsetFetchResponseTopics(
+                    name=name, topic_id=topic.topic_id if topic and by_id else None,
+                    partitions=[_partition(RESPONSE.OffsetFetchResponsePartitions, p, e)
+                                for p, e in parts]))
+        groups.append(RESPONSE.OffsetFetchResponseGroup(group_id=g.group_id, topics=topics,
+                                                        error_code=error))
+    return RESPONSE(groups=groups)

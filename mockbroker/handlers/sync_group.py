@@ -1,0 +1,27 @@
+"""SyncGroup (key 14): the leader hands in the assignment; everyone gets their share."""
+
+from __future__ import annotations
+
+from mockbroker.core.coordinator.group import SyncResult
+from mockbroker.core.deferred import Deferred
+from mockbroker.handlers import REGISTRY
+from wire import response_class
+
+API_KEY = 14
+RESPONSE = response_class(API_KEY)
+
+
+def _response(result: SyncResult):
+    return RESPONSE(error_code=result.error_code, protocol_type=result.protocol_type,
+                    protocol_name=result.protocol_name, assignment=result.assignment)
+
+
+@REGISTRY.handler(API_KEY, 0, 5)
+def handle(core, ctx, request):
+    result = core.groups.sync_group(
+        ctx.broker_id, request.group_id, request.member_id, request.group_instance_id,
+        request.generation_id, request.protocol_type, request.protocol_name,
+        {a.member_id: a.assignment for a in request.assignments})
+    if isinstance(result, Deferred):
+        return result.map(_response)
+    return _response(result)
