@@ -79,8 +79,11 @@ def _read(core, ctx, request):
             partition = topic.partitions[fp.partition]
             out.error_code = replica_error(partition, ctx.broker_id, fp.current_leader_epoch)
             if out.error_code != errors.NONE:
+                # KIP-951: Kafka names the new leader only from v16, where node endpoints come
+                # with it (the field exists from v12, but a v12 client told of a leader it has
+                # no address for is stuck: kafka-python raises UnknownBrokerIdError from poll)
                 if out.error_code in (errors.NOT_LEADER_OR_FOLLOWER, errors.FENCED_LEADER_EPOCH) \
-                        and version >= 12:
+                        and version >= 16:
                     out.current_leader = RESPONSE.LeaderIdAndEpoch(
                         leader_id=partition.leader, leader_epoch=partition.leader_epoch)
                     leaders.add(partition.leader)

@@ -841,11 +841,13 @@ def test_stale_leader_epoch_is_fenced_before_the_leader_is_checked(stack):
     new = move_leader(cluster, 0)
     old_conn, new_conn = raw(stack, cluster, old), raw(stack, cluster, new)
 
-    def fetch(conn, epoch):
-        [part] = conn.call(1, 12, fetch_body({0: 0}, current_leader_epoch=epoch)) \
-            .responses[0].partitions
+    def fetch(conn, epoch, version=16):
+        body = fetch_body({0: 0}, current_leader_epoch=epoch, topic_id=topic_id(cluster))
+        [part] = conn.call(1, version, body).responses[0].partitions
         return part.error_code, (part.current_leader.leader_id, part.current_leader.leader_epoch)
 
+    # the new leader is named from v16 (KIP-951), where its endpoint comes with it, as on Kafka
+    assert fetch(old_conn, 1, version=15) == (errors.NOT_LEADER_OR_FOLLOWER, (-1, -1))
     assert fetch(old_conn, 0) == (errors.FENCED_LEADER_EPOCH, (new, 1))
     assert fetch(old_conn, 1) == (errors.NOT_LEADER_OR_FOLLOWER, (new, 1))
     assert fetch(new_conn, 0) == (errors.FENCED_LEADER_EPOCH, (new, 1))

@@ -158,6 +158,7 @@ class GroupCoordinator:
             return
         for group in shard.groups.values():
             self._cancel_group_timers(group)
+            group.transition_to(DEAD, self.now)  # as Kafka's onUnloaded does
             for member in group.members.values():
                 if member.join_waiter is not None:
                     waiter, member.join_waiter = member.join_waiter, None
@@ -178,6 +179,10 @@ class GroupCoordinator:
             for group in shard.groups.values():
                 for member in group.members.values():
                     self._schedule_heartbeat(group, member)
+                if len(group.members) > self.settings["group_max_size"]:
+                    # The max size was lowered: rebalance, giving the members a chance to
+                    # commit before the extra ones are let go (Kafka does the same).
+                    self._prepare_rebalance(group)
 
         if self.load_delay_ms > 0:
             self.timers.call_later(self.load_delay_ms, finish)
@@ -229,6 +234,9 @@ class GroupCoordinator:
                 return JoinResult(errors.UNKNOWN_MEMBER_ID, req.member_id)
             group = shard.groups[req.group_id] = Group(req.group_id, self.now)
         if not self._accept_joining_member(group, req.member_id):
+            # A member refused for size is out of the group, as in Kafka: with a lowered max
+            # size, the last members to rejoin a rebalance are the ones let go.
+            group.remove(req.member_id)
             return JoinResult(errors.GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID)
         waiter = Deferred()
         if unknown:
@@ -648,7 +656,7 @@ class GroupCoordinator:
         if group.is_(CR):
             raise GroupError(errors.REBALANCE_IN_PROGRESS)
         member = group.members.get(member_id)
-        if member is not None and group.is_(ST):
+        if member is not None and group.is_(ST, PR):
             self._schedule_heartbeat(group, member)  # a commit counts as a sign of life
         return shard, group
 
@@ -727,6 +735,121 @@ class GroupCoordinator:
         if group is None:
             group = shard.groups[group_id] = Group(group_id, self.now)
         return group
+
+    # -- group administration: DescribeGroups, ListGroups, DeleteGroups, OffsetDelete ----------
+
+    #: The protocol type of Kafka's consumers, whose Subscription the coordinator can read
+    CONSUMER_PROTOCOL_TYPE = "consumer"
+
+    def describe_group(self, broker_id: int, group_id: str) -> Group | None:
+        """The group to describe, or None when this coordinator has no such group (Kafka then
+        answers with state Dead); GroupError when this broker cannot answer for the group."""
+        group = self.shard_for(group_id, broker_id).groups.get(group_id)
+        return None if group is None or group.is_(DEAD) else group
+
+    def list_groups(self, broker_id: int) -> list[Group]:
+        """Every group of every shard ``broker_id`` leads, as Kafka 4 reads all its shards.
+
+        A shard still loading fails the whole listing with COORDINATOR_LOAD_IN_PROGRESS, as
+        one failed shard read fails Kafka's combined answer."""
+        shards = sorted((s for s in self.shards.values() if s.leader == broker_id),
+                        key=lambda s: s.index)
+        if any(shard.loading for shard in shards):
+            raise GroupError(errors.COORDINATOR_LOAD_IN_PROGRESS)
+        return [group for shard in shards for group in shard.groups.values()
+                if not group.is_(DEAD)]
+
+    def delete_groups(self, broker_id: int, group_ids: list[str]) -> dict[str, int]:
+        """Delete each group that has no members: its offsets and its metadata get tombstones.
+
+        Per group: GROUP_ID_NOT_FOUND for a group this coordinator does not have,
+        NON_EMPTY_GROUP while members are in it, the coordinator error when this broker is not
+        the group's coordinator (Kafka's ClassicGroup.validateDeleteGroup)."""
+        results: dict[str, int] = {}
+        for group_id in group_ids:
+            try:
+                shard = self.shard_for(group_id, broker_id)
+            except GroupError as exc:
+                results[group_id] = exc.error_code
+                continue
+            group = shard.groups.get(group_id)
+            if group is None or group.is_(DEAD):
+                results[group_id] = errors.GROUP_ID_NOT_FOUND
+            elif group.is_(ST, PR, CR):
+                results[group_id] = errors.NON_EMPTY_GROUP
+            else:
+                self.delete_group(shard, group)
+                results[group_id] = errors.NONE
+        return results
+
+    def delete_group_offsets(self, broker_id: int, group_id: str,
+                             partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """OffsetDelete on the coordinator: an error code per partition, tombstones written for
+        the deleted offsets that existed.  Group-level refusals raise GroupError.
+
+        A group with members may lose the offsets of topics it does not consume, but only if
+        it speaks the consumer protocol (whose subscriptions the coordinator can read); its
+        subscribed topics answer GROUP_SUBSCRIBED_TO_TOPIC (Kafka's
+        ClassicGroup.validateOffsetDelete and OffsetMetadataManager.deleteOffsets)."""
+        group = self.shard_for(group_id, broker_id).groups.get(group_id)
+        if group is None or group.is_(DEAD):
+            raise GroupError(errors.GROUP_ID_NOT_FOUND)
+        if group.is_(ST, PR, CR) and group.protocol_type != self.CONSUMER_PROTOCOL_TYPE:
+            raise GroupError(errors.NON_EMPTY_GROUP)
+        subscribed = self.subscribed_topics(group)
+        results: dict[tuple[str, int], int] = {}
+        doomed: list[tuple[str, int]] = []
+        for topic, index in partitions:
+            if self._consumes(group, subscribed, topic):
+                results[(topic, index)] = errors.GROUP_SUBSCRIBED_TO_TOPIC
+                continue
+            results[(topic, index)] = errors.NONE
+            if (topic, index) in group.offsets and (topic, index) not in doomed:
+                doomed.append((topic, index))
+        if doomed:
+            self.delete_offsets(group, doomed)
+        return results
+
+    def subscribed_topics(self, group: Group) -> set[str] | None:
+        """The topics the group's members subscribe to, read from their consumer-protocol
+        Subscription for the group's protocol; None when the coordinator cannot know (not the
+        consumer protocol, no generation yet, metadata it cannot parse).
+
+        Kafka computes this when a generation starts (ClassicGroup.computeSubscribedTopics) and
+        keeps it until the next one; computed here from the members at hand, which is the same
+        set except while a rebalance is changing the membership."""
+        from wire import WireError, embedded_struct
+
+        if group.protocol_type != self.CONSUMER_PROTOCOL_TYPE:
+            return None
+        if not group.members:
+            return set()
+        if group.protocol_name is None:
+            # Members are joining a group whose last generation (if any) had none.
+            return set() if group.generation_id > 0 else None
+        topics: set[str] = set()
+        try:
+            for member in group.members.values():
+                # Version 0 is a prefix of every Subscription version (Kafka reads it so too).
+                data = bytes(member.metadata(group.protocol_name))
+                if len(data) < 2:
+                    return None
+                subscription, _ = embedded_struct("ConsumerProtocolSubscription", 0).decode(
+                    data, 2)
+                topics.update(subscription.topics)
+        except (KeyError, WireError):
+            return None
+        return topics
+
+    def is_subscribed_to_topic(self, group: Group, topic: str) -> bool:
+        """Kafka's ClassicGroup.isSubscribedToTopic: when the subscriptions are unknown, a
+        consumer-protocol group is assumed to consume every topic."""
+        return self._consumes(group, self.subscribed_topics(group), topic)
+
+    def _consumes(self, group: Group, subscribed: set[str] | None, topic: str) -> bool:
+        if subscribed is None:
+            return group.protocol_type == self.CONSUMER_PROTOCOL_TYPE
+        return topic in subscribed
 
 
 __all__ = ["GroupCoordinator", "JoinRequest", "partition_for", "java_string_hashcode"]

@@ -4,7 +4,8 @@ Kafka's names for the states, and every transition the coordinator makes, as row
 (from, event, to).  The coordinator calls :func:`check` before each transition, so a transition
 that is not in this table is a bug that fails loudly instead of corrupting a group.  Compare with
 Kafka's ``ClassicGroupState`` (and the seeds' diagram): Empty → PreparingRebalance →
-CompletingRebalance → Stable, with Dead reachable from every state.
+CompletingRebalance → Stable, with Dead reachable from every state.  Kafka also allows
+Dead → Dead; here a Dead group has already left its shard, so nothing can take that step.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ TRANSITIONS: tuple[tuple[GroupState, str, GroupState], ...] = (
     (ST, "a member leaves, or its session times out", PR),
     (ST, "a member misses the SyncGroup after a rebalance", PR),
     (ST, "the coordinator moves away", DEAD),
-    (DEAD, "the group is removed again", DEAD),
 )
 
 #: For each state, the states a group may come from (what Kafka calls valid previous states).

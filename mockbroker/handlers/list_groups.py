@@ -1,0 +1,36 @@
+"""ListGroups (key 16): the groups this broker coordinates, in every shard it leads.
+
+Filters as Kafka 4 applies them: states (v4+) compared case-insensitively, types (v5+) parsed
+case-insensitively, an unknown type matching no group.  Every group here is a classic group.
+"""
+
+from __future__ import annotations
+
+from mockbroker.core.coordinator.group import GroupError
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 16
+RESPONSE = response_class(API_KEY)
+GROUP_TYPE = "classic"
+
+
+@REGISTRY.handler(API_KEY, 0, 5)
+def handle(core, ctx, request):
+    try:
+        groups = core.groups.list_groups(ctx.broker_id)
+    except GroupError as exc:
+        return RESPONSE(error_code=exc.error_code, groups=[])
+    states = {s.strip().lower() for s in request.states_filter} if ctx.api_version >= 4 else set()
+    types = {t.lower() for t in request.types_filter} if ctx.api_version >= 5 else set()
+    listed = []
+    for group in groups:
+        if states and group.state.value.lower() not in states:
+            continue
+        if types and GROUP_TYPE not in types:
+            continue
+        listed.append(RESPONSE.ListedGroup(group_id=group.group_id,
+                                           protocol_type=group.protocol_type or "",
+                                           group_state=group.state.value,
+                                           group_type=GROUP_TYPE))
+    return RESPONSE(error_code=errors.NONE, groups=listed)

@@ -1,0 +1,44 @@
+"""OffsetDelete (key 47): delete a group's committed offsets for some partitions.
+
+As Kafka answers it: partitions of topics or partitions the cluster does not have get
+UNKNOWN_TOPIC_OR_PARTITION before the coordinator is asked; a group-level refusal
+(INVALID_GROUP_ID, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, a coordinator error) is the whole
+answer, with no topics; otherwise each partition the group still consumes gets
+GROUP_SUBSCRIBED_TO_TOPIC and the others lose their offsets.
+"""
+
+from __future__ import annotations
+
+from mockbroker.core.coordinator.group import GroupError
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 47
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY, 0, 0)
+def handle(core, ctx, request):
+    cluster = core.cluster
+    answers: dict[str, list[tuple[int, int]]] = {}
+    wanted: list[tuple[str, int]] = []
+    for t in request.topics:
+        topic = cluster.topics.get(t.name)
+        for p in t.partitions:
+            if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                answers.setdefault(t.name, []).append(
+                    (p.partition_index, errors.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                wanted.append((t.name, p.partition_index))
+    if not request.group_id:
+        return RESPONSE(error_code=errors.INVALID_GROUP_ID, throttle_time_ms=0, topics=[])
+    try:
+        results = core.groups.delete_group_offsets(ctx.broker_id, request.group_id, wanted)
+    except GroupError as exc:
+        return RESPONSE(error_code=exc.error_code, throttle_time_ms=0, topics=[])
+    for (name, index) in wanted:
+        answers.setdefault(name, []).append((index, results[(name, index)]))
+    return RESPONSE(error_code=errors.NONE, throttle_time_ms=0, topics=[
+        RESPONSE.OffsetDeleteResponseTopic(name=name, partitions=[
+            RESPONSE.OffsetDeleteResponsePartition(partition_index=index, error_code=code)
+            for index, code in parts]) for name, parts in answers.items()])

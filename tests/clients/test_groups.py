@@ -1,0 +1,614 @@
+"""Consumer groups with stock clients over real sockets: membership, assignment, offsets.
+
+kafka-python and confluent-kafka (librdkafka) consumers subscribe to a topic in a group on a
+``MockCluster``; what the tests check is what their users see — which partitions each member is
+given, which records each consumes, what is committed and where a new member resumes — and,
+where a client cannot show it (a rebalance that did *not* happen), the coordinator's own state
+read through ``MockCluster.call``.
+
+Records are produced only while a group is stable, and every member commits what it consumed
+before the next change of membership, so a correct coordinator hands each record to exactly one
+member: each test collects what all its members consumed and compares it with what it produced.
+A member that crashes is a consumer in a subprocess killed with SIGKILL: it never leaves, so
+only its session timeout takes it out of the group.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import queue
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+import confluent_kafka as ck
+import pytest
+from kafka import KafkaConsumer, TopicPartition
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.structs import OffsetAndMetadata
+
+from mockbroker import MockCluster
+
+TOPIC = "orders"
+PARTITIONS = 6
+ALL = frozenset(range(PARTITIONS))
+GROUP = "billing"
+CLIENTS = ["kafka-python", "confluent-kafka"]
+DEADLINE_S = 12
+#: Short sessions keep crash tests fast; the broker's minimum is lowered to allow them.
+SESSION_MS = 2000
+HEARTBEAT_MS = 200
+
+
+# -- fixtures and helpers ----------------------------------------------------------------------
+
+@pytest.fixture
+def stack():
+    """Clusters, consumers and subprocesses, closed in reverse order of opening."""
+    with contextlib.ExitStack() as s:
+        yield s
+
+
+def start(stack, **settings) -> MockCluster:
+    settings.setdefault("brokers", 3)
+    settings.setdefault("topics", {TOPIC: PARTITIONS})
+    settings.setdefault("group_initial_rebalance_delay_ms", 0)
+    settings.setdefault("group_min_session_timeout_ms", 1000)
+    return stack.enter_context(MockCluster(**settings))
+
+
+@dataclass(frozen=True)
+class Got:
+    """A record as one member consumed it."""
+    member: str
+    partition: int
+    offset: int
+    value: bytes
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """The coordinator's view of a group."""
+    state: str
+    generation: int
+    members: dict  # member id -> group instance id
+    leader: str | None
+    committed: dict  # partition of TOPIC -> committed offset
+
+
+def group_view(cluster: MockCluster, group_id: str = GROUP) -> GroupView | None:
+    def read():
+        for _shard, group in cluster.core.groups.groups():
+            if group.group_id == group_id:
+                return GroupView(
+                    group.state.value, group.generation_id,
+                    {m.member_id: m.group_instance_id for m in group.members.values()},
+                    group.leader_id,
+                    {p: e.offset for (t, p), e in group.offsets.items() if t == TOPIC})
+        return None
+    return cluster.call(read)
+
+
+def coordinator(cluster: MockCluster, group_id: str = GROUP) -> int:
+    error, node_id = cluster.call(cluster.core.groups.coordinator_for, group_id)
+    assert error == 0
+    return node_id
+
+
+def produce(stack, cluster: MockCluster, tag: str, count: int = 60) -> set[bytes]:
+    """``count`` records spread evenly over the partitions; returns their values."""
+    producer = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers, "log_level": 0,
+                            "linger.ms": 1})
+    values = set()
+    for i in range(count):
+        value = f"{tag}-{i}".encode()
+        producer.produce(TOPIC, value=value, partition=i % PARTITIONS)
+        values.add(value)
+    assert producer.flush(10) == 0
+    return values
+
+
+def wait_for(predicate, what: str, timeout: float = DEADLINE_S):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+# -- one consumer in a group, whichever client -------------------------------------------------
+
+class Member:
+    """A subscribed consumer as its user sees it: what it consumed, its assignment, its
+    commits and rebalance callbacks.
+
+    Each member has a thread of its own that polls it (committing what each poll returned, as
+    an application that commits synchronously does), and does on that thread whatever the test
+    asks of the consumer (:meth:`call`): neither client's consumer may be used from two threads
+    at once.  kafka-python needs a poll that keeps coming back: it completes a rebalance only
+    inside ``poll()``, and a JoinGroup that finishes between two polls is sent again (a leader
+    that rejoins starts another rebalance, on Kafka as here), so one thread polling several
+    kafka-python consumers in turn would rebalance forever.
+    """
+
+    client: str
+
+    def __init__(self, name: str, *, commit_each_poll: bool = True):
+        self.name = name
+        self.commit_each_poll = commit_each_poll
+        self.got: list[Got] = []
+        #: what the rebalance callbacks reported, in order: ("assign"|"revoke", partitions)
+        self.events: list[tuple[str, frozenset]] = []
+        self._assignment: frozenset = frozenset()
+        self._consumed: dict[int, int] = {}  # partition -> next offset, since the last commit
+        self._requests: queue.Queue = queue.Queue()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.failure: BaseException | None = None
+
+    def _start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"member-{self.name}",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                while True:
+                    try:
+                        fn, result = self._requests.get_nowait()
+                    except queue.Empty:
+                        break
+                    try:
+                        result.set_result(fn())
+                    except BaseException as exc:
+                        result.set_exception(exc)
+                got = self._poll()
+                for g in got:
+                    self._consumed[g.partition] = g.offset + 1
+                self.got += got
+                if got and self.commit_each_poll:
+                    self.commit()
+                self._assignment = self._read_assignment()
+        except BaseException as exc:  # reported by the test's next look at this member
+            self.failure = exc
+            while True:
+                try:
+                    _, result = self._requests.get_nowait()
+                except queue.Empty:
+                    break
+                result.set_exception(exc)
+
+    def call(self, fn, *args):
+        """Run ``fn(*args)`` on the member's own thread and return its result."""
+        self._check()
+        result: concurrent.futures.Future = concurrent.futures.Future()
+        self._requests.put((lambda: fn(*args), result))
+        return result.result(timeout=DEADLINE_S)
+
+    def _check(self) -> None:
+        if self.failure is not None:
+            raise AssertionError(f"member {self.name} failed") from self.failure
+
+    def assignment(self) -> frozenset:
+        """The partitions the consumer held after its latest poll."""
+        self._check()
+        return self._assignment
+
+    def values(self) -> set[bytes]:
+        return {g.value for g in list(self.got)}
+
+    def commit(self) -> None:
+        """Commit what has been consumed since the last commit, and wait for the answer."""
+        if self._consumed:
+            self.commit_offsets(self._consumed)
+            self._consumed = {}
+
+    def committed(self, partition: int) -> int | None:
+        return self.call(self._committed, partition)
+
+    def commit_on_its_thread(self, offsets: dict[int, int]) -> None:
+        self.call(self.commit_offsets, offsets)
+
+    def close(self) -> None:
+        """Close the consumer (leaving the group, unless static) and stop its thread."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.failure is None and self._thread is not None:
+            self.call(self._close)
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(DEADLINE_S)
+
+
+class KafkaPythonMember(Member, ConsumerRebalanceListener):
+    client = "kafka-python"
+
+    def __init__(self, cluster: MockCluster, name: str, group_id: str = GROUP, *,
+                 commit_each_poll: bool = True, **config):
+        super().__init__(name, commit_each_poll=commit_each_poll)
+        config.setdefault("session_timeout_ms", SESSION_MS)
+        config.setdefault("heartbeat_interval_ms", HEARTBEAT_MS)
+        self.consumer = KafkaConsumer(
+            bootstrap_servers=cluster.bootstrap_servers, group_id=group_id, client_id=name,
+            enable_auto_commit=False, auto_offset_reset="earliest", fetch_max_wait_ms=100,
+            request_timeout_ms=5000, retry_backoff_ms=50, **config)
+        self.consumer.subscribe([TOPIC], listener=self)
+        self._start()
+
+    def on_partitions_assigned(self, assigned):
+        self.events.append(("assign", frozenset(tp.partition for tp in assigned)))
+
+    def on_partitions_revoked(self, revoked):
+        self.events.append(("revoke", frozenset(tp.partition for tp in revoked)))
+
+    def _poll(self) -> list[Got]:
+        return [Got(self.name, r.partition, r.offset, r.value)
+                for records in self.consumer.poll(timeout_ms=100).values() for r in records]
+
+    def _read_assignment(self) -> frozenset:
+        return frozenset(tp.partition for tp in self.consumer.assignment())
+
+    def commit_offsets(self, offsets: dict[int, int]) -> None:
+        self.consumer.commit({TopicPartition(TOPIC, p): OffsetAndMetadata(o, "", -1)
+                              for p, o in offsets.items()})
+
+    def _committed(self, partition: int) -> int | None:
+        return self.consumer.committed(TopicPartition(TOPIC, partition))
+
+    def _close(self) -> None:
+        self.consumer.close()
+
+
+class ConfluentMember(Member):
+    client = "confluent-kafka"
+
+    def __init__(self, cluster: MockCluster, name: str, group_id: str = GROUP, *,
+                 commit_each_poll: bool = True, **config):
+        super().__init__(name, commit_each_poll=commit_each_poll)
+        config.setdefault("session.timeout.ms", SESSION_MS)
+        config.setdefault("heartbeat.interval.ms", HEARTBEAT_MS)
+        self.consumer = ck.Consumer({
+            "bootstrap.servers": cluster.bootstrap_servers, "group.id": group_id,
+            "client.id": name, "enable.auto.commit": False, "auto.offset.reset": "earliest",
+            "fetch.wait.max.ms": 100, "log_level": 0, **config})
+        self.consumer.subscribe([TOPIC], on_assign=self._on_assign, on_revoke=self._on_revoke)
+        self._start()
+
+    def _on_assign(self, _consumer, partitions):
+        self.events.append(("assign", frozenset(tp.partition for tp in partitions)))
+
+    def _on_revoke(self, _consumer, partitions):
+        self.events.append(("revoke", frozenset(tp.partition for tp in partitions)))
+
+    def _poll(self) -> list[Got]:
+        out = []
+        for message in self.consumer.consume(num_messages=500, timeout=0.1):
+            if message.error() is not None:
+                raise ck.KafkaException(message.error())
+            out.append(Got(self.name, message.partition(), message.offset(), message.value()))
+        return out
+
+    def _read_assignment(self) -> frozenset:
+        return frozenset(tp.partition for tp in self.consumer.assignment())
+
+    def commit_offsets(self, offsets: dict[int, int]) -> None:
+        results = self.consumer.commit(offsets=[ck.TopicPartition(TOPIC, p, o)
+                                                for p, o in offsets.items()],
+                                       asynchronous=False)
+        assert all(tp.error is None for tp in results), results
+
+    def _committed(self, partition: int) -> int | None:
+        [tp] = self.consumer.committed([ck.TopicPartition(TOPIC, partition)], timeout=5)
+        assert tp.error is None, tp.error
+        return None if tp.offset < 0 else tp.offset
+
+    def _close(self) -> None:
+        self.consumer.close()
+
+
+MEMBER_OF = {"kafka-python": KafkaPythonMember, "confluent-kafka": ConfluentMember}
+
+
+def join(stack, cluster: MockCluster, client: str, name: str, **config) -> Member:
+    member = MEMBER_OF[client](cluster, name, **config)
+    stack.callback(member.close)
+    return member
+
+
+def settle(cluster: MockCluster, members, group_id: str = GROUP) -> dict[str, frozenset]:
+    """Wait until the coordinator has exactly these members in a stable group and their
+    assignments split the partitions: disjoint, all covered, nobody left out."""
+    def settled():
+        view = group_view(cluster, group_id)
+        if view is None or view.state != "Stable" or len(view.members) != len(members):
+            return None
+        owned = {m.name: m.assignment() for m in members}
+        if sum(map(len, owned.values())) != PARTITIONS or \
+                frozenset().union(*owned.values()) != ALL:
+            return None
+        if len(members) <= PARTITIONS and not all(owned.values()):
+            return None
+        return owned
+    return wait_for(settled, f"{len(members)} members to settle")
+
+
+def consume_all(members, values: set[bytes]) -> None:
+    """Wait until every one of ``values`` has been consumed by one of the members."""
+    def missing():
+        return values - set().union(*(m.values() for m in members))
+    try:
+        wait_for(lambda: not missing(), f"{len(values)} records to be consumed")
+    except AssertionError:
+        lost = sorted(missing())
+        held = {m.name: sorted(m.assignment()) for m in members}
+        raise AssertionError(f"{len(lost)} records never consumed (first: {lost[:5]}); "
+                             f"assignments {held}") from None
+
+
+def assert_once(members, values: set[bytes]) -> None:
+    """Every produced record consumed exactly once across the members, nothing else."""
+    consumed = [g.value for m in members for g in m.got]
+    assert len(consumed) == len(set(consumed)), "a record was consumed twice"
+    assert set(consumed) == values
+
+
+# -- assignment --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_single_member_gets_every_partition(stack, client):
+    cluster = start(stack)
+    values = produce(stack, cluster, "solo")
+    member = join(stack, cluster, client, "solo")
+    assert settle(cluster, [member]) == {"solo": ALL}
+    consume_all([member], values)
+    assert_once([member], values)
+    view = group_view(cluster)
+    assert (view.state, len(view.members)) == ("Stable", 1)
+    wait_for(lambda: group_view(cluster).committed == {p: 10 for p in ALL}, "the commits")
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_members_split_partitions_and_hand_them_over_when_joining_and_leaving(stack, client):
+    cluster = start(stack)
+    members = [join(stack, cluster, client, f"m{i}") for i in range(3)]
+    owned = settle(cluster, members)
+    assert all(len(partitions) == 2 for partitions in owned.values())
+    values = produce(stack, cluster, "three")
+    consume_all(members, values)
+    for m in members:  # each consumed from its own partitions only
+        assert {g.partition for g in m.got} == owned[m.name]
+
+    members.append(join(stack, cluster, client, "m3"))
+    owned = settle(cluster, members)
+    assert sorted(map(len, owned.values())) == [1, 1, 2, 2]
+    more = produce(stack, cluster, "four")
+    values |= more
+    consume_all(members, values)
+
+    leaving = members.pop(0)
+    leaving.close()
+    settle(cluster, members)
+    values |= produce(stack, cluster, "after-leave")
+    consume_all(members + [leaving], values)
+    assert_once(members + [leaving], values)
+    wait_for(lambda: group_view(cluster).committed == {p: 30 for p in ALL}, "the commits")
+
+
+def test_kafka_python_and_confluent_members_share_a_range_assigned_group(stack):
+    cluster = start(stack)
+    members = [
+        join(stack, cluster, "kafka-python", "kp",
+             partition_assignment_strategy=[RangePartitionAssignor]),
+        join(stack, cluster, "confluent-kafka", "ck",
+             **{"partition.assignment.strategy": "range"}),
+    ]
+    owned = settle(cluster, members)
+    assert sorted(map(len, owned.values())) == [3, 3]
+    # range hands each member a contiguous block of partitions
+    for partitions in owned.values():
+        assert max(partitions) - min(partitions) == 2
+    values = produce(stack, cluster, "mixed")
+    consume_all(members, values)
+    assert_once(members, values)
+    for m in members:
+        assert {g.partition for g in m.got} == owned[m.name]
+
+
+# -- failures ----------------------------------------------------------------------------------
+
+CRASHING_MEMBER = r"""
+import sys, time
+client, bootstrap, group, topic, session_ms, heartbeat_ms = sys.argv[1:]
+if client == "kafka-python":
+    from kafka import KafkaConsumer
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_id="doomed",
+                             enable_auto_commit=False, session_timeout_ms=int(session_ms),
+                             heartbeat_interval_ms=int(heartbeat_ms))
+    consumer.subscribe([topic])
+    poll = lambda: consumer.poll(timeout_ms=100)
+else:
+    import confluent_kafka
+    consumer = confluent_kafka.Consumer({
+        "bootstrap.servers": bootstrap, "group.id": group, "client.id": "doomed",
+        "enable.auto.commit": False, "session.timeout.ms": int(session_ms),
+        "heartbeat.interval.ms": int(heartbeat_ms), "log_level": 0})
+    consumer.subscribe([topic])
+    poll = lambda: consumer.poll(0.1)
+while True:
+    poll()
+"""
+
+
+def crashing_member(stack, cluster: MockCluster, client: str) -> subprocess.Popen:
+    """A member in another process, to be killed with SIGKILL: it can never say goodbye."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", CRASHING_MEMBER, client, cluster.bootstrap_servers, GROUP, TOPIC,
+         str(SESSION_MS), str(HEARTBEAT_MS)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def reap():
+        process.kill()
+        process.wait(10)
+    stack.callback(reap)
+    return process
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_crashed_member_is_expired_after_its_session_timeout(stack, client):
+    cluster = start(stack)
+    survivor = join(stack, cluster, client, "survivor")
+    doomed = crashing_member(stack, cluster, client)
+    owned = settle(cluster, [survivor, _Elsewhere(cluster, survivor)])
+    assert len(owned["survivor"]) == 3
+    before = group_view(cluster)
+    [doomed_id] = [m for m in before.members if m.startswith("doomed")]
+
+    doomed.kill()
+    doomed.wait(10)
+    # its connections are closed, but a closed connection is not a leave: only the session
+    # timeout takes it out
+    assert doomed_id in group_view(cluster).members
+    assert settle(cluster, [survivor]) == {"survivor": ALL}
+    after = group_view(cluster)
+    assert doomed_id not in after.members and after.generation > before.generation
+    values = produce(stack, cluster, "after-crash")
+    consume_all([survivor], values)
+    assert_once([survivor], values)
+
+
+class _Elsewhere:
+    """Stands in, for :func:`settle`, for a member in another process: it owns whatever the
+    group's other members do not."""
+
+    def __init__(self, cluster: MockCluster, *others: Member):
+        self.name = "elsewhere"
+        self.others = others
+
+    def assignment(self) -> frozenset:
+        mine = ALL - frozenset().union(*(m.assignment() for m in self.others))
+        return mine if len(mine) < PARTITIONS else frozenset()
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_new_member_resumes_exactly_after_the_commit(stack, client):
+    cluster = start(stack)
+    first = join(stack, cluster, client, "first", commit_each_poll=False)
+    settle(cluster, [first])
+    values = produce(stack, cluster, "before")
+    consume_all([first], values)
+    # commit only part of what was consumed: the first 4 of each partition's 10
+    first.commit_on_its_thread({p: 4 for p in ALL})
+    assert [first.committed(p) for p in sorted(ALL)] == [4] * PARTITIONS
+    first.close()
+    wait_for(lambda: group_view(cluster).state == "Empty", "the group to empty")
+
+    later = produce(stack, cluster, "after")
+    second = join(stack, cluster, client, "second")
+    settle(cluster, [second])
+    consume_all([second], later)
+    resumed = sorted((g.partition, g.offset) for g in second.got)
+    assert resumed == sorted((p, o) for p in ALL for o in range(4, 20))
+    assert {g.value for g in second.got} == later | {g.value for g in first.got if g.offset >= 4}
+    assert [second.committed(p) for p in sorted(ALL)] == [20] * PARTITIONS
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_static_member_restarts_without_a_rebalance(stack, client):
+    cluster = start(stack)
+    instance = {"kafka-python": "group_instance_id",
+                "confluent-kafka": "group.instance.id"}[client]
+    session = {"kafka-python": "session_timeout_ms",
+               "confluent-kafka": "session.timeout.ms"}[client]
+    static = {session: 6000}
+    stay = join(stack, cluster, client, "stay", **{instance: "stay"}, **static)
+    bounce = join(stack, cluster, client, "bounce", **{instance: "bounce"}, **static)
+    owned = settle(cluster, [stay, bounce])
+    before = group_view(cluster)
+    assert sorted(before.members.values()) == ["bounce", "stay"]
+    stay_events = list(stay.events)
+    values = produce(stack, cluster, "before")
+    consume_all([stay, bounce], values)
+
+    bounce.close()  # a static member does not leave the group when it shuts down
+    assert group_view(cluster).members == before.members
+    again = join(stack, cluster, client, "bounce-again", **{instance: "bounce"}, **static)
+    wait_for(lambda: again.assignment() == owned["bounce"], "the old assignment back")
+    after = group_view(cluster)
+    assert (after.state, after.generation) == ("Stable", before.generation)
+    assert sorted(after.members.values()) == ["bounce", "stay"]
+    assert after.members.keys() != before.members.keys()  # the new instance has a new member id
+    more = produce(stack, cluster, "after")
+    consume_all([stay, again], more)
+    assert stay.assignment() == owned["stay"] and stay.events == stay_events
+    assert group_view(cluster).generation == before.generation
+    assert_once([stay, bounce, again], values | more)
+    assert {g.partition for g in again.got} == owned["bounce"]
+
+
+def test_confluent_cooperative_sticky_moves_only_what_it_must(stack):
+    cluster = start(stack)
+    cooperative = {"partition.assignment.strategy": "cooperative-sticky"}
+    first = join(stack, cluster, "confluent-kafka", "first", **cooperative)
+    settle(cluster, [first])
+    assert first.events == [("assign", ALL)]
+    values = produce(stack, cluster, "alone")
+    consume_all([first], values)
+
+    second = join(stack, cluster, "confluent-kafka", "second", **cooperative)
+    owned = settle(cluster, [first, second])
+    kept, moved = owned["first"], owned["second"]
+    assert (len(kept), len(moved)) == (3, 3)
+    # first gave up only what moved, and was never handed anything again nor asked for the rest
+    assert [e for e in first.events[1:] if e[1]] == [("revoke", moved)]
+    assert [e for e in second.events if e[1]] == [("assign", moved)]
+    values |= produce(stack, cluster, "together")
+    consume_all([first, second], values)
+
+    second.close()
+    settle(cluster, [first])
+    assert [e for e in first.events[2:] if e[1]] == [("assign", moved)]
+    values |= produce(stack, cluster, "alone-again")
+    consume_all([first, second], values)
+    assert_once([first, second], values)
+
+
+# -- coordinator failover ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_group_survives_its_coordinator_stopping_and_coming_back(stack, client):
+    cluster = start(stack)
+    members = [join(stack, cluster, client, "m0")]
+    settle(cluster, members)
+    values = produce(stack, cluster, "before")
+    consume_all(members, values)
+    wait_for(lambda: group_view(cluster).committed == {p: 10 for p in ALL}, "the commits")
+    committed = group_view(cluster).committed
+
+    old = coordinator(cluster)
+    cluster.stop_broker(old)
+    new = coordinator(cluster)
+    assert new != old
+    assert group_view(cluster).committed == committed  # rebuilt from __consumer_offsets
+    # the group goes on at the new coordinator: a member joins, partitions move through the
+    # committed offsets, and commits keep landing
+    members.append(join(stack, cluster, client, "m1"))
+    settle(cluster, members)
+    values |= produce(stack, cluster, "failed-over")
+    consume_all(members, values)
+    wait_for(lambda: group_view(cluster).committed == {p: 20 for p in ALL}, "the commits")
+    assert [members[1].committed(p) for p in sorted(ALL)] == [20] * PARTITIONS
+
+    cluster.start_broker(old)
+    values |= produce(stack, cluster, "restarted")
+    consume_all(members, values)
+    wait_for(lambda: group_view(cluster).committed == {p: 30 for p in ALL}, "the commits")
+    assert_once(members, values)
