@@ -8,7 +8,6 @@ reset after records were deleted below its position.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import socket
 import struct
@@ -18,53 +17,22 @@ import uuid
 import confluent_kafka as ck
 import kafka.errors as kerr
 import pytest
-from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+from confluent_kafka.admin import (AlterConfigOpType, ConfigEntry, ConfigResource,
                                    ConfigSource, NewPartitions, NewTopic, ResourceType)
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource as KPConfigResource
-from kafka.admin import ConfigResourceType, KafkaAdminClient
+from kafka.admin import ConfigResourceType
 
 import wire
 from mockbroker import MockCluster
+from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, ck_admin, ck_error, ck_result, \
+    kp_admin
 
-TIMEOUT_S = 10
 logging.getLogger("kafka").setLevel(logging.CRITICAL)
-RDKAFKA_LOG = logging.getLogger("tests.librdkafka")
-
-
-@pytest.fixture
-def stack():
-    """Clusters and clients, closed in reverse order of opening (clients first)."""
-    with contextlib.ExitStack() as s:
-        yield s
 
 
 def start(stack, brokers: int = 3, topics=None, **settings) -> MockCluster:
     return stack.enter_context(MockCluster(brokers=brokers, topics=topics or {}, **settings))
-
-
-def kp_admin(stack, cluster: MockCluster) -> KafkaAdminClient:
-    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
-                             request_timeout_ms=5000, client_id="test-admin")
-    stack.callback(admin.close)
-    return admin
-
-
-def ck_admin(cluster: MockCluster) -> AdminClient:
-    # librdkafka's log goes through logging (shown for failing tests only): a client that
-    # outlives its cluster by a moment logs refused reconnects
-    return AdminClient({"bootstrap.servers": cluster.bootstrap_servers,
-                        "socket.timeout.ms": 5000, "logger": RDKAFKA_LOG})
-
-
-def ck_result(future):
-    return future.result(timeout=TIMEOUT_S)
-
-
-def ck_error(future) -> ck.KafkaError:
-    with pytest.raises(ck.KafkaException) as info:
-        future.result(timeout=TIMEOUT_S)
-    return info.value.args[0]
 
 
 def cluster_topics(cluster: MockCluster) -> dict[str, list[list[int]]]:

@@ -9,7 +9,6 @@ over a plain socket.
 
 from __future__ import annotations
 
-import contextlib
 import socket
 import struct
 import time
@@ -41,13 +40,6 @@ OFFSET_FOR_LEADER_EPOCH = wire.request_class(23)
 
 
 # -- fixtures and helpers ----------------------------------------------------------------------
-
-@pytest.fixture
-def stack():
-    """Clusters and clients, closed in reverse order of opening (clients before clusters)."""
-    with contextlib.ExitStack() as s:
-        yield s
-
 
 def start(stack, **settings) -> MockCluster:
     settings.setdefault("brokers", 3)

@@ -8,7 +8,6 @@ committed offsets, and the error each refusal carries.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 
@@ -17,25 +16,17 @@ import kafka.errors as kerr
 import pytest
 from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, ConsumerGroupType
 from confluent_kafka import TopicPartition as CKTopicPartition
-from confluent_kafka.admin import AclOperation, AdminClient
+from confluent_kafka.admin import AclOperation
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import KafkaAdminClient
 from kafka.structs import OffsetAndMetadata
 
 from mockbroker import MockCluster
+from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, ck_admin, ck_error, ck_result, \
+    kp_admin
 
-TIMEOUT_S = 10
 TOPICS = {"orders": 3, "audit": 2}
 PER_PARTITION = 2  # records produced to each partition of "orders"
 logging.getLogger("kafka").setLevel(logging.CRITICAL)
-RDKAFKA_LOG = logging.getLogger("tests.librdkafka")
-
-
-@pytest.fixture
-def stack():
-    """Cluster and clients, closed in reverse order of opening (clients first)."""
-    with contextlib.ExitStack() as s:
-        yield s
 
 
 @pytest.fixture
@@ -51,28 +42,6 @@ def cluster(stack) -> MockCluster:
     finally:
         producer.close(0)
     return cluster
-
-
-def kp_admin(stack, cluster: MockCluster) -> KafkaAdminClient:
-    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
-                             request_timeout_ms=5000, client_id="test-admin")
-    stack.callback(admin.close)
-    return admin
-
-
-def ck_admin(cluster: MockCluster) -> AdminClient:
-    return AdminClient({"bootstrap.servers": cluster.bootstrap_servers,
-                        "socket.timeout.ms": 5000, "logger": RDKAFKA_LOG})
-
-
-def ck_result(future):
-    return future.result(timeout=TIMEOUT_S)
-
-
-def ck_error(future) -> ck.KafkaError:
-    with pytest.raises(ck.KafkaException) as info:
-        future.result(timeout=TIMEOUT_S)
-    return info.value.args[0]
 
 
 def wait_for(what: str, check):

@@ -16,7 +16,6 @@ only its session timeout takes it out of the group.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import queue
 import subprocess
 import sys
@@ -47,13 +46,6 @@ HEARTBEAT_MS = 200
 
 
 # -- fixtures and helpers ----------------------------------------------------------------------
-
-@pytest.fixture
-def stack():
-    """Clusters, consumers and subprocesses, closed in reverse order of opening."""
-    with contextlib.ExitStack() as s:
-        yield s
-
 
 def start(stack, **settings) -> MockCluster:
     settings.setdefault("brokers", 3)

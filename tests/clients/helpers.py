@@ -1,0 +1,39 @@
+"""Admin clients of both stock libraries with short timeouts, for the client tests."""
+
+from __future__ import annotations
+
+import logging
+
+import confluent_kafka as ck
+import pytest
+from confluent_kafka.admin import AdminClient
+from kafka.admin import KafkaAdminClient
+
+from mockbroker import MockCluster
+
+TIMEOUT_S = 10
+#: librdkafka's log goes through logging (shown for failing tests only): a client that outlives
+#: its cluster by a moment logs refused reconnects
+RDKAFKA_LOG = logging.getLogger("tests.librdkafka")
+
+
+def kp_admin(stack, cluster: MockCluster) -> KafkaAdminClient:
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers,
+                             request_timeout_ms=5000, client_id="test-admin")
+    stack.callback(admin.close)
+    return admin
+
+
+def ck_admin(cluster: MockCluster) -> AdminClient:
+    return AdminClient({"bootstrap.servers": cluster.bootstrap_servers,
+                        "socket.timeout.ms": 5000, "logger": RDKAFKA_LOG})
+
+
+def ck_result(future):
+    return future.result(timeout=TIMEOUT_S)
+
+
+def ck_error(future) -> ck.KafkaError:
+    with pytest.raises(ck.KafkaException) as info:
+        future.result(timeout=TIMEOUT_S)
+    return info.value.args[0]
