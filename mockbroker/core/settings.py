@@ -41,6 +41,7 @@ SETTINGS: dict[str, Setting] = {s.python_name: s for s in (
     _s("offsets.topic.num.partitions", int, 50, _at_least(1)),
     _s("offsets.topic.replication.factor", int, 3, _at_least(1)),
     _s("offsets.retention.minutes", int, 10080, _at_least(1)),
+    _s("offsets.retention.check.interval.ms", int, 600000, _at_least(1)),
     _s("group.initial.rebalance.delay.ms", int, 0, _at_least(0)),
     _s("group.min.session.timeout.ms", int, 6000, _at_least(0)),
     _s("group.max.session.timeout.ms", int, 1800000, _at_least(0)),

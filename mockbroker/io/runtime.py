@@ -42,6 +42,7 @@ class ClusterRuntime:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self.core.timers.on_change = self._rearm
+        self._rearm()  # timers the core set before the loop was ours (offset retention)
         try:
             for listener in self.listeners:
                 await listener.start()

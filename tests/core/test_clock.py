@@ -52,6 +52,11 @@ def _core():
     return core, clock
 
 
+def _retention_check(core):
+    """When the coordinator's periodic offset-retention check is due (it is always scheduled)."""
+    return core.groups._timer_handles[("retention",)].deadline_ms
+
+
 def _request(api_key, version, body):
     frame = wire.encode_request(api_key, version, 1, "c", body, size_prefix=False)
     return wire.decode_request(frame)
@@ -89,7 +94,7 @@ def test_fetch_long_poll_is_answered_by_a_produce():
     assert data.high_watermark == 1
     assert [r.value for r in records.decode_records(data.records)] == [b"hello"]
     assert not core.cluster.append_listeners  # the waiter is gone
-    assert core.timers.next_deadline() is None
+    assert core.timers.next_deadline() == _retention_check(core)  # the only timer left
 
 
 def test_fetch_long_poll_times_out_empty_at_max_wait():
@@ -118,4 +123,4 @@ def test_cancelled_fetch_releases_its_listener_and_timer():
     pending = _fetch(core)
     pending.cancel()
     assert not core.cluster.append_listeners
-    assert core.timers.next_deadline() is None
+    assert core.timers.next_deadline() == _retention_check(core)  # the only timer left

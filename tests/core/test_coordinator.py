@@ -23,7 +23,7 @@ from mockbroker.core.coordinator.group import Group, GroupError, JoinResult, Off
 from mockbroker.core.coordinator.state import TRANSITIONS, GroupState
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.dispatch import Core
-from wire import decode_embedded, embedded_struct, errors, records
+from wire import decode_embedded, embedded_struct, encode_embedded, errors, records
 
 GROUP = "test-group"
 SESSION = 10_000
@@ -1258,3 +1258,44 @@ def test_every_transition_in_the_table_is_taken_by_real_operations():
                for (src, event, dst), test in ROW_TESTS.items()
                if (src, dst) not in _TAKEN_BY[test]]
     assert not missing, "rows not taken where expected: " + "; ".join(missing)
+
+
+# -- offset retention -----------------------------------------------------------------------------
+
+
+def _commit(h, group_id, topic, offset, generation=-1, member_id=""):
+    shard, group = h.gc.validate_offset_commit(h.coordinator(group_id), group_id, member_id,
+                                               None, generation, 8)
+    h.gc.store_offsets(group, {(topic, 0): OffsetEntry(offset, -1, "", h.clock.now_ms())})
+    return group
+
+
+def test_offsets_of_a_simple_group_expire_after_the_retention_and_the_group_goes():
+    h = Harness(brokers=2, offsets_retention_minutes=1,
+                offsets_retention_check_interval_ms=10_000)
+    h.core.cluster.create_topic("t", 1)
+    _commit(h, "simple", "t", 5)
+    h.clock.advance(50_000)
+    assert h.gc.fetch_offsets(h.coordinator("simple"), "simple", None)[("t", 0)].offset == 5
+    h.clock.advance(20_000)  # the check after the commit is a minute old
+    assert h.gc.fetch_offsets(h.coordinator("simple"), "simple", None) == {}
+    assert h.group("simple") is None
+    # the expiry is in the log: a new coordinator does not bring the offset back
+    h.core.cluster.set_leader(h.offsets_partition("simple"), h.other_broker("simple"))
+    assert h.gc.fetch_offsets(h.coordinator("simple"), "simple", None) == {}
+
+
+def test_a_stable_consumer_groups_subscribed_offsets_do_not_expire():
+    h = Harness(offsets_retention_minutes=1, offsets_retention_check_interval_ms=10_000)
+    h.core.cluster.create_topic("t", 1)
+    h.core.cluster.create_topic("other", 1)
+    sub = embedded_struct("ConsumerProtocolSubscription", 0).cls(topics=["t"])
+    (member,) = h.stable(1, metas=[encode_embedded("ConsumerProtocolSubscription", 0, sub)])
+    generation = h.group().generation_id
+    _commit(h, GROUP, "t", 7, generation, member)
+    _commit(h, GROUP, "other", 3, generation, member)
+    for _ in range(12):  # keep the member alive across the retention period
+        h.clock.advance(9_000)
+        assert h.gc.heartbeat(h.coordinator(), GROUP, member, None, generation) == errors.NONE
+    left = h.gc.fetch_offsets(h.coordinator(), GROUP, None)
+    assert set(left) == {("t", 0)} and left[("t", 0)].offset == 7

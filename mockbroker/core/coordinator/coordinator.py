@@ -94,6 +94,7 @@ class GroupCoordinator:
         self.shards: dict[int, Shard] = {}
         self._timer_handles: dict[tuple, object] = {}
         cluster.leadership_listeners.append(self._on_leadership_change)
+        self._schedule_retention_check()
 
     @property
     def now(self) -> int:
@@ -203,7 +204,7 @@ class GroupCoordinator:
             old.cancel()
 
     def _cancel_group_timers(self, group: Group) -> None:
-        for key in [k for k in self._timer_handles if k[1] is group]:
+        for key in [k for k in self._timer_handles if len(k) > 1 and k[1] is group]:
             self._cancel(key)
 
     def _schedule_heartbeat(self, group: Group, member: Member, timeout_ms: int | None = None):
@@ -850,6 +851,54 @@ class GroupCoordinator:
         if subscribed is None:
             return group.protocol_type == self.CONSUMER_PROTOCOL_TYPE
         return topic in subscribed
+
+    # -- offset retention ------------------------------------------------------------------------
+
+    def _schedule_retention_check(self) -> None:
+        self._schedule(("retention",), self.settings["offsets_retention_check_interval_ms"],
+                       self._retention_check)
+
+    def _retention_check(self) -> None:
+        self._timer_handles.pop(("retention",), None)
+        self.expire_offsets()
+        self._schedule_retention_check()
+
+    def expire_offsets(self) -> int:
+        """Drop committed offsets older than ``offsets.retention.minutes``, as Kafka's periodic
+        clean-up does, and delete empty groups left with no offsets; returns how many expired.
+
+        Which clock an offset ages by is Kafka's rule: in an Empty group, the time the group
+        became empty; in a group with no protocol (a simple consumer's), the commit time; in a
+        Stable consumer group, the commit time, but only for topics no member subscribes to."""
+        retention_ms = self.settings["offsets_retention_minutes"] * 60_000
+        now = self.now
+        expired = 0
+        for shard, group in self.groups():
+            if group.is_(DEAD):
+                continue
+            if group.protocol_type is None:
+                base = None  # commit time
+            elif group.is_(E):
+                base = group.state_timestamp
+            elif group.is_(ST) and group.protocol_type == self.CONSUMER_PROTOCOL_TYPE and \
+                    self.subscribed_topics(group) is not None:
+                base = None
+            else:
+                continue
+            doomed = []
+            for (topic, index), entry in group.offsets.items():
+                if not group.is_(E) and group.protocol_type is not None and \
+                        self.is_subscribed_to_topic(group, topic):
+                    continue
+                start = entry.commit_timestamp if base is None else base
+                if now - start >= retention_ms or 0 <= entry.expire_timestamp <= now:
+                    doomed.append((topic, index))
+            if doomed:
+                self.delete_offsets(group, doomed)
+                expired += len(doomed)
+            if group.is_(E) and not group.offsets and not group.members:
+                self.delete_group(shard, group)
+        return expired
 
 
 __all__ = ["GroupCoordinator", "JoinRequest", "partition_for", "java_string_hashcode"]
