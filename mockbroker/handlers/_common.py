@@ -50,3 +50,15 @@ def node_endpoints(cluster: Cluster, node_ids, endpoint_cls) -> list:
             out.append(endpoint_cls(node_id=node_id, host=broker.host, port=broker.port,
                                     rack=broker.rack))
     return out
+
+
+def once_each(items, name=lambda item: item.name):
+    """Each item of a request once, in order, with whether its name was given more than once
+    (Kafka answers a repeated topic once, with INVALID_REQUEST)."""
+    names = [name(item) for item in items]
+    seen = set()
+    for item, key in zip(items, names):
+        if key in seen:
+            continue
+        seen.add(key)
+        yield item, names.count(key) > 1

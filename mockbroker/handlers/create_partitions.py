@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mockbroker.core.cluster import ClusterError
 from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import once_each
 from wire import errors, response_class
 
 API_KEY = 37
@@ -14,14 +15,9 @@ RESPONSE = response_class(API_KEY)
 @REGISTRY.handler(API_KEY, 0, 3)
 def handle(core, ctx, request):
     cluster = core.cluster
-    names = [t.name for t in request.topics]
     results = []
-    answered = set()
-    for topic in request.topics:
-        if topic.name in answered:
-            continue
-        answered.add(topic.name)
-        if names.count(topic.name) > 1:
+    for topic, repeated in once_each(request.topics):
+        if repeated:
             results.append(_result(topic.name, errors.INVALID_REQUEST, "Duplicate topic name."))
             continue
         assignments = None if topic.assignments is None else \

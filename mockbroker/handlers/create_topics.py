@@ -14,6 +14,7 @@ from __future__ import annotations
 from mockbroker.core import configs
 from mockbroker.core.cluster import ClusterError
 from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import once_each
 from wire import errors, response_class
 
 API_KEY = 19
@@ -36,12 +37,8 @@ def handle(core, ctx, request):
             name, errors.POLICY_VIOLATION, "Excessively large number of partitions per request.")
             for name in dict.fromkeys(names)])
     results = []
-    answered = set()
-    for topic in request.topics:
-        if topic.name in answered:
-            continue
-        answered.add(topic.name)
-        if names.count(topic.name) > 1:
+    for topic, repeated in once_each(request.topics):
+        if repeated:
             results.append(_failed(topic.name, errors.INVALID_REQUEST, "Duplicate topic name."))
             continue
         if topic.name == CLUSTER_METADATA_TOPIC:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import confluent_kafka as ck
 import pytest
@@ -37,3 +38,15 @@ def ck_error(future) -> ck.KafkaError:
     with pytest.raises(ck.KafkaException) as info:
         future.result(timeout=TIMEOUT_S)
     return info.value.args[0]
+
+
+def wait_for(predicate, what: str, timeout: float = 15):
+    """Poll ``predicate`` until it returns something true (returned), or fail after
+    ``timeout`` seconds naming ``what`` was awaited."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")

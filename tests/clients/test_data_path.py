@@ -22,6 +22,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 import wire
 from mockbroker import MockCluster
+from tests.clients.helpers import wait_for
 from wire import errors, records
 
 TOPIC = "orders"
@@ -45,16 +46,6 @@ def start(stack, **settings) -> MockCluster:
     settings.setdefault("brokers", 3)
     settings.setdefault("topics", {TOPIC: 3})
     return stack.enter_context(MockCluster(**settings))
-
-
-def wait_for(predicate, what: str, timeout: float = DEADLINE_S):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def state(cluster: MockCluster, fn):

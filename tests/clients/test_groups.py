@@ -20,7 +20,6 @@ import queue
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 
 import confluent_kafka as ck
@@ -33,6 +32,7 @@ from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.structs import OffsetAndMetadata
 
 from mockbroker import MockCluster
+from tests.clients.helpers import wait_for
 
 TOPIC = "orders"
 PARTITIONS = 6
@@ -105,16 +105,6 @@ def produce(stack, cluster: MockCluster, tag: str, count: int = 60) -> set[bytes
         values.add(value)
     assert producer.flush(10) == 0
     return values
-
-
-def wait_for(predicate, what: str, timeout: float = DEADLINE_S):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 # -- one consumer in a group, whichever client -------------------------------------------------
