@@ -62,3 +62,11 @@ def once_each(items, name=lambda item: item.name):
             continue
         seen.add(key)
         yield item, names.count(key) > 1
+
+
+def find_topic(cluster: Cluster, by_id: bool, name: str | None, topic_id):
+    """A topic a request names, by id (newer versions) or by name, and the error for a topic
+    that is not there: (topic or None, error code to give when it is None)."""
+    if by_id:
+        return cluster.topics_by_id.get(topic_id), errors.UNKNOWN_TOPIC_ID
+    return cluster.topics.get(name), errors.UNKNOWN_TOPIC_OR_PARTITION

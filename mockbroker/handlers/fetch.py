@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from mockbroker.core.deferred import Deferred
 from mockbroker.handlers import REGISTRY
-from mockbroker.handlers._common import node_endpoints, replica_error
+from mockbroker.handlers._common import find_topic, node_endpoints, replica_error
 from wire import errors, response_class
 
 API_KEY = 1
@@ -61,12 +61,8 @@ def _read(core, ctx, request):
     leaders = set()
     responses = []
     for fetch_topic in request.topics:
-        if version >= 13:
-            topic = cluster.topics_by_id.get(fetch_topic.topic_id)
-            missing = errors.UNKNOWN_TOPIC_ID
-        else:
-            topic = cluster.topics.get(fetch_topic.topic)
-            missing = errors.UNKNOWN_TOPIC_OR_PARTITION
+        topic, missing = find_topic(cluster, version >= 13, fetch_topic.topic,
+                                    fetch_topic.topic_id)
         partitions = []
         for fp in fetch_topic.partitions:
             out = RESPONSE.PartitionData(partition_index=fp.partition, high_watermark=-1,

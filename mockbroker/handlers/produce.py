@@ -12,7 +12,7 @@ from __future__ import annotations
 from mockbroker.core import data
 from mockbroker.core.dispatch import CloseConnection
 from mockbroker.handlers import REGISTRY
-from mockbroker.handlers._common import node_endpoints, replica_error
+from mockbroker.handlers._common import find_topic, node_endpoints, replica_error
 from wire import errors, response_class
 
 API_KEY = 0
@@ -28,12 +28,7 @@ def handle(core, ctx, request):
     topics = []
     leaders = set()
     for topic_data in request.topic_data:
-        if version >= 13:
-            topic = cluster.topics_by_id.get(topic_data.topic_id)
-            missing = errors.UNKNOWN_TOPIC_ID
-        else:
-            topic = cluster.topics.get(topic_data.name)
-            missing = errors.UNKNOWN_TOPIC_OR_PARTITION
+        topic, missing = find_topic(cluster, version >= 13, topic_data.name, topic_data.topic_id)
         partitions = []
         for pdata in topic_data.partition_data:
             partition = None
