@@ -1,6 +1,8 @@
 """mockbroker: a Kafka-wire-compatible mock broker for integration tests."""
 
-from mockbroker.mock_cluster import MockCluster
-
-__all__ = ["MockCluster"]
 __version__ = "0.1.0"
+
+from mockbroker.admin import AdminClient, AdminError  # noqa: E402
+from mockbroker.mock_cluster import MockCluster  # noqa: E402
+
+__all__ = ["AdminClient", "AdminError", "MockCluster"]

@@ -11,6 +11,7 @@ import asyncio
 import threading
 from typing import Any
 
+from mockbroker.admin import AdminClient
 from mockbroker.core.settings import resolve_settings
 from mockbroker.io.runtime import ClusterRuntime
 
@@ -112,6 +113,11 @@ class MockCluster:
         return self._started().admin_url
 
     @property
+    def admin(self) -> AdminClient:
+        """A client for this cluster's admin HTTP API (faults, brokers, groups, topics)."""
+        return AdminClient(self.admin_url)
+
+    @property
     def core(self):
         """The sans-IO core (for tests that inspect state); touch it only via :meth:`call`."""
         return self._started().core
@@ -132,6 +138,10 @@ class MockCluster:
     def start_broker(self, node_id: int) -> None:
         """Bring a stopped broker back on the same port."""
         self._run(self._started().start_broker(node_id))
+
+    def reset(self) -> None:
+        """Drop all topics, groups, offsets and faults, as ``POST /reset`` does."""
+        self._run(self._started().reset())
 
     def _run(self, coroutine):
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()

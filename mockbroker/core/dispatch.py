@@ -15,7 +15,11 @@ from typing import Any
 
 from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
+from mockbroker.core import error_responses
 from mockbroker.core.coordinator.coordinator import GroupCoordinator
+from mockbroker.core.deferred import Deferred
+from mockbroker.core.faults import (CLOSE_CONNECTION, Fault, FaultTable, RequestLog, later,
+                                    named_partitions, never, topic_name)
 from mockbroker.core.settings import resolve_settings
 from wire import Request
 from wire.registry import ApiRegistry
@@ -57,6 +61,10 @@ class Core:
         self._producer_ids = itertools.count(1000)
         #: transactional id -> (producer id, epoch)
         self.transactional_producers: dict[str, tuple[int, int]] = {}
+        self.faults = FaultTable(self.cluster.brokers, self.registry)
+        self.requests = RequestLog()
+        #: broker id -> milliseconds added to every answer it gives
+        self.broker_latency_ms: dict[int, int] = {}
 
     @property
     def clock(self) -> Clock:
@@ -70,7 +78,86 @@ class Core:
         return next(self._producer_ids)
 
     def handle(self, request: Request, ctx: RequestContext):
-        entry = self.registry.get(request.api_key)
-        if entry is None or not self.registry.supports(request.api_key, request.api_version):
-            raise NoHandler(f"API key {request.api_key} v{request.api_version} is not served")
-        return entry.handler(self, ctx, request.body)
+        """The answer to one request: a response, a :class:`Deferred` of one (which may resolve
+        to :data:`CLOSE_CONNECTION`), or None for no answer at all."""
+        api_key = request.api_key
+        entry = self.registry.get(api_key)
+        if entry is None or not self.registry.supports(api_key, request.api_version):
+            raise NoHandler(f"API key {api_key} v{request.api_version} is not served")
+        logged = self.requests.record(ctx.now_ms, ctx.broker_id, api_key, request.api_version,
+                                      request.header.correlation_id, ctx.client_id)
+        try:
+            fault = self.faults.pick(
+                api_key, ctx.broker_id, ctx.client_id,
+                lambda: named_partitions(self.cluster, api_key, request.body)) \
+                if self.faults else None
+            if fault is None:
+                result = entry.handler(self, ctx, request.body)
+            else:
+                logged.fault = fault.id
+                result = self._apply_fault(fault, entry.handler, request, ctx)
+                if fault.action == "drop":
+                    logged.outcome = "dropped"
+                    return result
+            latency = self.broker_latency_ms.get(ctx.broker_id)
+            if latency:
+                result = later(self.timers, result, latency)
+        except CloseConnection:
+            logged.outcome = "disconnected"
+            raise
+        except Exception:
+            logged.outcome = "failed"
+            raise
+        if result is None:
+            logged.outcome = "no response"
+        elif isinstance(result, Deferred):
+            result.add_callback(logged.finish)
+        else:
+            logged.finish(result)
+        return result
+
+    # -- faults --------------------------------------------------------------------------------
+
+    def _apply_fault(self, fault: Fault, handler, request: Request, ctx: RequestContext):
+        body = request.body
+        if fault.action == "disconnect":
+            if not fault.delay_ms:
+                raise CloseConnection(f"fault {fault.id} disconnects")
+            closing = Deferred()
+            self.timers.call_later(fault.delay_ms, lambda: closing.resolve(CLOSE_CONNECTION))
+            return closing
+        if fault.action == "drop":
+            return never(handler(self, ctx, body))
+        if fault.action == "delay":
+            return later(self.timers, handler(self, ctx, body), fault.delay_ms)
+        return later(self.timers, self._error_answer(fault, handler, request, ctx),
+                     fault.delay_ms)
+
+    def _error_answer(self, fault: Fault, handler, request: Request, ctx: RequestContext):
+        """The request answered with the fault's error, in the API's shape; for APIs that name
+        partitions only the fault's partitions fail and the rest is handled as usual."""
+        api_key, version, body, code = request.api_key, request.api_version, request.body, \
+            fault.error
+        if api_key in error_responses.PARTITIONED:
+            shape = error_responses.PARTITIONED[api_key]
+            rest, hit = error_responses.split_partitioned(
+                api_key, body, lambda topic, partition: fault.hits(
+                    topic_name(self.cluster, topic, shape.request_name),
+                    getattr(partition, shape.request_index)))
+            if rest is not None and api_key == error_responses.FETCH:
+                rest.max_wait_ms = 0  # a partition in error answers a fetch at once
+            result = handler(self, ctx, rest) if rest is not None else None
+            if api_key == error_responses.PRODUCE and body.acks == 0:
+                raise CloseConnection(f"fault {fault.id}: produce with acks=0 failed")
+            if isinstance(result, Deferred):
+                return result.map(lambda value: error_responses.merge_partitioned(
+                    api_key, version, value, hit, code))
+            return error_responses.merge_partitioned(api_key, version, result, hit, code)
+        if api_key == error_responses.METADATA:
+            result = handler(self, ctx, body)
+            error_responses.set_topic_errors(result, code, lambda name: fault.hits(name, None))
+            return result
+        try:
+            return error_responses.error_response(api_key, version, body, code)
+        except error_responses.CannotExpress as exc:
+            raise CloseConnection(f"fault {fault.id}: {exc}") from None

@@ -19,14 +19,16 @@ class ClusterRuntime:
                  clock=None):
         self.host = host
         self.advertised_host = advertised_host or host
+        self._settings = dict(settings or {})
+        self._clock = clock
         self.core = Core([Broker(i, self.advertised_host, 0) for i in range(brokers)],
-                         settings, clock)
+                         self._settings, clock)
         max_request = self.core.settings["socket_request_max_bytes"]
         self.listeners = [BrokerListener(self.core, i, host, port + i if port else 0,
                                          max_request_bytes=max_request)
                           for i in range(brokers)]
         self.topics = dict(topics or {})
-        self.admin = AdminServer(host, http_port, ready=lambda: self.ready)
+        self.admin = AdminServer(host, http_port, self)
         self.ready = False
         self._wakeup: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -76,6 +78,32 @@ class ClusterRuntime:
         if not listener.serving:
             await listener.start()
         self.core.cluster.start_broker(node_id)
+
+    async def reset(self) -> None:
+        """Forget everything (topics, groups, offsets, faults, broker latency, the request log,
+        dynamic configs) as if the cluster had just started; every broker is up again on its
+        port, and client connections are closed so that clients start afresh."""
+        core = Core([Broker(listener.broker_id, self.advertised_host, listener.port)
+                     for listener in self.listeners], self._settings, self._clock)
+        core.timers.on_change = self._rearm
+        self.core = core
+        for listener in self.listeners:
+            listener.core = core
+            if not listener.serving:
+                await listener.start()
+            await listener.close_connections()
+        self._rearm()
+
+    def move_leader(self, partition, node_id: int) -> None:
+        """Make ``node_id`` (a live replica) lead ``partition``, with a new leader epoch."""
+        broker = self.core.cluster.brokers[node_id]
+        if not broker.alive:
+            raise ValueError(f"broker {node_id} is stopped")
+        if node_id not in partition.replicas:
+            raise ValueError(f"broker {node_id} is not a replica of {partition.topic.name}-"
+                             f"{partition.index} (replicas {partition.replicas})")
+        if partition.leader != node_id:
+            self.core.cluster.set_leader(partition, node_id)
 
     def _listener(self, node_id: int) -> BrokerListener:
         for listener in self.listeners:

@@ -15,6 +15,7 @@ import struct
 import wire
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.dispatch import CloseConnection, Core, NoHandler, RequestContext
+from mockbroker.core.faults import CLOSE_CONNECTION
 from mockbroker.handlers import api_versions
 
 log = logging.getLogger("mockbroker.io")
@@ -59,10 +60,15 @@ class BrokerListener:
             # (accept, transport, connection_made); let it start so that it is closed too.
             for _ in range(_TURNS_TO_START_A_CONNECTION):
                 await asyncio.sleep(0)
-        for task in list(self._connections):
+        await self.close_connections()
+
+    async def close_connections(self) -> None:
+        """Close every client connection (the listener itself stays as it is)."""
+        tasks = list(self._connections)
+        for task in tasks:
             task.cancel()
-        if self._connections:
-            await asyncio.gather(*self._connections, return_exceptions=True)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -146,6 +152,11 @@ class BrokerListener:
 
         def answer(value) -> None:
             if future.done():
+                return
+            if value is CLOSE_CONNECTION:
+                log.info("broker %d: closing connection %d instead of answering %s v%d",
+                         self.broker_id, connection_id, name, header.api_version)
+                future.set_result(_CLOSE)
                 return
             try:
                 future.set_result(wire.encode_response(header.api_key, header.api_version,

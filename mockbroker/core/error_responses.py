@@ -1,0 +1,293 @@
+"""Responses that carry an injected error, shaped as the real broker shapes its own errors.
+
+A fault that answers a request with an error must answer in that API's own way: a Produce error
+sits on each partition, a JoinGroup error at the top, a DescribeGroups error on each group.  Three
+shapes cover the APIs mockbroker serves:
+
+* **partitioned**: the request names topics and partitions and the response mirrors them with an
+  error per partition (Produce, Fetch, ListOffsets, OffsetCommit, DeleteRecords,
+  OffsetForLeaderEpoch).  Only the partitions a fault targets get the error; the rest of the
+  request is served as usual (see :func:`split_partitioned` and :func:`merge_partitioned`).
+* **keyed**: the request lists groups, topics, keys or config resources and the response has one
+  entry with an error for each (DescribeGroups, DeleteGroups, FindCoordinator v4+, OffsetFetch
+  v8+, CreateTopics, DeleteTopics, CreatePartitions, the config APIs, DescribeTopicPartitions).
+* **top-level**: one ``error_code`` for the whole response (JoinGroup, SyncGroup, Heartbeat,
+  LeaveGroup, InitProducerId, ListGroups, ...).
+
+Metadata is answered by the real handler and then the error is set on the matching topics, so
+the client still learns the brokers.  Fields Kafka fills with -1 in its error responses (offsets,
+epochs, ids, node ids) get -1 here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from wire.builder import request_class, response_class
+from wire.definitions import APIS
+
+_INT_TYPES = frozenset({"int8", "int16", "int32", "int64"})
+#: Fields that Kafka's error responses hold at -1 rather than 0.
+_MINUS_ONE = frozenset({
+    "base_offset", "log_append_time_ms", "log_start_offset", "high_watermark",
+    "last_stable_offset", "offset", "timestamp", "leader_epoch", "end_offset", "low_watermark",
+    "committed_offset", "committed_leader_epoch", "preferred_read_replica", "node_id", "port",
+    "producer_id", "producer_epoch", "generation_id", "num_partitions", "replication_factor",
+    "leader_id",
+})
+
+PRODUCE, FETCH, METADATA = 0, 1, 3
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionShape:
+    """Where a partitioned API names topics and partitions in its request and its response."""
+
+    request_topics: str
+    request_name: str
+    request_partitions: str
+    request_index: str
+    response_topics: str
+    response_name: str
+    response_partitions: str
+    response_index: str
+
+
+PARTITIONED: dict[int, PartitionShape] = {
+    0: PartitionShape("topic_data", "name", "partition_data", "index",
+                      "responses", "name", "partition_responses", "index"),
+    1: PartitionShape("topics", "topic", "partitions", "partition",
+                      "responses", "topic", "partitions", "partition_index"),
+    2: PartitionShape("topics", "name", "partitions", "partition_index",
+                      "topics", "name", "partitions", "partition_index"),
+    8: PartitionShape("topics", "name", "partitions", "partition_index",
+                      "topics", "name", "partitions", "partition_index"),
+    21: PartitionShape("topics", "name", "partitions", "partition_index",
+                       "topics", "name", "partitions", "partition_index"),
+    23: PartitionShape("topics", "topic", "partitions", "partition",
+                       "topics", "topic", "partitions", "partition"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedShape:
+    """A request list (of names, or of structs) answered by one response entry per item.
+    ``request_key`` is None when the request list holds plain strings; the response entry then
+    gets the string in ``response_key``.  Struct items copy every field the two share."""
+
+    request_list: str
+    request_key: str | None
+    response_list: str
+    response_key: str
+
+
+KEYED: dict[int, tuple[KeyedShape, ...]] = {
+    9: (KeyedShape("groups", "group_id", "groups", "group_id"),),
+    10: (KeyedShape("coordinator_keys", None, "coordinators", "key"),),
+    15: (KeyedShape("groups", None, "groups", "group_id"),),
+    19: (KeyedShape("topics", "name", "topics", "name"),),
+    20: (KeyedShape("topics", "name", "responses", "name"),
+         KeyedShape("topic_names", None, "responses", "name")),
+    32: (KeyedShape("resources", "resource_name", "results", "resource_name"),),
+    33: (KeyedShape("resources", "resource_name", "responses", "resource_name"),),
+    37: (KeyedShape("topics", "name", "results", "name"),),
+    42: (KeyedShape("groups_names", None, "results", "group_id"),),
+    44: (KeyedShape("resources", "resource_name", "responses", "resource_name"),),
+    75: (KeyedShape("topics", "name", "topics", "name"),),
+}
+
+
+class CannotExpress(Exception):
+    """This version of the API's response has no place for an error."""
+
+
+def _field(cls, name: str):
+    for f in cls._fields:
+        if f.name == name:
+            return f
+    return None
+
+
+def _present(cls, name: str, version: int) -> bool:
+    f = _field(cls, name)
+    return f is not None and f.present(version)
+
+
+def _element_class(cls, list_name: str):
+    return cls._struct_classes[_field(cls, list_name).element_type]
+
+
+def _blank(cls, error_code: int):
+    """A response entry that says only ``error_code``, with Kafka's -1s."""
+    entry = cls()
+    for f in cls._fields:
+        if f.name in _MINUS_ONE and f.type in _INT_TYPES:
+            setattr(entry, f.name, -1)
+        elif f.name == "records":
+            setattr(entry, f.name, None)
+    if _field(cls, "error_code") is not None:
+        entry.error_code = error_code
+    return entry
+
+
+def can_express(api_key: int, version: int) -> bool:
+    """Whether an error fault can be answered for this API version."""
+    if api_key in PARTITIONED or api_key == METADATA:
+        return True
+    request_cls, response_cls = _classes(api_key)
+    if _keyed_shape(api_key, version, request_cls, response_cls) is not None:
+        return True
+    return _present(response_cls, "error_code", version)
+
+
+def _classes(api_key: int):
+    return request_class(api_key), response_class(api_key)
+
+
+def _keyed_shape(api_key, version, request_cls, response_cls) -> KeyedShape | None:
+    for shape in KEYED.get(api_key, ()):
+        if _present(request_cls, shape.request_list, version) and \
+                _present(response_cls, shape.response_list, version):
+            return shape
+    return None
+
+
+# -- partitioned APIs -------------------------------------------------------------------------
+
+def request_partitions(api_key: int, body, topic_of: Callable[[Any], str | None]):
+    """(topic name, partition) for every partition a partitioned request names.  ``topic_of``
+    turns a request topic struct into its name (resolving topic ids)."""
+    shape = PARTITIONED[api_key]
+    for topic in getattr(body, shape.request_topics) or ():
+        name = topic_of(topic, shape.request_name)
+        for partition in getattr(topic, shape.request_partitions) or ():
+            yield name, getattr(partition, shape.request_index)
+
+
+def split_partitioned(api_key: int, body, hit: Callable[[Any, Any], bool]):
+    """Split a partitioned request into (the request without the hit partitions, the hit
+    (topic struct, partition struct) pairs).  The first is None when nothing is left."""
+    shape = PARTITIONED[api_key]
+    kept_topics, hit_pairs = [], []
+    for topic in getattr(body, shape.request_topics) or ():
+        kept = []
+        for partition in getattr(topic, shape.request_partitions) or ():
+            if hit(topic, partition):
+                hit_pairs.append((topic, partition))
+            else:
+                kept.append(partition)
+        if kept:
+            kept_topics.append(_copy(topic, **{shape.request_partitions: kept}))
+    rest = _copy(body, **{shape.request_topics: kept_topics}) if kept_topics else None
+    return rest, hit_pairs
+
+
+def merge_partitioned(api_key: int, version: int, response, hit_pairs, error_code: int):
+    """Add an error entry for each hit partition to ``response`` (a response object of the API,
+    or None to build one)."""
+    shape = PARTITIONED[api_key]
+    response_cls = response_class(api_key)
+    if response is None:
+        response = _blank(response_cls, 0)
+    topic_cls = _element_class(response_cls, shape.response_topics)
+    partition_cls = _element_class(topic_cls, shape.response_partitions)
+    topics = getattr(response, shape.response_topics)
+    for request_topic, request_partition in hit_pairs:
+        name = getattr(request_topic, shape.request_name, None)
+        topic_id = getattr(request_topic, "topic_id", None)
+        target = None
+        for candidate in topics:
+            if getattr(candidate, shape.response_name) == name and \
+                    getattr(candidate, "topic_id", None) == topic_id:
+                target = candidate
+                break
+        if target is None:
+            target = topic_cls()
+            setattr(target, shape.response_name, name)
+            if _field(topic_cls, "topic_id") is not None and topic_id is not None:
+                target.topic_id = topic_id
+            topics.append(target)
+        entry = _blank(partition_cls, error_code)
+        setattr(entry, shape.response_index, getattr(request_partition, shape.request_index))
+        getattr(target, shape.response_partitions).append(entry)
+    return response
+
+
+# -- everything else --------------------------------------------------------------------------
+
+def error_response(api_key: int, version: int, body, error_code: int):
+    """The whole response for a request of a keyed or top-level API answered with
+    ``error_code``; raises :class:`CannotExpress` when the version has no place for it."""
+    request_cls, response_cls = _classes(api_key)
+    shape = _keyed_shape(api_key, version, request_cls, response_cls)
+    response = _blank(response_cls, error_code)
+    if shape is not None:
+        entry_cls = _element_class(response_cls, shape.response_list)
+        entries = []
+        for item in getattr(body, shape.request_list) or ():
+            entry = _blank(entry_cls, error_code)
+            if shape.request_key is None:
+                setattr(entry, shape.response_key, item)
+            else:
+                for f in entry_cls._fields:
+                    if not f.is_struct and f.name != "error_code" and hasattr(item, f.name):
+                        setattr(entry, f.name, getattr(item, f.name))
+            entries.append(entry)
+        setattr(response, shape.response_list, entries)
+        return response
+    if not _present(response_cls, "error_code", version):
+        raise CannotExpress(f"{APIS[api_key].name} v{version} has no error code to set")
+    if _field(response_cls, "member_id") is not None and hasattr(body, "member_id"):
+        response.member_id = body.member_id  # JoinGroup: the client keeps the id it sent
+    for name in ("protocol_type", "protocol_name"):
+        f = _field(response_cls, name)
+        if f is not None and f.is_nullable(version):
+            setattr(response, name, None)
+    return response
+
+
+def set_topic_errors(response, error_code: int, wanted: Callable[[str | None], bool]) -> None:
+    """Metadata: the real answer with ``error_code`` on every topic ``wanted`` picks (and no
+    partitions, as Kafka answers a topic in error)."""
+    for topic in response.topics:
+        if wanted(topic.name):
+            topic.error_code = error_code
+            topic.partitions = []
+
+
+def _copy(struct, **changes):
+    clone = type(struct).__new__(type(struct))
+    for name in struct._field_names:
+        setattr(clone, name, changes.get(name, getattr(struct, name)))
+    clone._unknown_tags = struct._unknown_tags
+    return clone
+
+
+# -- reading errors back out --------------------------------------------------------------------
+
+_walk_plan: dict[type, tuple[bool, tuple[str, ...]]] = {}
+
+
+def first_error(response, depth: int = 3) -> int:
+    """The first non-zero ``error_code`` in a response (top level first, then nested lists),
+    or 0: what the request log reports."""
+    if response is None:
+        return 0
+    cls = type(response)
+    plan = _walk_plan.get(cls)
+    if plan is None:
+        fields = getattr(cls, "_fields", ())
+        plan = (any(f.name == "error_code" for f in fields),
+                tuple(f.name for f in fields if f.is_struct and f.is_array))
+        _walk_plan[cls] = plan
+    has_error, lists = plan
+    if has_error and response.error_code:
+        return response.error_code
+    if depth:
+        for name in lists:
+            for item in getattr(response, name) or ():
+                code = first_error(item, depth - 1)
+                if code:
+                    return code
+    return 0
