@@ -1,0 +1,353 @@
+"""Fault injection in the core, driven with a manual clock and no sockets: which requests a fault
+picks, what each action does, the error responses' shapes for every API and version served, and
+the request log."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import wire
+from mockbroker.core import error_responses
+from mockbroker.core.clock import ManualClock
+from mockbroker.core.cluster import Broker
+from mockbroker.core.deferred import Deferred
+from mockbroker.core.dispatch import CloseConnection, Core, RequestContext
+from mockbroker.core.faults import CLOSE_CONNECTION, FaultSpecError
+from mockbroker.handlers import REGISTRY
+from tests.wire.strategies import message_values
+from wire import errors, records
+from wire.definitions import APIS
+
+PRODUCE, FETCH, METADATA, JOIN_GROUP, HEARTBEAT, DESCRIBE_GROUPS = 0, 1, 3, 11, 12, 15
+
+
+@pytest.fixture
+def core():
+    core = Core([Broker(i, "127.0.0.1", 9092 + i) for i in range(3)], {}, ManualClock())
+    core.cluster.create_topic("orders", 3, 1)
+    core.cluster.create_topic("audit", 1, 1)
+    return core
+
+
+def _send(core, api_key, version, body, *, broker=None, client_id="app"):
+    frame = wire.encode_request(api_key, version, 7, client_id, body, size_prefix=False)
+    request = wire.decode_request(frame)
+    if broker is None:
+        broker = core.cluster.topics["orders"].partitions[0].leader
+    return core.handle(request, RequestContext(broker, 1, client_id, version,
+                                               core.clock.now_ms()))
+
+
+def _produce_body(topic_partitions, acks=-1):
+    cls = wire.request_class(PRODUCE)
+    batch = records.encode_batch([(b"k", b"v", [], 1)])
+    return cls(acks=acks, timeout_ms=1000, topic_data=[
+        cls.TopicProduceData(name=topic, partition_data=[
+            cls.PartitionProduceData(index=p, records=batch) for p in partitions])
+        for topic, partitions in topic_partitions.items()])
+
+
+def _produce(core, topic_partitions, acks=-1, **kw):
+    """Produce one record to each partition through its leader (the core does not check
+    which broker a multi-leader request reaches when every partition has one replica, so
+    every partition goes through its own leader here)."""
+    answers = {}
+    for topic, partitions in topic_partitions.items():
+        for p in partitions:
+            leader = core.cluster.topics[topic].partitions[p].leader
+            response = _send(core, PRODUCE, 9, _produce_body({topic: [p]}, acks), broker=leader,
+                             **kw)
+            if response is None or isinstance(response, Deferred):
+                answers[(topic, p)] = response
+                continue
+            (entry,) = [pr for t in response.responses for pr in t.partition_responses]
+            answers[(topic, p)] = entry
+    return answers
+
+
+def _heartbeat(core, **kw):
+    body = wire.request_class(HEARTBEAT)(group_id="g", generation_id=1, member_id="m")
+    return _send(core, HEARTBEAT, 4, body, **kw)
+
+
+def _high_watermarks(core, topic):
+    return [p.log.high_watermark for p in core.cluster.topics[topic].partitions]
+
+
+# -- describing faults ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec, message", [
+    ([], "a fault is a JSON object"),
+    ({"api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER", "colour": "red"}, "unknown field"),
+    ({"api": "Prodooce", "error": 6}, "unknown API name"),
+    ({"api": 999, "error": 6}, "unknown API key"),
+    ({"api": "Produce", "error": "NOT_A_KAFKA_ERROR"}, "unknown Kafka error name"),
+    ({"api": "Produce", "error": 4242}, "unknown Kafka error code"),
+    ({"api": "Produce", "error": "NONE"}, "NONE is not an error"),
+    ({"api": "Produce"}, "say what the fault does"),
+    ({"api": "Produce", "action": "explode"}, "action must be one of"),
+    ({"api": "Produce", "action": "error"}, "needs an error"),
+    ({"api": "Produce", "action": "drop", "error": 6}, "error applies only to action error"),
+    ({"api": "Produce", "action": "delay"}, "needs a delay_ms above 0"),
+    ({"api": "Produce", "error": 6, "count": 0}, "count must be at least 1"),
+    ({"api": "Produce", "error": 6, "count": -3}, "count must be at least 1"),
+    ({"api": "Produce", "error": 6, "count": "2"}, "count must be an integer"),
+    ({"api": "Produce", "error": 6, "broker": 7}, "unknown broker 7"),
+    ({"api": "Produce", "error": 6, "topic": "bad name!"}, "topic:"),
+    ({"api": "JoinGroup", "error": 6, "topic": "orders"}, "JoinGroup requests name no topics"),
+    ({"api": "Produce", "error": 6, "partition": 1}, "partition needs a topic"),
+    ({"api": "Metadata", "error": 6, "topic": "orders", "partition": 0},
+     "Metadata requests name no partitions"),
+    ({"api": "Produce", "error": 6, "probability": 0}, "probability must be"),
+    ({"api": "Produce", "error": 6, "probability": 1.5}, "probability must be"),
+    ({"api": "Produce", "error": 6, "client_id": 12}, "client_id must be a string"),
+    ({"api": "Produce", "error": 6, "delay_ms": -1}, "delay_ms must be at least 0"),
+    ({"api": "AddPartitionsToTxn", "error": 6}, "not served by mockbroker"),
+])
+def test_a_bad_fault_is_refused_with_the_reason_and_nothing_is_added(core, spec, message):
+    with pytest.raises(FaultSpecError, match=message):
+        core.faults.add(spec)
+    assert list(core.faults) == []
+
+
+def test_apis_and_errors_by_name_or_number(core):
+    by_name = core.faults.add({"api": "produce", "error": "not_leader_or_follower"})
+    by_number = core.faults.add({"api": 0, "error": 6})
+    assert by_name.to_json()["api"] == by_number.to_json()["api"] == "Produce"
+    assert by_name.error == by_number.error == errors.NOT_LEADER_OR_FOLLOWER
+    assert by_name.to_json()["error"] == "NOT_LEADER_OR_FOLLOWER"
+
+
+# -- which requests a fault picks -----------------------------------------------------------------
+
+def test_count_fires_that_many_times_then_the_fault_is_gone(core):
+    fault = core.faults.add({"api": "Heartbeat", "error": "COORDINATOR_LOAD_IN_PROGRESS",
+                             "count": 2})
+    codes = [_heartbeat(core).error_code for _ in range(3)]
+    assert codes[:2] == [errors.COORDINATOR_LOAD_IN_PROGRESS] * 2
+    assert codes[2] != errors.COORDINATOR_LOAD_IN_PROGRESS  # the real answer again
+    assert fault.fired == 2 and core.faults.get(fault.id) is None
+
+
+def test_count_null_fires_until_removed(core):
+    fault = core.faults.add({"api": "Heartbeat", "error": 15, "count": None})
+    assert all(_heartbeat(core).error_code == 15 for _ in range(5))
+    core.faults.remove(fault.id)
+    assert _heartbeat(core).error_code != 15
+
+
+def test_broker_and_client_id_filters(core):
+    core.faults.add({"api": "Heartbeat", "error": 15, "broker": 2, "client_id": "victim",
+                     "count": None})
+    assert _heartbeat(core, broker=2, client_id="victim").error_code == 15
+    assert _heartbeat(core, broker=1, client_id="victim").error_code != 15
+    assert _heartbeat(core, broker=2, client_id="bystander").error_code != 15
+
+
+def test_probability_picks_about_that_share(core):
+    core.faults = type(core.faults)(core.cluster.brokers, core.registry, seed=7)
+    core.faults.add({"api": "Heartbeat", "error": 15, "count": None, "probability": 0.25})
+    hits = sum(_heartbeat(core).error_code == 15 for _ in range(400))
+    assert 60 < hits < 140
+
+
+def test_the_first_matching_fault_applies(core):
+    first = core.faults.add({"api": "Heartbeat", "error": 15, "count": 1})
+    core.faults.add({"error": 16, "count": 1})  # any API
+    assert _heartbeat(core).error_code == 15
+    assert _heartbeat(core).error_code == 16
+    assert first.fired == 1 and list(core.faults) == []
+
+
+# -- errors in each API's shape -------------------------------------------------------------------
+
+def test_a_partition_fault_fails_only_that_partition_and_the_rest_is_written(core):
+    core.faults.add({"api": "Produce", "error": "NOT_ENOUGH_REPLICAS", "topic": "orders",
+                     "partition": 1, "count": None})
+    cls = wire.request_class(PRODUCE)
+    batch = records.encode_batch([(b"k", b"v", [], 1)])
+    leader = core.cluster.topics["orders"].partitions[1].leader
+    for partition in core.cluster.all_partitions():
+        partition.leader = leader  # one leader for all, so one request can carry them all
+        partition.replicas = [leader]
+    body = cls(acks=-1, timeout_ms=1000, topic_data=[
+        cls.TopicProduceData(name="orders", partition_data=[
+            cls.PartitionProduceData(index=i, records=batch) for i in range(3)]),
+        cls.TopicProduceData(name="audit", partition_data=[
+            cls.PartitionProduceData(index=0, records=batch)])])
+    response = _send(core, PRODUCE, 9, body, broker=leader)
+    got = {(t.name, p.index): (p.error_code, p.base_offset)
+           for t in response.responses for p in t.partition_responses}
+    assert got == {("orders", 0): (0, 0), ("orders", 1): (errors.NOT_ENOUGH_REPLICAS, -1),
+                   ("orders", 2): (0, 0), ("audit", 0): (0, 0)}
+    assert _high_watermarks(core, "orders") == [1, 0, 1]
+    assert _high_watermarks(core, "audit") == [1]
+
+
+def test_an_error_fault_writes_nothing_and_counts_per_request(core):
+    fault = core.faults.add({"api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER", "count": 2})
+    first = _produce(core, {"orders": [0]})
+    second = _produce(core, {"orders": [0]})
+    third = _produce(core, {"orders": [0]})
+    assert [a[("orders", 0)].error_code for a in (first, second, third)] == [6, 6, 0]
+    assert third[("orders", 0)].base_offset == 0  # only the third was written
+    assert _high_watermarks(core, "orders")[0] == 1 and fault.fired == 2
+
+
+def test_acks_zero_produce_in_error_closes_the_connection(core):
+    core.faults.add({"api": "Produce", "error": 6})
+    with pytest.raises(CloseConnection):
+        _produce(core, {"orders": [0]}, acks=0)
+    assert _high_watermarks(core, "orders")[0] == 0
+
+
+def test_a_fetch_with_a_failed_partition_answers_at_once(core):
+    for partition in core.cluster.all_partitions():
+        partition.leader, partition.replicas = 0, [0]
+    core.faults.add({"api": "Fetch", "error": "UNKNOWN_LEADER_EPOCH", "topic": "orders",
+                     "partition": 2})
+    cls = wire.request_class(FETCH)
+    body = cls(max_wait_ms=5000, min_bytes=1, max_bytes=1 << 20, topics=[
+        cls.FetchTopic(topic="orders", partitions=[
+            cls.FetchPartition(partition=i, fetch_offset=0, partition_max_bytes=1 << 20)
+            for i in range(3)])])
+    response = _send(core, FETCH, 12, body, broker=0)
+    assert not isinstance(response, Deferred)
+    got = {p.partition_index: (p.error_code, p.high_watermark)
+           for t in response.responses for p in t.partitions}
+    assert got == {0: (0, 0), 1: (0, 0), 2: (errors.UNKNOWN_LEADER_EPOCH, -1)}
+
+
+def test_metadata_errors_land_on_the_picked_topic_and_brokers_are_still_listed(core):
+    core.faults.add({"api": "Metadata", "error": "LEADER_NOT_AVAILABLE", "topic": "orders"})
+    cls = wire.request_class(METADATA)
+    body = cls(topics=[cls.MetadataRequestTopic(name="orders"),
+                       cls.MetadataRequestTopic(name="audit")])
+    response = _send(core, METADATA, 12, body)
+    topics = {t.name: (t.error_code, len(t.partitions)) for t in response.topics}
+    assert topics == {"orders": (errors.LEADER_NOT_AVAILABLE, 0), "audit": (0, 1)}
+    assert len(response.brokers) == 3
+
+
+def test_keyed_and_top_level_shapes(core):
+    core.faults.add({"api": "DescribeGroups", "error": "COORDINATOR_NOT_AVAILABLE"})
+    body = wire.request_class(DESCRIBE_GROUPS)(groups=["a", "b"])
+    response = _send(core, DESCRIBE_GROUPS, 5, body)
+    assert [(g.group_id, g.error_code) for g in response.groups] == [
+        ("a", errors.COORDINATOR_NOT_AVAILABLE), ("b", errors.COORDINATOR_NOT_AVAILABLE)]
+
+    core.faults.add({"api": "JoinGroup", "error": "COORDINATOR_LOAD_IN_PROGRESS"})
+    cls = wire.request_class(JOIN_GROUP)
+    body = cls(group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=10000,
+               member_id="m-1", protocol_type="consumer",
+               protocols=[cls.JoinGroupRequestProtocol(name="range", metadata=b"")])
+    response = _send(core, JOIN_GROUP, 9, body)
+    assert (response.error_code, response.member_id, response.generation_id) == \
+        (errors.COORDINATOR_LOAD_IN_PROGRESS, "m-1", -1)
+    assert core.groups.groups() == []  # nothing joined
+
+
+_SERVED = [(key, version) for key in sorted(APIS) if (entry := REGISTRY.get(key))
+           for version in range(entry.min_version, entry.max_version + 1)]
+
+
+@pytest.mark.parametrize("api_key, version", _SERVED,
+                         ids=[f"{APIS[k].name}-v{v}" for k, v in _SERVED])
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_served_api_and_version_can_answer_an_error_that_encodes(api_key, version, data):
+    """For any valid request, the error answer encodes at the request's version and carries
+    the error wherever the request gave it a place."""
+    spec = APIS[api_key]
+    body = data.draw(message_values(spec.request, wire.request_class(api_key), version))
+    code = errors.NOT_COORDINATOR
+    if api_key in error_responses.PARTITIONED:
+        rest, hit = error_responses.split_partitioned(api_key, body, lambda t, p: True)
+        assert rest is None
+        response = error_responses.merge_partitioned(api_key, version, None, hit, code)
+        expect_error = bool(hit)
+    elif api_key == error_responses.METADATA:
+        return  # answered by the real handler, then marked (tested above)
+    elif not error_responses.can_express(api_key, version):
+        with pytest.raises(error_responses.CannotExpress):
+            error_responses.error_response(api_key, version, body, code)
+        return
+    else:
+        response = error_responses.error_response(api_key, version, body, code)
+        shape = error_responses._keyed_shape(api_key, version, type(body), type(response))
+        expect_error = shape is None or bool(getattr(body, shape.request_list))
+    frame = wire.encode_response(api_key, version, 3, response)
+    _, decoded = wire.decode_response(api_key, version, frame[4:])
+    assert error_responses.first_error(decoded) == (code if expect_error else 0)
+
+
+# -- delay, drop, disconnect, latency ---------------------------------------------------------------
+
+def test_delay_answers_after_the_delay_and_handles_the_request_at_once(core):
+    core.faults.add({"api": "Produce", "action": "delay", "delay_ms": 250})
+    (pending,) = _produce(core, {"orders": [0]}).values()
+    assert isinstance(pending, Deferred) and not pending.done
+    assert _high_watermarks(core, "orders")[0] == 1  # written already
+    core.clock.advance(249)
+    assert not pending.done
+    core.clock.advance(1)
+    assert pending.value.responses[0].partition_responses[0].error_code == 0
+
+
+def test_an_error_can_be_delayed_too(core):
+    core.faults.add({"api": "Heartbeat", "error": 27, "delay_ms": 100})
+    pending = _heartbeat(core)
+    core.clock.advance(100)
+    assert pending.value.error_code == errors.REBALANCE_IN_PROGRESS
+
+
+def test_drop_handles_the_request_and_never_answers(core):
+    core.faults.add({"api": "Produce", "action": "drop"})
+    (lost,) = _produce(core, {"orders": [0]}).values()
+    core.clock.advance(3_600_000)
+    assert isinstance(lost, Deferred) and not lost.done
+    assert _high_watermarks(core, "orders")[0] == 1
+    (logged,) = [r for r in core.requests if r.api_key == PRODUCE]
+    assert logged.outcome == "dropped"
+
+
+def test_disconnect_closes_without_handling(core):
+    core.faults.add({"api": "Produce", "action": "disconnect"})
+    with pytest.raises(CloseConnection):
+        _produce(core, {"orders": [0]})
+    assert _high_watermarks(core, "orders")[0] == 0
+    core.faults.add({"api": "Heartbeat", "action": "disconnect", "delay_ms": 50})
+    closing = _heartbeat(core)
+    core.clock.advance(50)
+    assert closing.value is CLOSE_CONNECTION
+    outcomes = [r.outcome for r in core.requests]
+    assert outcomes == ["disconnected", "disconnected"]
+
+
+def test_broker_latency_delays_every_answer_of_that_broker_only(core):
+    core.broker_latency_ms[1] = 40
+    slow = _heartbeat(core, broker=1)
+    fast = _heartbeat(core, broker=2)
+    assert not isinstance(fast, Deferred)
+    assert isinstance(slow, Deferred) and not slow.done
+    core.clock.advance(39)
+    assert not slow.done
+    core.clock.advance(1)
+    del core.broker_latency_ms[1]
+    assert slow.value == _heartbeat(core, broker=1)  # the same answer, only later
+
+
+def test_the_request_log_says_what_each_request_got(core):
+    core.faults.add({"api": "Heartbeat", "error": "ILLEGAL_GENERATION"})
+    _heartbeat(core, client_id="one")
+    _produce(core, {"orders": [0]}, client_id="two")
+    _produce(core, {"orders": [1]}, acks=0, client_id="three")
+    logged = [r.to_json() for r in core.requests]
+    assert [(r["api"], r["client_id"], r["outcome"], r["error"], r["fault"] is not None)
+            for r in logged] == [
+        ("Heartbeat", "one", "answered", "ILLEGAL_GENERATION", True),
+        ("Produce", "two", "answered", None, False),
+        ("Produce", "three", "no response", None, False),
+    ]
+    assert logged[0]["correlation_id"] == 7 and logged[0]["api_version"] == 4
