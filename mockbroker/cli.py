@@ -3,6 +3,9 @@
 Every flag can also come from the environment as ``MOCKBROKER_<FLAG>`` (``MOCKBROKER_BROKERS=3``),
 which is how the container is configured.  When every listener is up, one line goes to stdout:
 ``mockbroker ready bootstrap=HOST:PORT[,...] admin=http://HOST:PORT``.
+
+Listening on every interface (``--host 0.0.0.0``) without ``--advertised-host`` advertises a
+loopback name rather than the unroutable wildcard, and says so on stderr.
 """
 
 from __future__ import annotations
@@ -46,9 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=_port, default=0,
                        help="first broker's port (the others follow it); 0 = ephemeral")
     serve.add_argument("--http-port", type=_port, default=0)
-    serve.add_argument("--advertised-host", default=None)
-    serve.add_argument("--topic", action="append", default=[], type=_topic, metavar="NAME:PARTITIONS",
-                       help="create a topic at start (repeatable)")
+    serve.add_argument("--advertised-host", default=None,
+                       help="host name clients are told to connect to (default: --host)")
+    serve.add_argument("--topic", action="extend", default=[], type=_topics,
+                       metavar="NAME:PARTITIONS[,NAME:PARTITIONS...]",
+                       help="create topics at start (repeatable; a comma-separated list is how "
+                            "MOCKBROKER_TOPIC names several)")
     kafka = serve.add_argument_group("Kafka broker settings (Kafka's names, dashes for dots)")
     for setting in SETTINGS.values():
         kafka.add_argument("--" + setting.name.replace(".", "-"), dest=setting.python_name,
@@ -57,11 +63,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _topic(text: str) -> tuple[str, int]:
-    name, sep, count = text.rpartition(":")
-    if not sep or not name or not count.isdigit() or int(count) < 1:
-        raise argparse.ArgumentTypeError(f"expected NAME:PARTITIONS, got {text!r}")
-    return name, int(count)
+def _topics(text: str) -> list[tuple[str, int]]:
+    # Kafka topic names never hold a comma, so a list is unambiguous.
+    topics = []
+    for item in text.split(","):
+        name, sep, count = item.strip().rpartition(":")
+        if not sep or not name or not count.isdigit() or int(count) < 1:
+            raise argparse.ArgumentTypeError(f"expected NAME:PARTITIONS, got {text!r}")
+        topics.append((name, int(count)))
+    return topics
+
+
+#: bind addresses meaning "every interface", which no client can connect to as advertised, and
+#: the name advertised for each when --advertised-host is not given
+_WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "localhost"}
+
+
+def advertised_host(host: str, advertised: str | None) -> str:
+    """The host name clients are told to use: ``advertised`` if given, else ``host``, except
+    that a wildcard bind address is replaced by a loopback name (with a note on stderr)."""
+    if advertised:
+        return advertised
+    if host in _WILDCARD_HOSTS:
+        fallback = _WILDCARD_HOSTS[host]
+        sys.stderr.write(f"mockbroker: note: listening on {host or 'every interface'} without "
+                         f"--advertised-host; advertising {fallback} (set --advertised-host or "
+                         f"MOCKBROKER_ADVERTISED_HOST to the name clients use)\n")
+        return fallback
+    return host
+
+
+class StartError(Exception):
+    """A listener could not be opened (port in use, unknown host)."""
 
 
 def _environment_defaults(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
@@ -86,9 +119,13 @@ async def serve(args: argparse.Namespace) -> None:
     settings = {name: getattr(args, name) for name in SETTINGS
                 if getattr(args, name, None) is not None}
     runtime = ClusterRuntime(brokers=args.brokers, host=args.host, port=args.port,
-                             http_port=args.http_port, advertised_host=args.advertised_host,
+                             http_port=args.http_port,
+                             advertised_host=advertised_host(args.host, args.advertised_host),
                              topics=dict(args.topic), settings=settings)
-    await runtime.start()
+    try:
+        await runtime.start()
+    except OSError as exc:  # the runtime has closed whatever it had opened
+        raise StartError(f"cannot listen on host {args.host!r}: {exc.strerror or exc}") from exc
     print(f"mockbroker ready bootstrap={runtime.bootstrap_servers} admin={runtime.admin_url}",
           flush=True)
     await stop.wait()
@@ -105,7 +142,11 @@ def main(argv: list[str] | None = None) -> int:
                               if getattr(args, name, None) is not None})
         except ValueError as exc:
             parser.error(str(exc))
-        asyncio.run(serve(args))
+        try:
+            asyncio.run(serve(args))
+        except StartError as exc:
+            sys.stderr.write(f"mockbroker: error: {exc}\n")
+            return 1
     return 0
 
 

@@ -21,7 +21,11 @@ MOCKBROKER = [sys.executable, "-m", "mockbroker.cli"]
 
 
 def _ready(proc: subprocess.Popen) -> tuple[list[tuple[str, int]], str]:
-    line = proc.stdout.readline()
+    return parse_ready_line(proc.stdout.readline())
+
+
+def parse_ready_line(line: str) -> tuple[list[tuple[str, int]], str]:
+    """``mockbroker ready bootstrap=... admin=...`` as ([(host, port), ...], admin URL)."""
     assert line.startswith("mockbroker ready bootstrap="), line
     parts = dict(item.split("=", 1) for item in line.split()[2:])
     brokers = [(h, int(p)) for h, p in (hp.rsplit(":", 1) for hp in parts["bootstrap"].split(","))]
@@ -182,3 +186,55 @@ def test_topics_and_kafka_settings_from_flags(served):
     got = {t.name: (t.error_code, len(t.partitions)) for t in meta.topics}
     assert got == {"orders": (0, 4), "audit": (0, 1),
                    "nope": (wire.errors.UNKNOWN_TOPIC_OR_PARTITION, 0)}
+
+
+@pytest.mark.parametrize("served", [["--host", "0.0.0.0"]], indirect=True)
+def test_wildcard_host_advertises_a_loopback_address_not_the_wildcard(served):
+    proc, brokers, admin = served
+    assert brokers[0][0] == "127.0.0.1" and admin.startswith("http://127.0.0.1:")
+    with socket.create_connection(brokers[0], timeout=5) as sock:
+        _, body = wire.decode_response(18, 3, _round_trip(sock, _api_versions_request(3, 1)))
+        assert body.error_code == 0
+    proc.terminate()
+    assert proc.wait(10) == 0
+    note = proc.stderr.read()
+    assert "advertising 127.0.0.1" in note and "--advertised-host" in note
+
+
+@pytest.mark.parametrize("served", [["--host", "0.0.0.0", "--advertised-host", "localhost"]],
+                         indirect=True)
+def test_wildcard_host_with_advertised_host_advertises_it(served):
+    proc, brokers, admin = served
+    assert brokers[0][0] == "localhost" and admin.startswith("http://localhost:")
+    proc.terminate()
+    assert proc.wait(10) == 0
+    assert proc.stderr.read() == ""
+
+
+def test_a_port_in_use_is_a_one_line_error():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([*MOCKBROKER, "serve", "--port", str(port)], capture_output=True,
+                                text=True, timeout=30)
+    assert result.returncode == 1 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "address already in use" in lines[0] and str(port) in lines[0]
+
+
+def test_topic_lists_from_the_environment_add_to_flags():
+    env = dict(os.environ, MOCKBROKER_TOPIC="orders:4, audit:1")
+    proc = subprocess.Popen([*MOCKBROKER, "serve", "--topic", "extra:2"], stdout=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        brokers, _ = _ready(proc)
+        cls = wire.request_class(3)
+        body = cls(topics=None, allow_auto_topic_creation=False)
+        with socket.create_connection(brokers[0], timeout=5) as sock:
+            _, meta = wire.decode_response(3, 12, _round_trip(sock, wire.encode_request(3, 12, 1, "t", body)))
+        got = {t.name: len(t.partitions) for t in meta.topics if not t.name.startswith("__")}
+        assert got == {"orders": 4, "audit": 1, "extra": 2}
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0
