@@ -17,7 +17,7 @@ import signal
 import sys
 
 from mockbroker.core.settings import SETTINGS, resolve_settings
-from mockbroker.io.runtime import ClusterRuntime
+from mockbroker.io.runtime import WILDCARD_HOSTS, ClusterRuntime
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,18 +74,13 @@ def _topics(text: str) -> list[tuple[str, int]]:
     return topics
 
 
-#: bind addresses meaning "every interface", which no client can connect to as advertised, and
-#: the name advertised for each when --advertised-host is not given
-_WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "localhost"}
-
-
 def advertised_host(host: str, advertised: str | None) -> str:
     """The host name clients are told to use: ``advertised`` if given, else ``host``, except
     that a wildcard bind address is replaced by a loopback name (with a note on stderr)."""
     if advertised:
         return advertised
-    if host in _WILDCARD_HOSTS:
-        fallback = _WILDCARD_HOSTS[host]
+    if host in WILDCARD_HOSTS:
+        fallback = WILDCARD_HOSTS[host]
         sys.stderr.write(f"mockbroker: note: listening on {host or 'every interface'} without "
                          f"--advertised-host; advertising {fallback} (set --advertised-host or "
                          f"MOCKBROKER_ADVERTISED_HOST to the name clients use)\n")

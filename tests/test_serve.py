@@ -238,3 +238,14 @@ def test_topic_lists_from_the_environment_add_to_flags():
     finally:
         proc.terminate()
         assert proc.wait(10) == 0
+
+
+def test_in_process_cluster_on_every_interface_advertises_loopback_and_ipv6_in_brackets():
+    from mockbroker import MockCluster
+
+    with MockCluster(host="0.0.0.0") as wildcard:
+        assert wildcard.bootstrap_servers.startswith("127.0.0.1:")
+        assert wildcard.admin.health()
+    with MockCluster(host="::1") as ipv6:
+        assert ipv6.bootstrap_servers.startswith("[::1]:")
+        assert ipv6.admin_url.startswith("http://[::1]:") and ipv6.admin.health()

@@ -12,13 +12,23 @@ from mockbroker.io.http import AdminServer
 from mockbroker.io.server import BrokerListener
 
 
+#: bind addresses meaning "every interface", which no client can connect to as advertised, and
+#: the name advertised for each when no advertised host is given
+WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "localhost"}
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port``, with an IPv6 address in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 class ClusterRuntime:
     def __init__(self, *, brokers: int = 1, host: str = "127.0.0.1", port: int = 0,
                  http_port: int = 0, advertised_host: str | None = None,
                  topics: dict[str, int] | None = None, settings: dict[str, Any] | None = None,
                  clock=None):
         self.host = host
-        self.advertised_host = advertised_host or host
+        self.advertised_host = advertised_host or WILDCARD_HOSTS.get(host, host)
         self._settings = dict(settings or {})
         self._clock = clock
         self.core = Core([Broker(i, self.advertised_host, 0) for i in range(brokers)],
@@ -35,11 +45,12 @@ class ClusterRuntime:
 
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(f"{self.advertised_host}:{listener.port}" for listener in self.listeners)
+        return ",".join(host_port(self.advertised_host, listener.port)
+                        for listener in self.listeners)
 
     @property
     def admin_url(self) -> str:
-        return f"http://{self.advertised_host}:{self.admin.port}"
+        return f"http://{host_port(self.advertised_host, self.admin.port)}"
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
