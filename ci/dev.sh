@@ -7,7 +7,8 @@
 #
 # Set-up is idempotent: a virtual environment at .venv/ with the package (editable) and its test
 # dependencies, and Kafka's own jars in .cache/jars/ (the tests read Kafka's message specs from
-# them).  Needs Python 3.11+, and Java 17 with Maven for the jars.
+# them) and Spark's Kafka connector in .cache/jars/spark/ (the Spark tests load it).  Needs
+# Python 3.11+, and Java 17 with Maven for the jars.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -63,7 +64,22 @@ setup_jars() {
   done
 }
 
-setup() { setup_venv; setup_jars; }
+setup_spark() {
+  # Spark's Kafka connector for the Spark tests, at the installed PySpark's version, with the jars
+  # it needs beyond PySpark's own (ci/spark/pom.xml); the plugin's SparkSession loads them.
+  local version dir=.cache/jars/spark
+  version=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("pyspark"))')
+  [ -f "$dir/spark-sql-kafka-0-10_2.13-$version.jar" ] && return 0
+  ensure_maven
+  log "fetching org.apache.spark:spark-sql-kafka-0-10_2.13:$version and its dependencies"
+  rm -rf "$dir.partial"
+  mvn --batch-mode --quiet -f ci/spark/pom.xml dependency:copy-dependencies \
+    "-Dspark.version=$version" -DincludeScope=runtime "-DoutputDirectory=$PWD/$dir.partial"
+  rm -rf "$dir"
+  mv "$dir.partial" "$dir"
+}
+
+setup() { setup_venv; setup_jars; setup_spark; }
 
 command=${1:-}
 [ $# -gt 0 ] && shift

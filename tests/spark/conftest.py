@@ -1,0 +1,92 @@
+"""What the Spark tests share: producing input with a stock client, running queries to the end,
+and reading what landed in Kafka.
+
+PySpark and Java are test dependencies of this project: a missing one is a set-up error here,
+never a reason to skip (``find_java`` is checked at import, pyspark imported directly).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+import pyspark  # noqa: F401  -- a test dependency: its absence must fail, not skip
+import pytest
+from kafka import KafkaProducer
+
+from conftest_plugin.spark import find_java
+from mockbroker import MockCluster
+
+if find_java() is None:
+    raise RuntimeError("the Spark tests need Java 17 or newer (JAVA_HOME or java on PATH)")
+
+#: how long a query may take to catch up before a test gives up on it
+QUERY_TIMEOUT_S = 90
+
+
+@dataclass
+class In:
+    """A record to produce: value, and optionally key, partition, headers and timestamp."""
+
+    value: str
+    key: str | None = None
+    partition: int | None = None
+    headers: list[tuple[str, bytes]] = field(default_factory=list)
+    timestamp_ms: int | None = None
+
+
+def produce(bootstrap: str, topic: str, records: list[In]) -> None:
+    """Produce ``records`` in order (acks=all) and wait until every one is acknowledged."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=1)
+    try:
+        futures = [producer.send(topic, value=r.value.encode(),
+                                 key=None if r.key is None else r.key.encode(),
+                                 partition=r.partition, headers=r.headers or None,
+                                 timestamp_ms=r.timestamp_ms)
+                   for r in records]
+        producer.flush(30)
+        for f in futures:
+            f.get(timeout=30)
+    finally:
+        producer.close(timeout=5)
+
+
+def unique(prefix: str) -> str:
+    """A name no other query or table of this Spark session uses."""
+    return f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+
+def run_to_end(writer, timeout: float = QUERY_TIMEOUT_S):
+    """Start an ``availableNow`` query from ``writer`` and wait until it has read everything
+    there was when it started; returns the stopped query (its error, if any, raised)."""
+    query = writer.trigger(availableNow=True).start()
+    try:
+        finished = query.awaitTermination(timeout)
+    finally:
+        if query.isActive:
+            query.stop()
+    assert finished, f"query {query.name or query.id} did not finish in {timeout} s"
+    return query
+
+
+def memory_query(spark, df, timeout: float = QUERY_TIMEOUT_S) -> list:
+    """Run a streaming ``df`` to the end into a memory table; its rows, sorted."""
+    name = unique("rows")
+    run_to_end(df.writeStream.format("memory").queryName(name), timeout)
+    try:
+        return sorted(spark.table(name).collect())
+    finally:
+        spark.catalog.dropTempView(name)
+
+
+def landed(cluster: MockCluster, topic: str) -> list[tuple[int, int, str | None, str | None,
+                                                         list[tuple[str, bytes | None]]]]:
+    """Everything in ``topic`` as (partition, offset, key, value, headers), in offset order."""
+    return [(r.partition, r.offset, r.key, r.value, [(h.key, h.raw) for h in r.headers])
+            for r in cluster.admin.records(topic, limit=100_000)]
+
+
+@pytest.fixture
+def checkpoint(tmp_path):
+    """A fresh checkpoint directory for this test's query."""
+    return str(tmp_path / "checkpoint")
