@@ -62,6 +62,13 @@ setup_jars() {
         "-Dartifact=org.apache.kafka:$artifact:$version" -DoutputDirectory=.cache/jars
     fi
   done
+  # the Java client's one required runtime dependency, for the Java consumer-group tests
+  if [ ! -f .cache/jars/slf4j-api-1.7.36.jar ]; then
+    ensure_maven
+    log "fetching org.slf4j:slf4j-api:1.7.36"
+    mvn --batch-mode --quiet dependency:copy \
+      "-Dartifact=org.slf4j:slf4j-api:1.7.36" -DoutputDirectory=.cache/jars
+  fi
 }
 
 setup_spark() {
