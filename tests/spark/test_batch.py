@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
 from tests.spark.conftest import In, landed, produce
+from wire.records import read_batch_header
 
 
 def batch(spark, bootstrap: str, **options):
@@ -81,3 +83,57 @@ def test_batch_write_routes_rows_by_their_topic_column(spark, kafka_cluster):
      .save())
     assert sorted(r[3] for r in landed(kafka_cluster, "left")) == ["a", "c"]
     assert [r[3] for r in landed(kafka_cluster, "right")] == ["b"]
+
+
+CODECS = {"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+
+
+@pytest.mark.kafka(topics={codec: 1 for codec in CODECS})
+def test_compressed_writes_are_stored_compressed_and_read_back(spark, kafka_cluster):
+    bootstrap = kafka_cluster.bootstrap_servers
+    for codec in CODECS:
+        rows = [(f"{codec}-{i:03d}",) for i in range(200)]
+        (spark.createDataFrame(rows, "value STRING").coalesce(1).write.format("kafka")
+         .option("kafka.bootstrap.servers", bootstrap).option("kafka.compression.type", codec)
+         .option("topic", codec).save())
+    for codec, attribute in CODECS.items():
+        stored = kafka_cluster.call(
+            lambda c=codec: [read_batch_header(b.data).compression
+                             for b in kafka_cluster.core.cluster.topics[c].partitions[0].log.batches])
+        assert stored and set(stored) == {attribute}, (codec, stored)
+        assert batch(spark, bootstrap, subscribe=codec) == \
+            [(0, i, None, f"{codec}-{i:03d}") for i in range(200)]
+
+
+@pytest.mark.kafka(topics={"events": 2})
+def test_min_partitions_splits_a_partition_between_readers(spark, kafka_cluster):
+    bootstrap = kafka_cluster.bootstrap_servers
+    for chunk in range(4):
+        produce(bootstrap, "events", [In(f"v{chunk * 50 + i}", partition=(chunk * 50 + i) % 2)
+                                      for i in range(50)])
+    batches = kafka_cluster.call(lambda: [
+        (b.base_offset, b.last_offset)
+        for p in kafka_cluster.core.cluster.topics["events"].partitions for b in p.log.batches])
+    # batches of several records, so readers of sub-ranges start inside a batch
+    assert len(batches) < 100, batches
+    df = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+          .option("subscribe", "events").option("minPartitions", "7").load())
+    assert df.rdd.getNumPartitions() >= 7
+    got = sorted(tuple(r) for r in df.selectExpr("partition", "offset",
+                                                  "CAST(value AS STRING)").collect())
+    assert got == sorted((i % 2, i // 2, f"v{i}") for i in range(200))
+
+
+def test_log_append_time_topics_give_the_brokers_timestamps(spark, kafka_cluster):
+    kafka_cluster.admin.create_topic("stamped", 1,
+                                     configs={"message.timestamp.type": "LogAppendTime"})
+    bootstrap = kafka_cluster.bootstrap_servers
+    before = int(time.time() * 1000)
+    produce(bootstrap, "stamped", [In("a", timestamp_ms=1000), In("b", timestamp_ms=2000)])
+    after = int(time.time() * 1000)
+    rows = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", "stamped").load()
+            .selectExpr("CAST(value AS STRING)", "timestamp", "timestampType").collect())
+    assert [r[0] for r in rows] == ["a", "b"]
+    # the producer's timestamps are replaced by the time the broker appended the records
+    assert all(r[2] == 1 and before <= r[1].timestamp() * 1000 <= after for r in rows), rows
