@@ -24,7 +24,10 @@ class PartitionAppend:
     base_offset: int = -1
     log_append_time: int = -1
     log_start_offset: int = -1
-    error_message: str | None = None
+    #: why the records were refused, for a reader of the core; not sent: Kafka answers every
+    #: refusal this broker makes with the error code alone (it writes an error message only for
+    #: per-record validation failures, which carry record errors)
+    reason: str | None = None
 
 
 def check_produce_records(data: bytes | None) -> PartitionAppend | None:
@@ -32,18 +35,18 @@ def check_produce_records(data: bytes | None) -> PartitionAppend | None:
     (``ProduceRequest.validateRecords``): exactly one batch, in the v2 format.  Returns the
     refusal, or None."""
     if data is None:
-        return PartitionAppend(errors.CORRUPT_MESSAGE, error_message="records are null")
+        return PartitionAppend(errors.CORRUPT_MESSAGE, reason="records are null")
     try:
         batches = records.split_batches(data, allow_partial_tail=True)
     except CorruptRecordBatchError as exc:
         # Kafka can read the old message formats (magic 0 and 1) but takes only v2 from a client
         if len(data) > records.MAGIC_OFFSET and data[records.MAGIC_OFFSET] in (0, 1) and \
                 int.from_bytes(data[8:12], "big", signed=True) >= LEGACY_MIN_SIZE:
-            return PartitionAppend(errors.INVALID_RECORD, error_message=(
+            return PartitionAppend(errors.INVALID_RECORD, reason=(
                 f"record batches must have magic 2, not {data[records.MAGIC_OFFSET]}"))
-        return PartitionAppend(errors.CORRUPT_MESSAGE, error_message=str(exc))
+        return PartitionAppend(errors.CORRUPT_MESSAGE, reason=str(exc))
     if len(batches) != 1:
-        return PartitionAppend(errors.INVALID_RECORD, error_message=(
+        return PartitionAppend(errors.INVALID_RECORD, reason=(
             f"a produce request must carry exactly one record batch per partition, "
             f"not {len(batches)}"))
     return None
@@ -55,34 +58,34 @@ def produce(cluster: Cluster, partition: Partition, data: bytes | None, now_ms: 
     then append them."""
     topic = partition.topic
     if data is None:
-        return PartitionAppend(errors.CORRUPT_MESSAGE, error_message="records are null")
+        return PartitionAppend(errors.CORRUPT_MESSAGE, reason="records are null")
     try:
         batches = records.split_batches(data)
     except CorruptRecordBatchError as exc:
-        return PartitionAppend(errors.CORRUPT_MESSAGE, error_message=str(exc))
+        return PartitionAppend(errors.CORRUPT_MESSAGE, reason=str(exc))
     if not batches:
-        return PartitionAppend(errors.INVALID_RECORD, error_message="no record batches")
+        return PartitionAppend(errors.INVALID_RECORD, reason="no record batches")
     max_bytes = int(topic.configs.get("max.message.bytes",
                                       cluster.settings["message_max_bytes"]))
     checked = []
     for header, view in batches:
         if header.base_offset != 0:
-            return PartitionAppend(errors.INVALID_RECORD, error_message=(
+            return PartitionAppend(errors.INVALID_RECORD, reason=(
                 f"a client's record batch must have base offset 0, not {header.base_offset}"))
         if header.size > max_bytes:
-            return PartitionAppend(errors.MESSAGE_TOO_LARGE, error_message=(
+            return PartitionAppend(errors.MESSAGE_TOO_LARGE, reason=(
                 f"batch of {header.size} bytes is larger than max.message.bytes {max_bytes}"))
         try:
             records.check_batch(view)
         except CorruptRecordBatchError as exc:
             code = errors.CORRUPT_MESSAGE if "CRC" in str(exc) else errors.INVALID_RECORD
-            return PartitionAppend(code, error_message=str(exc))
+            return PartitionAppend(code, reason=str(exc))
         if header.is_control:
             return PartitionAppend(errors.INVALID_RECORD,
-                                   error_message="clients may not write control batches")
+                                   reason="clients may not write control batches")
         if header.producer_id >= 0 and header.base_sequence < 0:
             return PartitionAppend(errors.INVALID_RECORD,
-                                   error_message="idempotent batch without a base sequence")
+                                   reason="idempotent batch without a base sequence")
         checked.append((header, bytes(view)))
     log = partition.log
     log_append_time = topic.configs.get(
@@ -96,7 +99,7 @@ def produce(cluster: Cluster, partition: Partition, data: bytes | None, now_ms: 
                 first = result
     except ProduceRejected as exc:
         if first is None:
-            return PartitionAppend(exc.error_code, error_message=str(exc),
+            return PartitionAppend(exc.error_code, reason=str(exc),
                                    log_start_offset=log.log_start_offset)
     cluster.notify_append(partition)
     return PartitionAppend(errors.NONE, first.base_offset, first.log_append_time,

@@ -43,7 +43,6 @@ def handle(core, ctx, request):
                 out.base_offset = result.base_offset
                 out.log_append_time_ms = result.log_append_time
                 out.log_start_offset = result.log_start_offset
-                out.error_message = result.error_message
                 if out.error_code == errors.NOT_LEADER_OR_FOLLOWER and version >= 10:
                     out.current_leader = RESPONSE.LeaderIdAndEpoch(
                         leader_id=partition.leader, leader_epoch=partition.leader_epoch)
@@ -70,7 +69,7 @@ def _append(cluster, ctx, acks: int, partition, records) -> data.PartitionAppend
     if acks not in (-1, 0, 1):
         return data.PartitionAppend(errors.INVALID_REQUIRED_ACKS)
     if partition.topic.internal and ctx.client_id != ADMIN_CLIENT_ID:
-        return data.PartitionAppend(errors.INVALID_TOPIC_EXCEPTION, error_message=(
+        return data.PartitionAppend(errors.INVALID_TOPIC_EXCEPTION, reason=(
             f"clients may not write to the internal topic {partition.topic.name}"))
     error = replica_error(partition, ctx.broker_id)
     if error != errors.NONE:

@@ -137,3 +137,17 @@ def test_log_append_time_topics_give_the_brokers_timestamps(spark, kafka_cluster
     assert [r[0] for r in rows] == ["a", "b"]
     # the producer's timestamps are replaced by the time the broker appended the records
     assert all(r[2] == 1 and before <= r[1].timestamp() * 1000 <= after for r in rows), rows
+
+
+def test_a_record_over_the_topics_size_limit_fails_the_write_as_on_kafka(spark, kafka_cluster):
+    kafka_cluster.admin.create_topic("small", 1, configs={"max.message.bytes": "1000"})
+    df = spark.createDataFrame([("x" * 5000,)], "value STRING")
+    with pytest.raises(Exception) as failure:
+        (df.write.format("kafka")
+         .option("kafka.bootstrap.servers", kafka_cluster.bootstrap_servers)
+         .option("topic", "small").save())
+    # the broker answers MESSAGE_TOO_LARGE with no message of its own, so the Java client
+    # raises the error's standard text, as it does against Kafka
+    assert "RecordTooLargeException: The request included a message larger than the max " \
+           "message size the server will accept." in str(failure.value), str(failure.value)[:2000]
+    assert landed(kafka_cluster, "small") == []
