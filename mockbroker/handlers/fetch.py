@@ -4,7 +4,10 @@ Every requested partition is in the response.  The first partition with data get
 whole batch even past ``max_bytes`` (as Kafka does, so a large batch cannot stall a consumer).
 Fetch sessions (KIP-227) are answered sessionless: a client asking for a new session gets
 session id 0 back and keeps sending full fetches, which every client handles; an incremental
-fetch naming a session we never handed out gets FETCH_SESSION_ID_NOT_FOUND.
+fetch naming a session we never handed out gets FETCH_SESSION_ID_NOT_FOUND.  A
+``last_fetched_epoch`` (from v12; followers send it, consumers do not) is checked against the
+partition's leader epochs as Kafka checks it: an unknown epoch is OFFSET_OUT_OF_RANGE, a fetch
+position past that epoch's end gets the diverging epoch back instead of records.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ def handle(core, ctx, request):
     if request.session_id != 0:
         return RESPONSE(error_code=errors.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])
     response, total = _read(core, ctx, request)
-    if total >= max(request.min_bytes, 1) or request.max_wait_ms <= 0 or _has_error(response):
+    if total >= max(request.min_bytes, 1) or request.max_wait_ms <= 0 or _answer_now(response):
         return response
     # Long poll: answer when enough data has arrived, or at the deadline with what there is.
     deferred = Deferred()
@@ -49,8 +52,24 @@ def handle(core, ctx, request):
     return deferred
 
 
-def _has_error(response) -> bool:
-    return any(p.error_code != errors.NONE for t in response.responses for p in t.partitions)
+def _check_last_fetched_epoch(partition, fp):
+    """Kafka's check of a fetcher's ``last_fetched_epoch`` (followers send it; KIP-595):
+    (OFFSET_OUT_OF_RANGE, None) when that epoch is unknown here or the offset is below the log
+    start; (NONE, where the epoch ends) when the fetch position lies past its end, so the fetcher
+    must truncate; (NONE, None) to read as usual."""
+    log = partition.log
+    epoch, end = log.end_offset_for_epoch(fp.last_fetched_epoch, partition.leader_epoch)
+    if epoch < 0 or end < 0 or fp.fetch_offset < log.log_start_offset:
+        return errors.OFFSET_OUT_OF_RANGE, None
+    if epoch < fp.last_fetched_epoch or end < fp.fetch_offset:
+        return errors.NONE, RESPONSE.EpochEndOffset(epoch=epoch, end_offset=end)
+    return errors.NONE, None
+
+
+def _answer_now(response) -> bool:
+    """An error or a diverging epoch in any partition ends a long poll at once, as in Kafka."""
+    return any(p.error_code != errors.NONE or p.diverging_epoch.epoch >= 0
+               for t in response.responses for p in t.partitions)
 
 
 def _read(core, ctx, request):
@@ -85,6 +104,11 @@ def _read(core, ctx, request):
                     leaders.add(partition.leader)
                 continue
             log = partition.log
+            diverging = None
+            if version >= 12 and fp.last_fetched_epoch >= 0:
+                out.error_code, diverging = _check_last_fetched_epoch(partition, fp)
+                if out.error_code != errors.NONE:
+                    continue
             if fp.fetch_offset < log.log_start_offset or fp.fetch_offset > log.log_end_offset:
                 # Kafka reports no offsets with this error; the consumer asks ListOffsets
                 out.error_code = errors.OFFSET_OUT_OF_RANGE
@@ -93,6 +117,9 @@ def _read(core, ctx, request):
             out.last_stable_offset = log.high_watermark
             out.log_start_offset = log.log_start_offset
             out.aborted_transactions = [] if request.isolation_level == 1 else None
+            if diverging is not None:
+                out.diverging_epoch = diverging
+                continue
             limit = min(fp.partition_max_bytes, max(budget - total, 0))
             data = log.read(fp.fetch_offset, limit, at_least_one=(total == 0))
             out.records = data
