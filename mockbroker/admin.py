@@ -369,7 +369,7 @@ class AdminClient:
         data = self._call("GET", f"/topics/{self._quote(topic)}/records",
                           query={"partition": partition, "offset": offset, "limit": limit})
         return [_build(Record, r, headers=[_build(Header, h) for h in r["headers"]])
-                for r in data["records"]]
+                for r in data]
 
     def move_leader(self, topic: str, partition: int, broker_id: int) -> Topic:
         """Make ``broker_id`` (a live replica) the partition's leader."""

@@ -251,7 +251,7 @@ class AdminApi:
             found = inspect.records(self.core, topic.name, partition, offset, limit)
         except inspect.NotFound as exc:
             raise ApiError(404, str(exc)) from None
-        return _json({"topic": topic.name, "records": found})
+        return _json(found)
 
     async def move_leader(self, request: web.Request) -> web.Response:
         topic = self._topic(request)

@@ -83,7 +83,8 @@ SCHEMAS: dict[str, Any] = {
         "action": {"enum": ["error", "delay", "drop", "disconnect"],
                    "description": "default: error when an error is given, else delay"},
         "error": {"type": ["string", "integer", "null"],
-                  "description": "Kafka error name (NOT_LEADER_OR_FOLLOWER) or code"},
+                  "description": "Kafka error name (NOT_LEADER_OR_FOLLOWER) or code; used "
+                                 "by action error only"},
         "count": {"type": ["integer", "null"], "minimum": 1,
                   "description": "how many requests it picks (default 1); null: until removed"},
         "broker": _NINT, "topic": _NSTR,
@@ -198,7 +199,7 @@ def _paths() -> dict[str, Any]:
         },
         "/topics/{name}/records": {"get": _op(
             "decoded records, in offset order per partition",
-            ("200", "records", _obj({"topic": _STR, "records": arr("Record")})),
+            ("200", "records", arr("Record")),
             params=[_TOPIC, _query("partition", _INT, "one partition (default: all)"),
                     _query("offset", _INT, "first offset (default: the log start)"),
                     _query("limit", _INT, "at most this many (default 100)")],

@@ -88,7 +88,6 @@ def _high_watermarks(core, topic):
     ({"api": "Produce"}, "say what the fault does"),
     ({"api": "Produce", "action": "explode"}, "action must be one of"),
     ({"api": "Produce", "action": "error"}, "needs an error"),
-    ({"api": "Produce", "action": "drop", "error": 6}, "error applies only to action error"),
     ({"api": "Produce", "action": "delay"}, "needs a delay_ms above 0"),
     ({"api": "Produce", "error": 6, "count": 0}, "count must be at least 1"),
     ({"api": "Produce", "error": 6, "count": -3}, "count must be at least 1"),
@@ -109,6 +108,11 @@ def test_a_bad_fault_is_refused_with_the_reason_and_nothing_is_added(core, spec,
     with pytest.raises(FaultSpecError, match=message):
         core.faults.add(spec)
     assert list(core.faults) == []
+
+
+def test_an_error_given_with_another_action_is_not_used(core):
+    fault = core.faults.add({"api": "Produce", "action": "drop", "error": 6})
+    assert (fault.action, fault.error) == ("drop", None)
 
 
 def test_apis_and_errors_by_name_or_number(core):
