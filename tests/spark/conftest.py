@@ -86,6 +86,17 @@ def landed(cluster: MockCluster, topic: str) -> list[tuple[int, int, str | None,
             for r in cluster.admin.records(topic, limit=100_000)]
 
 
+def start_copy(spark, bootstrap: str, checkpoint: str, source: str = "in", sink: str = "out"):
+    """A streaming query copying ``source`` to ``sink`` every 200 ms: key and value as they
+    are, each record to the partition number it came from."""
+    return (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", source).option("startingOffsets", "earliest").load()
+            .selectExpr("key", "value", "partition")
+            .writeStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+            .option("topic", sink).option("checkpointLocation", checkpoint)
+            .trigger(processingTime="200 milliseconds").start())
+
+
 @pytest.fixture
 def checkpoint(tmp_path):
     """A fresh checkpoint directory for this test's query."""

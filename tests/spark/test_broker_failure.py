@@ -7,19 +7,14 @@ from __future__ import annotations
 import pytest
 
 from tests.clients.helpers import wait_for
-from tests.spark.conftest import QUERY_TIMEOUT_S, In, landed, produce
+from tests.spark.conftest import QUERY_TIMEOUT_S, In, landed, produce, start_copy
 
 
 @pytest.mark.kafka(brokers=3, topics={"in": 3, "out": 3})
 def test_a_running_query_survives_a_stopped_broker(spark, kafka_cluster, checkpoint):
     bootstrap = kafka_cluster.bootstrap_servers
     admin = kafka_cluster.admin
-    query = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-             .option("subscribe", "in").option("startingOffsets", "earliest").load()
-             .selectExpr("key", "value", "partition")
-             .writeStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-             .option("topic", "out").option("checkpointLocation", checkpoint)
-             .trigger(processingTime="200 milliseconds").start())
+    query = start_copy(spark, bootstrap, checkpoint)
     try:
         before = [In(f"before-{i}", key=f"k{i}", partition=i % 3) for i in range(30)]
         produce(bootstrap, "in", before)

@@ -7,17 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.clients.helpers import wait_for
-from tests.spark.conftest import QUERY_TIMEOUT_S, In, landed, produce
-
-
-def _start_copy(spark, bootstrap: str, checkpoint: str):
-    """in -> out, key and value as they are, each record to the partition it came from."""
-    return (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribe", "in").option("startingOffsets", "earliest").load()
-            .selectExpr("key", "value", "partition")
-            .writeStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-            .option("topic", "out").option("checkpointLocation", checkpoint)
-            .trigger(processingTime="200 milliseconds").start())
+from tests.spark.conftest import QUERY_TIMEOUT_S, In, landed, produce, start_copy
 
 
 def _values_by_partition(cluster, topic: str, partitions: int) -> list[list[str]]:
@@ -29,7 +19,7 @@ def _values_by_partition(cluster, topic: str, partitions: int) -> list[list[str]
 def test_retriable_fetch_and_produce_errors_are_survived(spark, kafka_cluster, kafka_admin,
                                                          checkpoint):
     bootstrap = kafka_cluster.bootstrap_servers
-    query = _start_copy(spark, bootstrap, checkpoint)
+    query = start_copy(spark, bootstrap, checkpoint)
     try:
         first = [In(f"a-{i}", key=f"k{i}", partition=i % 2) for i in range(10)]
         produce(bootstrap, "in", first)
@@ -61,7 +51,7 @@ def test_retriable_fetch_and_produce_errors_are_survived(spark, kafka_cluster, k
 @pytest.mark.kafka(brokers=3, topics={"in": 3, "out": 3})
 def test_a_broker_stopped_over_http_is_survived(spark, kafka_cluster, kafka_admin, checkpoint):
     bootstrap = kafka_cluster.bootstrap_servers
-    query = _start_copy(spark, bootstrap, checkpoint)
+    query = start_copy(spark, bootstrap, checkpoint)
     try:
         before = [In(f"before-{i}", partition=i % 3) for i in range(15)]
         produce(bootstrap, "in", before)
