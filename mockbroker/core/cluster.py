@@ -16,6 +16,7 @@ from typing import Callable
 
 from mockbroker.core.clock import Clock, Timers
 from mockbroker.core.log import PartitionLog
+from mockbroker.core.errors import ApiException
 from wire import errors
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -23,12 +24,6 @@ _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME_LENGTH = 249
 
 
-class ClusterError(Exception):
-    """A request the cluster refuses, with Kafka's error code."""
-
-    def __init__(self, error_code: int, message: str):
-        super().__init__(message)
-        self.error_code = error_code
 
 
 @dataclass(slots=True)
@@ -115,7 +110,7 @@ class Cluster:
         ids = [b.node_id for b in self.live_brokers()]
         n = len(ids)
         if replication_factor > n:
-            raise ClusterError(errors.INVALID_REPLICATION_FACTOR,
+            raise ApiException(errors.INVALID_REPLICATION_FACTOR,
                                f"replication factor {replication_factor} is larger than the "
                                f"{n} available brokers")
         start = self._random.randrange(n)
@@ -138,14 +133,14 @@ class Cluster:
                      ) -> Topic:
         problem = topic_name_error(name)
         if problem:
-            raise ClusterError(errors.INVALID_TOPIC_EXCEPTION, problem)
+            raise ApiException(errors.INVALID_TOPIC_EXCEPTION, problem)
         if name in self.topics:
-            raise ClusterError(errors.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+            raise ApiException(errors.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
         if assignments:
             layout = [list(replicas) for replicas in assignments]
             unknown = {b for replicas in layout for b in replicas} - set(self.brokers)
             if unknown:
-                raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT,
+                raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT,
                                    f"unknown broker(s) {sorted(unknown)} in the assignment")
         else:
             if num_partitions is None or num_partitions == -1:
@@ -153,10 +148,10 @@ class Cluster:
             if replication_factor is None or replication_factor == -1:
                 replication_factor = self.default_replication_factor()
             if num_partitions <= 0:
-                raise ClusterError(errors.INVALID_PARTITIONS,
+                raise ApiException(errors.INVALID_PARTITIONS,
                                    f"number of partitions must be larger than 0, got {num_partitions}")
             if replication_factor <= 0:
-                raise ClusterError(errors.INVALID_REPLICATION_FACTOR,
+                raise ApiException(errors.INVALID_REPLICATION_FACTOR,
                                    f"replication factor must be larger than 0, got {replication_factor}")
             layout = self.placement(num_partitions, replication_factor)
         topic = Topic(name, uuid.uuid4(), configs=dict(configs or {}))
@@ -177,7 +172,7 @@ class Cluster:
         topic = self.topic_or_error(name)
         current = len(topic.partitions)
         if total <= current:
-            raise ClusterError(errors.INVALID_PARTITIONS,
+            raise ApiException(errors.INVALID_PARTITIONS,
                                f"topic {name!r} has {current} partitions; cannot go to {total}")
         rf = len(topic.partitions[0].replicas) if topic.partitions else 1
         layout = self.placement(total - current, rf, first_index=current)
@@ -195,7 +190,7 @@ class Cluster:
     def topic_or_error(self, name: str) -> Topic:
         topic = self.topics.get(name)
         if topic is None:
-            raise ClusterError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {name!r}")
+            raise ApiException(errors.UNKNOWN_TOPIC_OR_PARTITION, f"unknown topic {name!r}")
         return topic
 
     def partition(self, name: str, index: int) -> Partition | None:
@@ -218,6 +213,21 @@ class Cluster:
             list(partition.replicas[:1])
         for listener in list(self.leadership_listeners):
             listener(partition)
+
+    def move_leader(self, partition: Partition, node_id: int) -> None:
+        """Make ``node_id`` (a live replica) lead ``partition``, with a new leader epoch, as a
+        reassignment or a preferred-leader election does; a refusal says why."""
+        broker = self.brokers.get(node_id)
+        if broker is None:
+            raise ApiException(errors.BROKER_NOT_AVAILABLE, f"unknown broker {node_id}")
+        if not broker.alive:
+            raise ApiException(errors.BROKER_NOT_AVAILABLE, f"broker {node_id} is stopped")
+        if node_id not in partition.replicas:
+            raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT,
+                               f"broker {node_id} is not a replica of {partition.topic.name}-"
+                               f"{partition.index} (replicas {partition.replicas})")
+        if partition.leader != node_id:
+            self.set_leader(partition, node_id)
 
     def stop_broker(self, node_id: int) -> None:
         """A broker dies: it leaves every ISR, and its partitions get the first live replica as
@@ -268,7 +278,7 @@ class Cluster:
                 name not in INTERNAL_TOPICS:
             try:
                 return self.create_topic(name), errors.NONE
-            except ClusterError as exc:
+            except ApiException as exc:
                 return None, exc.error_code
         return None, errors.UNKNOWN_TOPIC_OR_PARTITION
 
@@ -305,44 +315,44 @@ class Cluster:
 
         problem = topic_configs.topic_name_problem(name)
         if problem:
-            raise ClusterError(errors.INVALID_TOPIC_EXCEPTION, problem)
+            raise ApiException(errors.INVALID_TOPIC_EXCEPTION, problem)
         if name in self.topics:
-            raise ClusterError(errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+            raise ApiException(errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if "." in name or "_" in name:
             unified = name.replace(".", "_")
             for other in self.topics:
                 if other.replace(".", "_") == unified:
-                    raise ClusterError(errors.INVALID_TOPIC_EXCEPTION,
+                    raise ApiException(errors.INVALID_TOPIC_EXCEPTION,
                                        f"Topic '{name}' collides with existing topic: {other}")
         overrides = topic_configs.new_topic_configs(self, configs) if configs else {}
         if assignments:
             if replication_factor != -1:
-                raise ClusterError(errors.INVALID_REQUEST, "A manual partition assignment was "
+                raise ApiException(errors.INVALID_REQUEST, "A manual partition assignment was "
                                    "specified, but replication factor was not set to -1.")
             if num_partitions != -1:
-                raise ClusterError(errors.INVALID_REQUEST, "A manual partition assignment was "
+                raise ApiException(errors.INVALID_REQUEST, "A manual partition assignment was "
                                    "specified, but numPartitions was not set to -1.")
             by_index: dict[int, list[int]] = {}
             rf = None
             for index, broker_ids in assignments:
                 if index in by_index:
-                    raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual "
+                    raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual "
                                        f"partition assignments for partition {index}")
                 self._check_manual_assignment(broker_ids, rf, index)
                 rf = len(broker_ids)
                 by_index[index] = list(broker_ids)
             if sorted(by_index) != list(range(len(by_index))):
-                raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT,
+                raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT,
                                    "partitions should be a consecutive 0-based integer sequence")
             layout = [by_index[i] for i in range(len(by_index))]
             topic = self.create_topic(name, configs=overrides, assignments=layout,
                                       validate_only=validate_only)
             return topic, len(layout), rf, overrides
         if replication_factor < -1 or replication_factor == 0:
-            raise ClusterError(errors.INVALID_REPLICATION_FACTOR, "Replication factor must be "
+            raise ApiException(errors.INVALID_REPLICATION_FACTOR, "Replication factor must be "
                                "larger than 0, or -1 to use the default value.")
         if num_partitions < -1 or num_partitions == 0:
-            raise ClusterError(errors.INVALID_PARTITIONS, "Number of partitions was set to an "
+            raise ApiException(errors.INVALID_PARTITIONS, "Number of partitions was set to an "
                                "invalid non-positive value.")
         if num_partitions == -1:
             num_partitions = self.settings["num_partitions"]
@@ -365,31 +375,31 @@ class Cluster:
             return
         if prefix:
             reason = f"Unable to replicate the partition {replication_factor} time(s): {reason}"
-        raise ClusterError(errors.INVALID_REPLICATION_FACTOR, reason)
+        raise ApiException(errors.INVALID_REPLICATION_FACTOR, reason)
 
     def _check_manual_assignment(self, broker_ids: list[int], replication_factor: int | None,
                                  index: int) -> None:
         """The controller's checks of one partition's manual replica assignment."""
         if not broker_ids:
-            raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
+            raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
                                "assignment includes an empty replica list.")
         previous = None
         for broker_id in sorted(broker_ids):
             if broker_id not in self.brokers:
-                raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
+                raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
                                    f"assignment includes broker {broker_id}, but no such broker "
                                    "is registered.")
             if broker_id == previous:
-                raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
+                raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
                                    f"assignment includes the broker {broker_id} more than once.")
             previous = broker_id
         if replication_factor is not None and len(broker_ids) != replication_factor:
-            raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
+            raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
                                f"assignment includes a partition with {len(broker_ids)} "
                                "replica(s), but this is not consistent with previous "
                                f"partitions, which have {replication_factor} replica(s).")
         if not any(self.brokers[b].alive for b in broker_ids):
-            raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the "
+            raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the "
                                f"manual partition assignment for partition {index} are fenced "
                                "or in controlled shutdown.")
 
@@ -403,21 +413,21 @@ class Cluster:
         the controller's checks; ``assignments`` gives the replicas of each new partition."""
         topic = self.topics.get(name)
         if topic is None:
-            raise ClusterError(errors.UNKNOWN_TOPIC_OR_PARTITION, "")
+            raise ApiException(errors.UNKNOWN_TOPIC_OR_PARTITION, "")
         current = len(topic.partitions)
         if count == current:
-            raise ClusterError(errors.INVALID_PARTITIONS,
+            raise ApiException(errors.INVALID_PARTITIONS,
                                f"Topic already has {current} partition(s).")
         if count < current:
-            raise ClusterError(errors.INVALID_PARTITIONS, f"The topic {name} currently has "
+            raise ApiException(errors.INVALID_PARTITIONS, f"The topic {name} currently has "
                                f"{current} partition(s); {count} would not be an increase.")
         additional = count - current
         if assignments is not None and len(assignments) != additional:
-            raise ClusterError(errors.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add "
+            raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add "
                                f"{additional} additional partition(s), but only "
                                f"{len(assignments)} assignment(s) were specified.")
         if additional > self.MAX_RECORDS_PER_REQUEST:
-            raise ClusterError(errors.UNKNOWN_SERVER_ERROR, "Cannot add another "
+            raise ApiException(errors.UNKNOWN_SERVER_ERROR, "Cannot add another "
                                f"{additional} partitions in one request; the limit is "
                                f"{self.MAX_RECORDS_PER_REQUEST}.")
         replication_factor = len(topic.partitions[0].replicas)
@@ -437,7 +447,7 @@ class Cluster:
     def delete_topic_by_id(self, topic_id: uuid.UUID) -> Topic:
         topic = self.topics_by_id.get(topic_id)
         if topic is None:
-            raise ClusterError(errors.UNKNOWN_TOPIC_ID, "")
+            raise ApiException(errors.UNKNOWN_TOPIC_ID, "")
         return self.delete_topic(topic.name)
 
     def delete_records(self, name: str, index: int, offset: int, broker_id: int) -> int:
@@ -446,12 +456,12 @@ class Cluster:
         partition = self.partition(name, index)
         where = f"{name}-{index}"
         if partition is None:
-            raise ClusterError(errors.UNKNOWN_TOPIC_OR_PARTITION, "")
+            raise ApiException(errors.UNKNOWN_TOPIC_OR_PARTITION, "")
         if partition.topic.internal:
-            raise ClusterError(errors.INVALID_TOPIC_EXCEPTION,
+            raise ApiException(errors.INVALID_TOPIC_EXCEPTION,
                                f"Cannot delete records of internal topic {name}")
         if partition.leader != broker_id:
-            raise ClusterError(errors.NOT_LEADER_OR_FOLLOWER,
+            raise ApiException(errors.NOT_LEADER_OR_FOLLOWER,
                                f"Leader not local for partition {where} on broker {broker_id}")
         from mockbroker.core import configs as topic_configs
         policy = partition.topic.configs.get("cleanup.policy")
@@ -459,15 +469,15 @@ class Cluster:
             policy = topic_configs.topic_value_from_broker(
                 "cleanup.policy", self.broker_config_state().effective(broker_id))
         if "delete" not in [p.strip().lower() for p in policy.split(",")]:
-            raise ClusterError(errors.POLICY_VIOLATION, f"Records of partition {where} can not "
+            raise ApiException(errors.POLICY_VIOLATION, f"Records of partition {where} can not "
                                "be deleted due to the configured policy")
         log = partition.log
         target = log.high_watermark if offset == -1 else offset
         if target < 0:
-            raise ClusterError(errors.OFFSET_OUT_OF_RANGE,
+            raise ApiException(errors.OFFSET_OUT_OF_RANGE,
                                f"The offset {target} for partition {where} is not valid")
         if target > log.high_watermark:
-            raise ClusterError(errors.OFFSET_OUT_OF_RANGE, "Cannot increment the log start "
+            raise ApiException(errors.OFFSET_OUT_OF_RANGE, "Cannot increment the log start "
                                f"offset to {target} of partition {where} since it is larger "
                                f"than the high watermark {log.high_watermark}")
         return log.delete_records_before(target)

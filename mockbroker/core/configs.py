@@ -34,7 +34,7 @@ from enum import IntEnum
 from math import copysign, inf, isnan
 from typing import TYPE_CHECKING, Any, Iterable
 
-from mockbroker.core.cluster import ClusterError
+from mockbroker.core.errors import ApiException
 from wire import errors
 
 if TYPE_CHECKING:
@@ -574,8 +574,8 @@ class ConfigEntry:
     documentation: str | None = None
 
 
-def _error(code: int, message: str | None) -> ClusterError:
-    return ClusterError(code, message or "")
+def _error(code: int, message: str | None) -> ApiException:
+    return ApiException(code, message or "")
 
 
 def topic_name_problem(name: str | None) -> str | None:
@@ -614,7 +614,7 @@ def topic_value_from_broker(name: str, broker: dict[str, str]) -> str | None:
 
 def validate_topic_overrides(cluster: "Cluster", overrides: dict[str, str]) -> dict[str, str]:
     """A topic's complete set of overrides, checked as the controller checks it; returns them
-    normalised.  Raises :class:`ClusterError` with INVALID_CONFIG."""
+    normalised.  Raises :class:`ApiException` with INVALID_CONFIG."""
     for name, value in overrides.items():
         if value is None:
             raise _error(errors.INVALID_CONFIG,
@@ -916,7 +916,7 @@ def _store_broker_configs(cluster: "Cluster", target: int | None, props: dict[st
 def describe(cluster: "Cluster", resource_type: int, resource_name: str, broker_id: int,
              keys: list[str] | None, include_synonyms: bool, include_documentation: bool
              ) -> list[ConfigEntry]:
-    """One resource of a DescribeConfigs request; raises :class:`ClusterError`."""
+    """One resource of a DescribeConfigs request; raises :class:`ApiException`."""
     if resource_type == ResourceType.TOPIC:
         entries = describe_topic(cluster, resource_name, broker_id, include_synonyms,
                                  include_documentation)
@@ -970,8 +970,8 @@ def alter(cluster: "Cluster", resources: list[AlterResource], broker_id: int, *,
             continue
         try:
             _alter_one(cluster, resource, broker_id, incremental, validate_only)
-        except ClusterError as exc:
-            results.append((exc.error_code, str(exc) or None))
+        except ApiException as exc:
+            results.append((exc.error_code, exc.message or None))
         else:
             results.append((errors.NONE, None))
     return results

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mockbroker.core.cluster import Cluster, Partition
-from mockbroker.core.log import ProduceRejected
+from mockbroker.core.errors import ApiException
 from wire import CorruptRecordBatchError, errors, records
 
 DEFAULT_MAX_MESSAGE_BYTES = 1048588
@@ -97,7 +97,7 @@ def produce(cluster: Cluster, partition: Partition, data: bytes | None, now_ms: 
                                 log_append_time=log_append_time)
             if first is None:
                 first = result
-    except ProduceRejected as exc:
+    except ApiException as exc:
         if first is None:
             return PartitionAppend(exc.error_code, reason=str(exc),
                                    log_start_offset=log.log_start_offset)

@@ -14,6 +14,7 @@ import struct
 from collections import deque
 from dataclasses import dataclass, field
 
+from mockbroker.core.errors import ApiException
 from wire import errors, records
 from wire.records import BatchHeader
 
@@ -56,12 +57,6 @@ class ProducerEntry:
         return self.batches[-1].last_seq if self.batches else -1
 
 
-class ProduceRejected(Exception):
-    """A batch the log refuses, with Kafka's error code."""
-
-    def __init__(self, error_code: int, message: str):
-        super().__init__(message)
-        self.error_code = error_code
 
 
 @dataclass(slots=True)
@@ -100,7 +95,7 @@ class PartitionLog:
 
     def append(self, batch: bytes, header: BatchHeader, leader_epoch: int, now_ms: int, *,
                log_append_time: bool = False) -> AppendResult:
-        """Store one validated batch; raises :class:`ProduceRejected` for sequence problems."""
+        """Store one validated batch; raises :class:`ApiException` for sequence problems."""
         duplicate = self._check_producer(header)
         if duplicate is not None:
             return duplicate
@@ -140,7 +135,7 @@ class PartitionLog:
         if entry is None:
             return None  # a producer this partition has not seen may start anywhere
         if epoch < entry.epoch:
-            raise ProduceRejected(errors.INVALID_PRODUCER_EPOCH,
+            raise ApiException(errors.INVALID_PRODUCER_EPOCH,
                                   f"producer {pid} epoch {epoch} is older than {entry.epoch}")
         if epoch == entry.epoch:
             for old in entry.batches:
@@ -149,11 +144,11 @@ class PartitionLog:
                     return AppendResult(old.base_offset, old.timestamp, duplicate=True)
             expected = _next_seq(entry.last_seq, 1)
             if entry.batches and first != expected:
-                raise ProduceRejected(
+                raise ApiException(
                     errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
                     f"producer {pid}: sequence {first} where {expected} was expected")
         elif first != 0 and entry.epoch != NO_PRODUCER_EPOCH:
-            raise ProduceRejected(errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+            raise ApiException(errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
                                   f"producer {pid}: new epoch {epoch} must start at sequence 0")
         return None
 

@@ -3,7 +3,7 @@ assignments, or only check that they could be added (``validate_only``)."""
 
 from __future__ import annotations
 
-from mockbroker.core.cluster import ClusterError
+from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import once_each
 from wire import errors, response_class
@@ -25,8 +25,8 @@ def handle(core, ctx, request):
         try:
             cluster.admin_create_partitions(topic.name, topic.count, assignments,
                                             validate_only=request.validate_only)
-        except ClusterError as exc:
-            results.append(_result(topic.name, exc.error_code, str(exc) or None))
+        except ApiException as exc:
+            results.append(_result(topic.name, exc.error_code, exc.message or None))
         else:
             results.append(_result(topic.name, errors.NONE, None))
     return RESPONSE(throttle_time_ms=0, results=results)

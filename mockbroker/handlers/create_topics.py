@@ -12,7 +12,7 @@ POLICY_VIOLATION for every topic.
 from __future__ import annotations
 
 from mockbroker.core import configs
-from mockbroker.core.cluster import ClusterError
+from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import once_each
 from wire import errors, response_class
@@ -51,8 +51,8 @@ def handle(core, ctx, request):
                 [(a.partition_index, a.broker_ids) for a in topic.assignments],
                 [(c.name, c.value) for c in topic.configs],
                 validate_only=request.validate_only)
-        except ClusterError as exc:
-            results.append(_failed(topic.name, exc.error_code, str(exc) or None))
+        except ApiException as exc:
+            results.append(_failed(topic.name, exc.error_code, exc.message or None))
             continue
         results.append(RESPONSE.CreatableTopicResult(
             name=topic.name, topic_id=created.topic_id, error_code=errors.NONE,

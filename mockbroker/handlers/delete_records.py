@@ -6,7 +6,7 @@ answer comes at once with the new low watermark (the log start offset).
 
 from __future__ import annotations
 
-from mockbroker.core.cluster import ClusterError
+from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -29,7 +29,7 @@ def handle(core, ctx, request):
             try:
                 out.low_watermark = cluster.delete_records(topic.name, p.partition_index,
                                                            p.offset, ctx.broker_id)
-            except ClusterError as exc:
+            except ApiException as exc:
                 out.error_code = exc.error_code
             partitions.append(out)
         topics.append(RESPONSE.DeleteRecordsTopicResult(name=topic.name, partitions=partitions))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from mockbroker.core.cluster import ClusterError
+from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -55,7 +55,7 @@ def handle(core, ctx, request):
                     topic = cluster.delete_topic(name)
                 else:
                     topic = cluster.delete_topic_by_id(topic_id)
-            except ClusterError as exc:
+            except ApiException as exc:
                 # Kafka gives an unknown topic or id no message
                 results.append(_result(name, topic_id, exc.error_code, None))
             else:

@@ -5,7 +5,7 @@ synonyms when asked (v1+), documentation when asked (v3+).  The model is
 from __future__ import annotations
 
 from mockbroker.core import configs
-from mockbroker.core.cluster import ClusterError
+from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -25,9 +25,9 @@ def handle(core, ctx, request):
             entries = configs.describe(
                 core.cluster, resource.resource_type, resource.resource_name, ctx.broker_id,
                 resource.configuration_keys, request.include_synonyms, include_documentation)
-        except ClusterError as exc:
+        except ApiException as exc:
             out.error_code = exc.error_code
-            out.error_message = str(exc) or None
+            out.error_message = exc.message or None
         else:
             out.configs = [RESPONSE.DescribeConfigsResourceResult(
                 name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,

@@ -6,7 +6,7 @@ case-insensitively, an unknown type matching no group.  Every group here is a cl
 
 from __future__ import annotations
 
-from mockbroker.core.coordinator.group import GroupError
+from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -19,7 +19,7 @@ GROUP_TYPE = "classic"
 def handle(core, ctx, request):
     try:
         groups = core.groups.list_groups(ctx.broker_id)
-    except GroupError as exc:
+    except ApiException as exc:
         return RESPONSE(error_code=exc.error_code, groups=[])
     states = {s.strip().lower() for s in request.states_filter} if ctx.api_version >= 4 else set()
     types = {t.lower() for t in request.types_filter} if ctx.api_version >= 5 else set()

@@ -4,7 +4,8 @@ given to every partition, as Kafka does."""
 
 from __future__ import annotations
 
-from mockbroker.core.coordinator.group import GroupError, OffsetEntry
+from mockbroker.core.coordinator.group import OffsetEntry
+from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -23,7 +24,7 @@ def handle(core, ctx, request):
             ctx.broker_id, request.group_id, request.member_id, request.group_instance_id,
             request.generation_id_or_member_epoch, ctx.api_version)
         group_error = errors.NONE
-    except GroupError as exc:
+    except ApiException as exc:
         group, group_error = None, exc.error_code
     entries = {}
     topics = []

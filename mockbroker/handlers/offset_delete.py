@@ -9,7 +9,7 @@ GROUP_SUBSCRIBED_TO_TOPIC and the others lose their offsets.
 
 from __future__ import annotations
 
-from mockbroker.core.coordinator.group import GroupError
+from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -34,7 +34,7 @@ def handle(core, ctx, request):
         return RESPONSE(error_code=errors.INVALID_GROUP_ID, throttle_time_ms=0, topics=[])
     try:
         results = core.groups.delete_group_offsets(ctx.broker_id, request.group_id, wanted)
-    except GroupError as exc:
+    except ApiException as exc:
         return RESPONSE(error_code=exc.error_code, throttle_time_ms=0, topics=[])
     for (name, index) in wanted:
         answers.setdefault(name, []).append((index, results[(name, index)]))

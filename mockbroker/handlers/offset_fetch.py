@@ -3,7 +3,7 @@ group's partitions when the topic list is null."""
 
 from __future__ import annotations
 
-from mockbroker.core.coordinator.group import GroupError
+from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -28,7 +28,7 @@ def _fetch(core, ctx, group_id, topics, by_id):
             wanted.extend((name, p) for p in t.partition_indexes)
     try:
         found = core.groups.fetch_offsets(ctx.broker_id, group_id, wanted)
-    except GroupError as exc:
+    except ApiException as exc:
         return exc.error_code, []
     by_topic: dict[str, list] = {}
     for (name, partition), entry in found.items():

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from mockbroker.core import inspect
-from mockbroker.core.cluster import ClusterError, topic_name_error
-from mockbroker.core.coordinator.coordinator import OFFSETS_TOPIC, partition_for
-from mockbroker.core.coordinator.group import GroupError
+from mockbroker.core.cluster import topic_name_error
+from mockbroker.core.errors import ApiException
 from mockbroker.core.faults import FaultSpecError
 from mockbroker.io.openapi import document
 from wire import errors
@@ -225,7 +224,7 @@ class AdminApi:
         try:
             topic, *_ = self.core.cluster.admin_create_topic(
                 name, partitions, replication, None, list(configs.items()) or None)
-        except ClusterError as exc:
+        except ApiException as exc:
             status = 409 if exc.error_code == errors.TOPIC_ALREADY_EXISTS else 400
             raise ApiError(status, str(exc)) from None
         return _json(inspect.topic_json(topic), status=201)
@@ -264,8 +263,8 @@ class AdminApi:
         if node_id not in self.core.cluster.brokers:
             raise ApiError(404, f"unknown broker {node_id}")
         try:
-            self.runtime.move_leader(topic.partitions[index], node_id)
-        except ValueError as exc:
+            self.core.cluster.move_leader(topic.partitions[index], node_id)
+        except ApiException as exc:
             raise ApiError(409, str(exc)) from None
         return _json(inspect.topic_json(topic))
 
@@ -294,11 +293,9 @@ class AdminApi:
         if node_id not in self.core.cluster.brokers:
             raise ApiError(404, f"unknown broker {node_id}")
         core = self.core
-        offsets = core.cluster.topics[OFFSETS_TOPIC]
-        partition = offsets.partitions[partition_for(group.group_id, len(offsets.partitions))]
         try:
-            self.runtime.move_leader(partition, node_id)
-        except ValueError as exc:
+            core.groups.move_coordinator(group.group_id, node_id)
+        except ApiException as exc:
             raise ApiError(409, str(exc)) from None
         try:
             return _json(inspect.group_json(core, *inspect.group(core, group.group_id)))
@@ -311,7 +308,7 @@ class AdminApi:
         await _body(request, required=False)
         try:
             self.core.groups.force_rebalance(group.group_id)
-        except GroupError as exc:
+        except ApiException as exc:
             raise ApiError(409, str(exc)) from None
         return _json(inspect.group_json(self.core, shard, group))
 

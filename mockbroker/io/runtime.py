@@ -105,17 +105,6 @@ class ClusterRuntime:
             await listener.close_connections()
         self._rearm()
 
-    def move_leader(self, partition, node_id: int) -> None:
-        """Make ``node_id`` (a live replica) lead ``partition``, with a new leader epoch."""
-        broker = self.core.cluster.brokers[node_id]
-        if not broker.alive:
-            raise ValueError(f"broker {node_id} is stopped")
-        if node_id not in partition.replicas:
-            raise ValueError(f"broker {node_id} is not a replica of {partition.topic.name}-"
-                             f"{partition.index} (replicas {partition.replicas})")
-        if partition.leader != node_id:
-            self.core.cluster.set_leader(partition, node_id)
-
     def _listener(self, node_id: int) -> BrokerListener:
         for listener in self.listeners:
             if listener.broker_id == node_id:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mockbroker.core import configs
-from mockbroker.core.cluster import Broker, ClusterError
+from mockbroker.core.cluster import Broker
+from mockbroker.core.errors import ApiException
 from mockbroker.core.configs import ConfigSource, ConfigType, OpType, ResourceType
 from mockbroker.core.dispatch import Core
 from wire import errors
@@ -29,8 +30,8 @@ def broker_described(core, broker_id=0, name=None, synonyms=False) -> dict:
     return {e.name: e for e in configs.describe_broker(core.cluster, name, broker_id, synonyms)}
 
 
-def refused(fn, *args, **kwargs) -> ClusterError:
-    with pytest.raises(ClusterError) as info:
+def refused(fn, *args, **kwargs) -> ApiException:
+    with pytest.raises(ApiException) as info:
         fn(*args, **kwargs)
     return info.value
 

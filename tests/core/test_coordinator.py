@@ -18,8 +18,8 @@ import pytest
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
 from mockbroker.core.coordinator.coordinator import JoinRequest, partition_for
-from mockbroker.core.coordinator.group import Group, GroupError, JoinResult, OffsetEntry, \
-    SyncResult
+from mockbroker.core.coordinator.group import Group, JoinResult, OffsetEntry, SyncResult
+from mockbroker.core.errors import ApiException
 from mockbroker.core.coordinator.state import TRANSITIONS, GroupState
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.dispatch import Core
@@ -960,9 +960,9 @@ def test_expire_member_and_force_rebalance():
     h.gc.expire_member(GROUP, b)
     assert h.state() == "PreparingRebalance"
     assert list(h.group().members) == [a]
-    with pytest.raises(GroupError):
+    with pytest.raises(ApiException):
         h.gc.expire_member(GROUP, b)
-    with pytest.raises(GroupError):
+    with pytest.raises(ApiException):
         h.gc.force_rebalance("no-such-group")
 
 
@@ -976,7 +976,7 @@ def commit(h: Harness, member_id: str = "", generation: int = -1, *, version: in
         _, group = h.gc.validate_offset_commit(
             h.coordinator(group_id) if broker is None else broker, group_id, member_id,
             instance, generation, version)
-    except GroupError as exc:
+    except ApiException as exc:
         return exc.error_code
     entries = {key: OffsetEntry(offset, -1, "", h.now)
                for key, offset in (offsets or {("t", 0): 1}).items()}
@@ -1092,7 +1092,7 @@ def test_a_new_coordinator_rebuilds_groups_and_offsets_from_the_log():
     assert h.sync(a, 1, broker=old).error_code == errors.NOT_COORDINATOR
     assert h.leave((a, None), broker=old) == (errors.NOT_COORDINATOR, [])
     assert commit(h, a, 1, broker=old) == errors.NOT_COORDINATOR
-    with pytest.raises(GroupError) as raised:
+    with pytest.raises(ApiException) as raised:
         h.gc.fetch_offsets(old, GROUP, None)
     assert raised.value.error_code == errors.NOT_COORDINATOR
 

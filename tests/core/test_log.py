@@ -10,7 +10,8 @@ from mockbroker.core import data
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
 from mockbroker.core.dispatch import Core
-from mockbroker.core.log import INT32_MAX, PartitionLog, ProduceRejected
+from mockbroker.core.log import INT32_MAX, PartitionLog
+from mockbroker.core.errors import ApiException
 from wire import errors, records
 
 TS = 1_600_000_000_000
@@ -31,7 +32,7 @@ def append(log: PartitionLog, data_: bytes, *, leader_epoch: int = 0, now_ms: in
 
 
 def rejected(log: PartitionLog, data_: bytes, **kwargs) -> int:
-    with pytest.raises(ProduceRejected) as info:
+    with pytest.raises(ApiException) as info:
         append(log, data_, **kwargs)
     return info.value.error_code
 

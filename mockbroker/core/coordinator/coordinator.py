@@ -18,8 +18,8 @@ from typing import Callable
 
 from mockbroker.core.cluster import Cluster, Partition
 from mockbroker.core.coordinator import records as offsets_records
-from mockbroker.core.coordinator.group import Group, GroupError, JoinResult, Member, \
-    OffsetEntry, SyncResult
+from mockbroker.core.coordinator.group import Group, JoinResult, Member, OffsetEntry, SyncResult
+from mockbroker.core.errors import ApiException
 from mockbroker.core.coordinator.state import GroupState, can_rebalance
 from mockbroker.core.deferred import Deferred
 from wire import errors
@@ -133,17 +133,17 @@ class GroupCoordinator:
         return errors.NONE, partition.leader
 
     def shard_for(self, group_id: str, broker_id: int) -> Shard:
-        """The shard holding ``group_id`` if ``broker_id`` is its coordinator, else GroupError."""
+        """The shard holding ``group_id`` if ``broker_id`` is its coordinator, else ApiException."""
         partition = self.offsets_topic().partitions[partition_for(group_id, self.num_partitions)]
         if partition.leader == -1:
-            raise GroupError(errors.COORDINATOR_NOT_AVAILABLE)
+            raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
         if partition.leader != broker_id:
-            raise GroupError(errors.NOT_COORDINATOR)
+            raise ApiException(errors.NOT_COORDINATOR)
         shard = self.shards.get(partition.index)
         if shard is None or shard.leader != broker_id:
-            raise GroupError(errors.NOT_COORDINATOR)
+            raise ApiException(errors.NOT_COORDINATOR)
         if shard.loading:
-            raise GroupError(errors.COORDINATOR_LOAD_IN_PROGRESS)
+            raise ApiException(errors.COORDINATOR_LOAD_IN_PROGRESS)
         return shard
 
     def _on_leadership_change(self, partition: Partition) -> None:
@@ -226,7 +226,7 @@ class GroupCoordinator:
             return JoinResult(errors.INVALID_SESSION_TIMEOUT, req.member_id)
         try:
             shard = self.shard_for(req.group_id, broker_id)
-        except GroupError as exc:
+        except ApiException as exc:
             return JoinResult(exc.error_code, req.member_id)
         unknown = req.member_id == UNKNOWN_MEMBER_ID
         group = shard.groups.get(req.group_id)
@@ -291,7 +291,7 @@ class GroupCoordinator:
             return None
         try:
             group.validate_member(member_id, req.group_instance_id)
-        except GroupError as exc:
+        except ApiException as exc:
             return JoinResult(exc.error_code, member_id)
         member = group.members[member_id]
         if group.is_(PR):
@@ -485,7 +485,7 @@ class GroupCoordinator:
                    ) -> SyncResult | Deferred:
         try:
             shard = self.shard_for(group_id, broker_id)
-        except GroupError as exc:
+        except ApiException as exc:
             return SyncResult(exc.error_code)
         group = shard.groups.get(group_id)
         if group is None or group.is_(E):
@@ -494,7 +494,7 @@ class GroupCoordinator:
             return SyncResult(errors.COORDINATOR_NOT_AVAILABLE)
         try:
             group.validate_member(member_id, group_instance_id)
-        except GroupError as exc:
+        except ApiException as exc:
             return SyncResult(exc.error_code)
         if generation_id != group.generation_id:
             return SyncResult(errors.ILLEGAL_GENERATION)
@@ -531,7 +531,7 @@ class GroupCoordinator:
                   group_instance_id: str | None, generation_id: int) -> int:
         try:
             shard = self.shard_for(group_id, broker_id)
-        except GroupError as exc:
+        except ApiException as exc:
             return exc.error_code
         group = shard.groups.get(group_id)
         if group is None:
@@ -540,7 +540,7 @@ class GroupCoordinator:
             return errors.COORDINATOR_NOT_AVAILABLE
         try:
             group.validate_member(member_id, group_instance_id)
-        except GroupError as exc:
+        except ApiException as exc:
             return exc.error_code
         if generation_id != group.generation_id:
             return errors.ILLEGAL_GENERATION
@@ -570,7 +570,7 @@ class GroupCoordinator:
         group = self._find_group(group_id)
         member = group.members.get(member_id) if group else None
         if member is None:
-            raise GroupError(errors.UNKNOWN_MEMBER_ID)
+            raise ApiException(errors.UNKNOWN_MEMBER_ID)
         self._cancel(("heartbeat", group, member_id))
         self._remove_member_and_update_group(group, member)
 
@@ -590,7 +590,7 @@ class GroupCoordinator:
         """Members leave; returns (top-level error, per-member errors)."""
         try:
             shard = self.shard_for(group_id, broker_id)
-        except GroupError as exc:
+        except ApiException as exc:
             return exc.error_code, []
         group = shard.groups.get(group_id)
         if group is None:
@@ -611,7 +611,7 @@ class GroupCoordinator:
             else:
                 try:
                     group.validate_member(member_id, instance_id)
-                except GroupError as exc:
+                except ApiException as exc:
                     results.append(exc.error_code)
                     continue
                 self._remove_current_member(group, member_id)
@@ -634,28 +634,28 @@ class GroupCoordinator:
     def validate_offset_commit(self, broker_id: int, group_id: str, member_id: str,
                                group_instance_id: str | None, generation_id: int,
                                api_version: int) -> tuple[Shard, Group]:
-        """The group an OffsetCommit writes to, or GroupError with the code every partition
+        """The group an OffsetCommit writes to, or ApiException with the code every partition
         gets.  A commit with generation -1 from outside the group (a simple consumer, an admin
         tool) is allowed while the group is empty, and creates it if needed."""
         shard = self.shard_for(group_id, broker_id)
         group = shard.groups.get(group_id)
         if group is None:
             if generation_id >= 0:
-                raise GroupError(errors.GROUP_ID_NOT_FOUND if api_version >= 9
+                raise ApiException(errors.GROUP_ID_NOT_FOUND if api_version >= 9
                                  else errors.ILLEGAL_GENERATION)
             group = shard.groups[group_id] = Group(group_id, self.now)
         if group.is_(DEAD):
-            raise GroupError(errors.COORDINATOR_NOT_AVAILABLE)
+            raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
         if generation_id < 0 and group.is_(E):
             return shard, group
         if generation_id >= 0 or member_id or group_instance_id is not None:
             group.validate_member(member_id, group_instance_id)
             if generation_id != group.generation_id:
-                raise GroupError(errors.ILLEGAL_GENERATION)
+                raise ApiException(errors.ILLEGAL_GENERATION)
         elif not group.is_(E):
-            raise GroupError(errors.UNKNOWN_MEMBER_ID)
+            raise ApiException(errors.UNKNOWN_MEMBER_ID)
         if group.is_(CR):
-            raise GroupError(errors.REBALANCE_IN_PROGRESS)
+            raise ApiException(errors.REBALANCE_IN_PROGRESS)
         member = group.members.get(member_id)
         if member is not None and group.is_(ST, PR):
             self._schedule_heartbeat(group, member)  # a commit counts as a sign of life
@@ -678,9 +678,20 @@ class GroupCoordinator:
         """Start a rebalance as if membership had changed (fault injection)."""
         group = self._find_group(group_id)
         if group is None:
-            raise GroupError(errors.GROUP_ID_NOT_FOUND)
+            raise ApiException(errors.GROUP_ID_NOT_FOUND)
         if can_rebalance(group.state) and group.members:
             self._prepare_rebalance(group)
+
+    def move_coordinator(self, group_id: str, node_id: int) -> None:
+        """Move the leader of the group's ``__consumer_offsets`` partition to ``node_id``, as a
+        reassignment would: the new coordinator loads the group (with every other group of that
+        partition) from the partition's records."""
+        if self._find_group(group_id) is None:
+            raise ApiException(errors.GROUP_ID_NOT_FOUND, f"unknown group {group_id!r}")
+        self.cluster.move_leader(self._partition_of_id(group_id), node_id)
+
+    def _partition_of_id(self, group_id: str) -> Partition:
+        return self.offsets_topic().partitions[partition_for(group_id, self.num_partitions)]
 
     def _find_group(self, group_id: str) -> Group | None:
         shard = self.shards.get(partition_for(group_id, self.num_partitions))
@@ -744,7 +755,7 @@ class GroupCoordinator:
 
     def describe_group(self, broker_id: int, group_id: str) -> Group | None:
         """The group to describe, or None when this coordinator has no such group (Kafka then
-        answers with state Dead); GroupError when this broker cannot answer for the group."""
+        answers with state Dead); ApiException when this broker cannot answer for the group."""
         group = self.shard_for(group_id, broker_id).groups.get(group_id)
         return None if group is None or group.is_(DEAD) else group
 
@@ -756,7 +767,7 @@ class GroupCoordinator:
         shards = sorted((s for s in self.shards.values() if s.leader == broker_id),
                         key=lambda s: s.index)
         if any(shard.loading for shard in shards):
-            raise GroupError(errors.COORDINATOR_LOAD_IN_PROGRESS)
+            raise ApiException(errors.COORDINATOR_LOAD_IN_PROGRESS)
         return [group for shard in shards for group in shard.groups.values()
                 if not group.is_(DEAD)]
 
@@ -770,7 +781,7 @@ class GroupCoordinator:
         for group_id in group_ids:
             try:
                 shard = self.shard_for(group_id, broker_id)
-            except GroupError as exc:
+            except ApiException as exc:
                 results[group_id] = exc.error_code
                 continue
             group = shard.groups.get(group_id)
@@ -786,7 +797,7 @@ class GroupCoordinator:
     def delete_group_offsets(self, broker_id: int, group_id: str,
                              partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """OffsetDelete on the coordinator: an error code per partition, tombstones written for
-        the deleted offsets that existed.  Group-level refusals raise GroupError.
+        the deleted offsets that existed.  Group-level refusals raise ApiException.
 
         A group with members may lose the offsets of topics it does not consume, but only if
         it speaks the consumer protocol (whose subscriptions the coordinator can read); its
@@ -794,9 +805,9 @@ class GroupCoordinator:
         ClassicGroup.validateOffsetDelete and OffsetMetadataManager.deleteOffsets)."""
         group = self.shard_for(group_id, broker_id).groups.get(group_id)
         if group is None or group.is_(DEAD):
-            raise GroupError(errors.GROUP_ID_NOT_FOUND)
+            raise ApiException(errors.GROUP_ID_NOT_FOUND)
         if group.is_(ST, PR, CR) and group.protocol_type != self.CONSUMER_PROTOCOL_TYPE:
-            raise GroupError(errors.NON_EMPTY_GROUP)
+            raise ApiException(errors.NON_EMPTY_GROUP)
         subscribed = self.subscribed_topics(group)
         results: dict[tuple[str, int], int] = {}
         doomed: list[tuple[str, int]] = []

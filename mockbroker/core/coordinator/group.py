@@ -13,15 +13,10 @@ from dataclasses import dataclass, field
 from mockbroker.core.coordinator import state
 from mockbroker.core.coordinator.state import GroupState
 from mockbroker.core.deferred import Deferred
+from mockbroker.core.errors import ApiException
 from wire import errors
 
 
-class GroupError(Exception):
-    """An operation refused with a Kafka error code."""
-
-    def __init__(self, error_code: int):
-        super().__init__(errors.error_by_code(error_code).name)
-        self.error_code = error_code
 
 
 @dataclass(slots=True)
@@ -177,11 +172,11 @@ class Group:
         if group_instance_id is not None:
             existing = self.static_members.get(group_instance_id)
             if existing is None:
-                raise GroupError(errors.UNKNOWN_MEMBER_ID)
+                raise ApiException(errors.UNKNOWN_MEMBER_ID)
             if existing != member_id:
-                raise GroupError(errors.FENCED_INSTANCE_ID)
+                raise ApiException(errors.FENCED_INSTANCE_ID)
         if member_id not in self.members:
-            raise GroupError(errors.UNKNOWN_MEMBER_ID)
+            raise ApiException(errors.UNKNOWN_MEMBER_ID)
 
     def num_awaiting_join(self) -> int:
         return sum(1 for m in self.members.values() if m.awaiting_join)
