@@ -14,7 +14,7 @@ from wire.exceptions import CorruptRecordBatchError, DecodeError, EncodeError, T
 from wire.protocol import Request, RequestHeader, decode_embedded, decode_request, \
     decode_request_header, decode_response, encode_embedded, encode_request, encode_response, \
     peek_header, request_header_version, response_header_version
-from wire.registry import API_KEYS, API_NAMES, ApiRegistry, resolve_api
+from wire.apis import API_KEYS, API_NAMES, resolve_api
 
 __all__ = [
     "errors", "records", "REQUEST", "RESPONSE", "KafkaMessage", "embedded_struct", "message_struct", "request_class",
@@ -22,6 +22,6 @@ __all__ = [
     "UnknownApiKeyError", "UnsupportedVersionError", "WireError", "Request", "RequestHeader",
     "decode_embedded", "decode_request", "decode_request_header", "decode_response",
     "encode_embedded", "encode_request", "encode_response", "peek_header",
-    "request_header_version", "response_header_version", "API_KEYS", "API_NAMES", "ApiRegistry",
+    "request_header_version", "response_header_version", "API_KEYS", "API_NAMES",
     "resolve_api",
 ]

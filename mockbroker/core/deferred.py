@@ -1,13 +1,41 @@
-"""A response the core will complete later.
+"""What the core answers a request with: one :class:`Deferred`, resolved now or later.
 
 A handler that cannot answer yet (a Fetch waiting for data, a JoinGroup waiting for the other
-members) returns a :class:`Deferred`; the core resolves it when the answer exists, and the I/O
-layer writes it then — still in request order on its connection.
+members) returns a :class:`Deferred`; one that can answers with the response itself, and the
+core wraps it in a resolved Deferred, so the I/O layer sees one kind of outcome.  A Deferred
+resolves to one of:
+
+* a response message (the I/O layer encodes it and writes it, in request order);
+* :data:`NO_RESPONSE`: nothing is sent (a Produce with acks=0);
+* a :class:`Close`: the connection is closed instead of answered, with the reason (a Produce
+  with acks=0 that failed, a request the broker does not serve, a fault that disconnects).
 """
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
 from typing import Any, Callable
+
+log = logging.getLogger("mockbroker.core")
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Close the connection instead of answering; ``reason`` is for the log."""
+
+    reason: str
+
+
+class _NoResponse:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_RESPONSE"
+
+
+#: The request gets no answer at all (Kafka's acks=0 Produce).
+NO_RESPONSE = _NoResponse()
 
 
 class Deferred:
@@ -18,6 +46,13 @@ class Deferred:
         self._value: Any = None
         self._callbacks: list[Callable[[Any], None]] = []
         self.on_cancel: Callable[[], None] | None = None
+
+    @classmethod
+    def resolved(cls, value: Any) -> "Deferred":
+        deferred = cls()
+        deferred._done = True
+        deferred._value = value
+        return deferred
 
     @property
     def done(self) -> bool:
@@ -45,10 +80,25 @@ class Deferred:
             self._callbacks.append(callback)
 
     def map(self, fn: Callable[[Any], Any]) -> "Deferred":
-        """A deferred resolved with ``fn(value)`` when this one resolves (cancel carries over)."""
+        """A deferred resolved with ``fn(value)`` when this one resolves (cancel carries over).
+        A :class:`Close` or :data:`NO_RESPONSE` passes through untouched; ``fn`` failing closes
+        the connection (logged) rather than escaping into whatever resolved this one, such as a
+        timer callback that must not stop the other timers due with it."""
         mapped = Deferred()
         mapped.on_cancel = self.cancel
-        self.add_callback(lambda value: mapped.resolve(fn(value)))
+
+        def apply(value: Any) -> None:
+            if isinstance(value, Close) or value is NO_RESPONSE:
+                mapped.resolve(value)
+                return
+            try:
+                result = fn(value)
+            except Exception as exc:
+                log.exception("failed to build a response")
+                result = Close(f"failed to build a response: {exc!r}")
+            mapped.resolve(result)
+
+        self.add_callback(apply)
         return mapped
 
     def cancel(self) -> None:
@@ -57,3 +107,35 @@ class Deferred:
             self._done = True
             if self.on_cancel is not None:
                 self.on_cancel()
+
+
+def as_deferred(result: Any) -> Deferred:
+    """A handler's result as an outcome: None (no answer) becomes :data:`NO_RESPONSE`."""
+    if isinstance(result, Deferred):
+        return result
+    return Deferred.resolved(NO_RESPONSE if result is None else result)
+
+
+def later(timers, result: Any, delay_ms: int) -> Any:
+    """``result`` (an answer, or a Deferred of one) held back ``delay_ms`` more."""
+    if delay_ms <= 0:
+        return result
+    held = Deferred()
+
+    def hold(value: Any) -> None:
+        timers.call_later(delay_ms, lambda: held.resolve(value))
+
+    if isinstance(result, Deferred):
+        held.on_cancel = result.cancel
+        result.add_callback(hold)
+    else:
+        hold(NO_RESPONSE if result is None else result)
+    return held
+
+
+def never(result: Any) -> Deferred:
+    """An answer that never comes (the handler's own result, if pending, still runs)."""
+    lost = Deferred()
+    if isinstance(result, Deferred):
+        lost.on_cancel = result.cancel
+    return lost

@@ -1,28 +1,32 @@
-"""The core's entry point: a decoded request in, a response (or a :class:`Deferred`) out.
+"""The core's front door: a request frame in, one outcome out.
 
-:class:`Core` owns the cluster state and the handler registry.  Nothing here touches sockets or
-the event loop: the I/O layer decodes a frame, calls :meth:`Core.handle` with a
-:class:`RequestContext`, and encodes whatever comes back (``None`` means "send nothing", as for
-a Produce with acks=0, and a handler raises :class:`CloseConnection` to have the connection
-closed instead).
+:class:`Core` owns the cluster state and dispatches through the handler registry it is given
+(the core never imports the handlers).  Nothing here touches sockets or the event loop: the I/O
+layer hands :meth:`Core.receive` a frame and gets a :class:`~mockbroker.core.deferred.Deferred`
+back, which resolves to the response bytes, :data:`~mockbroker.core.deferred.NO_RESPONSE`, or a
+:class:`~mockbroker.core.deferred.Close` — now or later, never an exception.  Tests and
+in-process tools call :meth:`Core.handle` with a decoded request and read the response message.
 """
 
 from __future__ import annotations
 
-import itertools
+import logging
 from dataclasses import dataclass
 from typing import Any
 
+import wire
 from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
-from mockbroker.core import error_responses
 from mockbroker.core.coordinator.coordinator import GroupCoordinator
-from mockbroker.core.deferred import Deferred
-from mockbroker.core.faults import (CLOSE_CONNECTION, Fault, FaultTable, RequestLog, later,
-                                    named_partitions, never, topic_name)
+from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, later
+from mockbroker.core.faults import FaultTable, apply_fault, named_partitions
+from mockbroker.core.producers import ProducerIds
+from mockbroker.core.requests import RequestLog
 from mockbroker.core.settings import resolve_settings
-from wire import Request
-from wire.registry import ApiRegistry
+from wire import Request, RequestHeader
+from wire.apis import API_NAMES
+
+log = logging.getLogger("mockbroker.core")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,30 +41,25 @@ class RequestContext:
     client_host: str = "127.0.0.1"
 
 
-class NoHandler(Exception):
-    """The request's API or version is not served by this broker."""
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """A client connection as the core knows it."""
 
-
-class CloseConnection(Exception):
-    """The request is answered by closing its connection, as Kafka answers a Produce with
-    acks=0 that failed: the client reads no response, so only a closed connection tells it to
-    refresh its metadata."""
+    broker_id: int
+    connection_id: int
+    client_host: str = "127.0.0.1"
 
 
 class Core:
     """The whole cluster as a sans-IO state machine."""
 
     def __init__(self, brokers: list[Broker], settings: dict[str, Any] | None = None,
-                 clock: Clock | None = None, registry: ApiRegistry | None = None):
-        from mockbroker.handlers import REGISTRY
-
+                 clock: Clock | None = None, *, registry):
         self.settings = resolve_settings(settings or {})
         self.cluster = Cluster(self.settings, brokers, clock)
-        self.registry = registry or REGISTRY
+        self.registry = registry
         self.groups = GroupCoordinator(self.cluster, self.settings)
-        self._producer_ids = itertools.count(1000)
-        #: transactional id -> (producer id, epoch)
-        self.transactional_producers: dict[str, tuple[int, int]] = {}
+        self.producers = ProducerIds()
         self.faults = FaultTable(self.cluster.brokers, self.registry)
         self.requests = RequestLog()
         #: broker id -> milliseconds added to every answer it gives
@@ -74,17 +73,57 @@ class Core:
     def timers(self):
         return self.cluster.timers
 
-    def next_producer_id(self) -> int:
-        return next(self._producer_ids)
+    # -- bytes in, bytes out ---------------------------------------------------------------------
 
-    def handle(self, request: Request, ctx: RequestContext):
-        """The answer to one request: a response, a :class:`Deferred` of one (which may resolve
-        to :data:`CLOSE_CONNECTION`), or None for no answer at all."""
-        api_key = request.api_key
+    def receive(self, frame: bytes, conn: Connection) -> Deferred:
+        """One request frame (without its size prefix): a Deferred of the response bytes,
+        :data:`NO_RESPONSE`, or a :class:`Close`."""
+        try:
+            request = wire.decode_request(frame)
+        except (wire.UnsupportedVersionError, wire.UnknownApiKeyError) as exc:
+            return self._unsupported(exc.header, conn, str(exc))
+        except wire.DecodeError as exc:
+            return Deferred.resolved(Close(f"undecodable request ({exc})"))
+        header = request.header
+        ctx = RequestContext(conn.broker_id, conn.connection_id, header.client_id,
+                             header.api_version, self.clock.now_ms(), conn.client_host)
+        return self.handle(request, ctx).map(lambda response: self._encode(header, response))
+
+    def _encode(self, header: RequestHeader, response: Any) -> bytes | Close:
+        try:
+            return wire.encode_response(header.api_key, header.api_version,
+                                        header.correlation_id, response)
+        except Exception as exc:
+            log.exception("failed to encode the %s v%d response",
+                          API_NAMES.get(header.api_key, header.api_key), header.api_version)
+            return Close(f"failed to encode the response: {exc!r}")
+
+    def _unsupported(self, header: RequestHeader, conn: Connection, why: str) -> Deferred:
+        """A request in an API or version the codec or the broker does not serve: logged, then
+        answered if the API has a fallback (ApiVersions, KIP-511), else its connection closes."""
+        logged = self.requests.record(self.clock.now_ms(), conn.broker_id, header.api_key,
+                                      header.api_version, header.correlation_id,
+                                      header.client_id)
+        logged.outcome = "unsupported"
+        entry = self.registry.get(header.api_key)
+        if entry is not None and entry.unsupported is not None:
+            version, response = entry.unsupported(self, header)
+            return Deferred.resolved(wire.encode_response(header.api_key, version,
+                                                          header.correlation_id, response))
+        return Deferred.resolved(Close(f"{why}: not served"))
+
+    # -- decoded requests ------------------------------------------------------------------------
+
+    def handle(self, request: Request, ctx: RequestContext) -> Deferred:
+        """The outcome of one decoded request: a Deferred of the response message,
+        :data:`NO_RESPONSE` or a :class:`Close`."""
+        api_key, version = request.api_key, request.api_version
         entry = self.registry.get(api_key)
-        if entry is None or not self.registry.supports(api_key, request.api_version):
-            raise NoHandler(f"API key {api_key} v{request.api_version} is not served")
-        logged = self.requests.record(ctx.now_ms, ctx.broker_id, api_key, request.api_version,
+        if entry is None or not entry.min_version <= version <= entry.max_version:
+            return self._unsupported(
+                request.header, Connection(ctx.broker_id, ctx.connection_id, ctx.client_host),
+                f"{API_NAMES.get(api_key, api_key)} v{version}")
+        logged = self.requests.record(ctx.now_ms, ctx.broker_id, api_key, version,
                                       request.header.correlation_id, ctx.client_id)
         try:
             fault = self.faults.pick(
@@ -95,69 +134,21 @@ class Core:
                 result = entry.handler(self, ctx, request.body)
             else:
                 logged.fault = fault.id
-                result = self._apply_fault(fault, entry.handler, request, ctx)
+                result = apply_fault(self, fault, entry.handler, request, ctx)
                 if fault.action == "drop":
                     logged.outcome = "dropped"
-                    return result
             latency = self.broker_latency_ms.get(ctx.broker_id)
             if latency:
                 result = later(self.timers, result, latency)
-        except CloseConnection:
-            logged.outcome = "disconnected"
-            raise
-        except Exception:
+        except Exception as exc:
+            # A bug of ours must not take the broker down: this connection is closed, as Kafka
+            # closes one whose request it failed to process, and everything else goes on.
+            log.exception("failed to handle %s v%d", API_NAMES.get(api_key, api_key), version)
             logged.outcome = "failed"
-            raise
-        if result is None:
-            logged.outcome = "no response"
-        elif isinstance(result, Deferred):
-            result.add_callback(logged.finish)
-        else:
-            logged.finish(result)
-        return result
+            return Deferred.resolved(Close(f"failed to handle the request: {exc!r}"))
+        outcome = as_deferred(result)
+        outcome.add_callback(logged.finish)
+        return outcome
 
-    # -- faults --------------------------------------------------------------------------------
 
-    def _apply_fault(self, fault: Fault, handler, request: Request, ctx: RequestContext):
-        body = request.body
-        if fault.action == "disconnect":
-            if not fault.delay_ms:
-                raise CloseConnection(f"fault {fault.id} disconnects")
-            closing = Deferred()
-            self.timers.call_later(fault.delay_ms, lambda: closing.resolve(CLOSE_CONNECTION))
-            return closing
-        if fault.action == "drop":
-            return never(handler(self, ctx, body))
-        if fault.action == "delay":
-            return later(self.timers, handler(self, ctx, body), fault.delay_ms)
-        return later(self.timers, self._error_answer(fault, handler, request, ctx),
-                     fault.delay_ms)
-
-    def _error_answer(self, fault: Fault, handler, request: Request, ctx: RequestContext):
-        """The request answered with the fault's error, in the API's shape; for APIs that name
-        partitions only the fault's partitions fail and the rest is handled as usual."""
-        api_key, version, body, code = request.api_key, request.api_version, request.body, \
-            fault.error
-        if api_key in error_responses.PARTITIONED:
-            shape = error_responses.PARTITIONED[api_key]
-            rest, hit = error_responses.split_partitioned(
-                api_key, body, lambda topic, partition: fault.hits(
-                    topic_name(self.cluster, topic, shape.request_name),
-                    getattr(partition, shape.request_index)))
-            if rest is not None and api_key == error_responses.FETCH:
-                rest.max_wait_ms = 0  # a partition in error answers a fetch at once
-            result = handler(self, ctx, rest) if rest is not None else None
-            if api_key == error_responses.PRODUCE and body.acks == 0:
-                raise CloseConnection(f"fault {fault.id}: produce with acks=0 failed")
-            if isinstance(result, Deferred):
-                return result.map(lambda value: error_responses.merge_partitioned(
-                    api_key, version, value, hit, code))
-            return error_responses.merge_partitioned(api_key, version, result, hit, code)
-        if api_key == error_responses.METADATA:
-            result = handler(self, ctx, body)
-            error_responses.set_topic_errors(result, code, lambda name: fault.hits(name, None))
-            return result
-        try:
-            return error_responses.error_response(api_key, version, body, code)
-        except error_responses.CannotExpress as exc:
-            raise CloseConnection(f"fault {fault.id}: {exc}") from None
+__all__ = ["Core", "Connection", "RequestContext", "NO_RESPONSE", "Close", "Deferred"]

@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from mockbroker.core import error_responses
 from mockbroker.core.cluster import topic_name_error
-from mockbroker.core.deferred import Deferred
+from mockbroker.core.deferred import Close, Deferred, later, never
 from wire import errors
-from wire.registry import API_NAMES, resolve_api
+from wire.apis import API_NAMES, resolve_api
 
 ACTIONS = ("error", "delay", "drop", "disconnect")
 #: APIs whose requests name topics (a fault's ``topic`` can pick them).
@@ -289,100 +288,50 @@ def _walk_names(cluster, struct, found: set, depth: int) -> None:
                 _walk_names(cluster, group, found, depth - 1)
 
 
-# -- the request log ----------------------------------------------------------------------------
-
-@dataclass(slots=True)
-class LoggedRequest:
-    seq: int
-    time_ms: int
-    broker: int
-    api_key: int
-    api_version: int
-    correlation_id: int
-    client_id: str | None
-    #: answered, pending, no response (acks=0), dropped, disconnected
-    outcome: str = "pending"
-    error_code: int = 0
-    fault: int | None = None
-
-    def finish(self, response) -> None:
-        if response is CLOSE_CONNECTION:
-            self.outcome = "disconnected"
-            return
-        self.outcome = "answered"
-        self.error_code = error_responses.first_error(response)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "time_ms": self.time_ms,
-            "broker": self.broker,
-            "api": API_NAMES.get(self.api_key, str(self.api_key)),
-            "api_key": self.api_key,
-            "api_version": self.api_version,
-            "correlation_id": self.correlation_id,
-            "client_id": self.client_id,
-            "outcome": self.outcome,
-            "error": errors.error_by_code(self.error_code).name if self.error_code else None,
-            "error_code": self.error_code,
-            "fault": self.fault,
-        }
-
-
-class RequestLog:
-    """The most recent requests, oldest first."""
-
-    def __init__(self, capacity: int = 5000):
-        self._entries: deque[LoggedRequest] = deque(maxlen=capacity)
-        self._seq = itertools.count(1)
-
-    def record(self, time_ms: int, broker: int, api_key: int, api_version: int,
-               correlation_id: int, client_id: str | None) -> LoggedRequest:
-        entry = LoggedRequest(next(self._seq), time_ms, broker, api_key, api_version,
-                              correlation_id, client_id)
-        self._entries.append(entry)
-        return entry
-
-    def __iter__(self):
-        return iter(list(self._entries))
-
-    def clear(self) -> None:
-        self._entries.clear()
-
-
 # -- applying a fault ---------------------------------------------------------------------------
 
-class _Close:
-    __slots__ = ()
+def apply_fault(core, fault: Fault, handler, request, ctx):
+    """The answer to a request a fault picked."""
+    body = request.body
+    if fault.action == "disconnect":
+        if not fault.delay_ms:
+            return Close(f"fault {fault.id} disconnects")
+        closing = Deferred()
+        core.timers.call_later(fault.delay_ms,
+                               lambda: closing.resolve(Close(f"fault {fault.id} disconnects")))
+        return closing
+    if fault.action == "drop":
+        return never(handler(core, ctx, body))
+    if fault.action == "delay":
+        return later(core.timers, handler(core, ctx, body), fault.delay_ms)
+    return later(core.timers, _error_answer(core, fault, handler, request, ctx), fault.delay_ms)
 
-    def __repr__(self) -> str:
-        return "CLOSE_CONNECTION"
 
-
-#: What a deferred response resolves to when its connection must be closed instead.
-CLOSE_CONNECTION = _Close()
-
-
-def later(timers, result, delay_ms: int):
-    """``result`` (a response, or a Deferred of one) held back ``delay_ms`` more."""
-    if result is None or delay_ms <= 0:
+def _error_answer(core, fault: Fault, handler, request, ctx):
+    """The request answered with the fault's error, in the API's shape; for APIs that name
+    partitions only the fault's partitions fail and the rest is handled as usual."""
+    api_key, version, body, code = request.api_key, request.api_version, request.body, \
+        fault.error
+    if api_key in error_responses.PARTITIONED:
+        shape = error_responses.PARTITIONED[api_key]
+        rest, hit = error_responses.split_partitioned(
+            api_key, body, lambda topic, partition: fault.hits(
+                topic_name(core.cluster, topic, shape.request_name),
+                getattr(partition, shape.request_index)))
+        if rest is not None and api_key == error_responses.FETCH:
+            rest.max_wait_ms = 0  # a partition in error answers a fetch at once
+        result = handler(core, ctx, rest) if rest is not None else None
+        if api_key == error_responses.PRODUCE and body.acks == 0:
+            return Close(f"fault {fault.id}: produce with acks=0 failed")
+        if isinstance(result, Deferred):
+            return result.map(lambda value: error_responses.merge_partitioned(
+                api_key, version, value, hit, code))
+        return error_responses.merge_partitioned(api_key, version, result, hit, code)
+    if api_key == error_responses.METADATA:
+        result = handler(core, ctx, body)
+        error_responses.set_topic_errors(result, code, lambda name: fault.hits(name, None))
         return result
-    held = Deferred()
-
-    def hold(value) -> None:
-        timers.call_later(delay_ms, lambda: held.resolve(value))
-
-    if isinstance(result, Deferred):
-        held.on_cancel = result.cancel
-        result.add_callback(hold)
-    else:
-        hold(result)
-    return held
-
-
-def never(result) -> Deferred:
-    """A response that never comes (the handler's own result, if pending, still runs)."""
-    lost = Deferred()
-    if isinstance(result, Deferred):
-        lost.on_cancel = result.cancel
-    return lost
+    try:
+        return error_responses.error_response(api_key, version, body, code)
+    except error_responses.CannotExpress as exc:
+        return Close(f"fault {fault.id}: {exc}")

@@ -1,11 +1,12 @@
 """One module per API.  Each registers the versions it serves on :data:`REGISTRY`, from which
 ApiVersions is built, so a version without a handler can never be advertised.
 
-A handler is ``handle(core, ctx, request) -> response | Deferred | None``: it translates between
-wire messages and calls on :class:`mockbroker.core.dispatch.Core`; the logic lives in the core.
+A handler is ``handle(core, ctx, request) -> response | Deferred | Close | None``: it translates
+between wire messages and calls on :class:`mockbroker.core.dispatch.Core`; the logic lives in
+the core.  The core is given this registry (:func:`new_core`); it never imports the handlers.
 """
 
-from wire.registry import ApiRegistry
+from mockbroker.handlers.registry import ApiRegistry
 
 REGISTRY = ApiRegistry()
 
@@ -40,3 +41,10 @@ from mockbroker.handlers import (  # noqa: E402,F401
     produce,
     sync_group,
 )
+
+
+def new_core(brokers, settings=None, clock=None):
+    """A :class:`~mockbroker.core.dispatch.Core` that serves every API of this package."""
+    from mockbroker.core.dispatch import Core
+
+    return Core(brokers, settings, clock, registry=REGISTRY)

@@ -1,14 +1,15 @@
 """ApiVersions (key 18): what this broker serves, built from the handler registry.
 
-A request in a version we do not know is answered by the I/O layer with a v0 body carrying
-UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), see :func:`unsupported_version_body`.
+A request in a version we do not serve is answered (not dropped) with a v0 body carrying
+UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), so a newer client can retry with a
+version both sides know; see :func:`unsupported_version`.
 """
 
 from __future__ import annotations
 
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
-from wire.registry import ApiRegistry
+from mockbroker.handlers.registry import ApiRegistry
 
 API_KEY = 18
 RESPONSE = response_class(API_KEY)
@@ -19,14 +20,15 @@ def _keys(registry: ApiRegistry) -> list:
             for key, lo, hi in registry.api_versions()]
 
 
-@REGISTRY.handler(API_KEY, 0, 4)
-def handle(core, ctx, request):
-    return RESPONSE(error_code=errors.NONE, api_keys=_keys(core.registry), throttle_time_ms=0)
-
-
-def unsupported_version_body(registry: ApiRegistry):
-    """The KIP-511 answer to an ApiVersions request in a version the broker does not serve."""
-    entry = registry.get(API_KEY)
-    return RESPONSE(error_code=errors.UNSUPPORTED_VERSION, api_keys=[
+def unsupported_version(core, header):
+    """The KIP-511 answer to an ApiVersions request in a version the broker does not serve:
+    (the version to encode it in, the response)."""
+    entry = core.registry.get(API_KEY)
+    return 0, RESPONSE(error_code=errors.UNSUPPORTED_VERSION, api_keys=[
         RESPONSE.ApiVersion(api_key=API_KEY, min_version=entry.min_version,
                             max_version=entry.max_version)])
+
+
+@REGISTRY.handler(API_KEY, 0, 4, unsupported=unsupported_version)
+def handle(core, ctx, request):
+    return RESPONSE(error_code=errors.NONE, api_keys=_keys(core.registry), throttle_time_ms=0)

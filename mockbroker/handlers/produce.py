@@ -10,7 +10,7 @@ does on Kafka.
 from __future__ import annotations
 
 from mockbroker.core import data
-from mockbroker.core.dispatch import CloseConnection
+from mockbroker.core.deferred import Close
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import find_topic, node_endpoints, replica_error
 from wire import errors, response_class
@@ -54,7 +54,7 @@ def handle(core, ctx, request):
         failed = sorted({errors.error_by_code(p.error_code).name for t in topics
                          for p in t.partition_responses if p.error_code != errors.NONE})
         if failed:
-            raise CloseConnection(f"produce with acks=0 failed ({', '.join(failed)})")
+            return Close(f"produce with acks=0 failed ({', '.join(failed)})")
         return None
     return RESPONSE(responses=topics, throttle_time_ms=0,
                     node_endpoints=node_endpoints(cluster, leaders, RESPONSE.NodeEndpoint))

@@ -20,7 +20,7 @@ from mockbroker.core.errors import ApiException
 from mockbroker.core.faults import FaultSpecError
 from mockbroker.io.openapi import document
 from wire import errors
-from wire.registry import resolve_api
+from wire.apis import resolve_api
 
 if TYPE_CHECKING:
     from mockbroker.io.runtime import ClusterRuntime

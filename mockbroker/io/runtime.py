@@ -1,5 +1,6 @@
-"""Run a :class:`~mockbroker.core.dispatch.Core` on an asyncio loop: one listener per broker,
-the admin HTTP server, and the wake-ups for the core's timers."""
+"""Run a :class:`~mockbroker.core.dispatch.Core` (serving every API of
+:mod:`mockbroker.handlers`) on an asyncio loop: one listener per broker, the admin HTTP server,
+and the wake-ups for the core's timers."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 from typing import Any
 
 from mockbroker.core.cluster import Broker
-from mockbroker.core.dispatch import Core
+from mockbroker.handlers import new_core
 from mockbroker.io.http import AdminServer
 from mockbroker.io.server import BrokerListener
 
@@ -31,7 +32,7 @@ class ClusterRuntime:
         self.advertised_host = advertised_host or WILDCARD_HOSTS.get(host, host)
         self._settings = dict(settings or {})
         self._clock = clock
-        self.core = Core([Broker(i, self.advertised_host, 0) for i in range(brokers)],
+        self.core = new_core([Broker(i, self.advertised_host, 0) for i in range(brokers)],
                          self._settings, clock)
         max_request = self.core.settings["socket_request_max_bytes"]
         self.listeners = [BrokerListener(self.core, i, host, port + i if port else 0,
@@ -94,7 +95,7 @@ class ClusterRuntime:
         """Forget everything (topics, groups, offsets, faults, broker latency, the request log,
         dynamic configs) as if the cluster had just started; every broker is up again on its
         port, and client connections are closed so that clients start afresh."""
-        core = Core([Broker(listener.broker_id, self.advertised_host, listener.port)
+        core = new_core([Broker(listener.broker_id, self.advertised_host, listener.port)
                      for listener in self.listeners], self._settings, self._clock)
         core.timers.on_change = self._rearm
         self.core = core

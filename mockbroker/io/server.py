@@ -1,8 +1,9 @@
 """The Kafka listeners: one asyncio server per broker.
 
-A connection reads size-prefixed frames, decodes each with :mod:`wire`, hands it to the core and
-writes the answers strictly in request order (a later request that finishes first waits for the
-earlier ones).  Anything the codec cannot read closes that connection only, as Kafka does.
+A connection reads size-prefixed frames and hands each to the core (:meth:`Core.receive`),
+which answers with a Deferred of the response bytes, nothing, or a request to close the
+connection.  Answers are written strictly in request order (a later request that finishes first
+waits for the earlier ones).
 """
 
 from __future__ import annotations
@@ -12,11 +13,8 @@ import itertools
 import logging
 import struct
 
-import wire
-from mockbroker.core.deferred import Deferred
-from mockbroker.core.dispatch import CloseConnection, Core, NoHandler, RequestContext
-from mockbroker.core.faults import CLOSE_CONNECTION
-from mockbroker.handlers import api_versions
+from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred
+from mockbroker.core.dispatch import Connection, Core
 
 log = logging.getLogger("mockbroker.io")
 
@@ -24,8 +22,6 @@ log = logging.getLogger("mockbroker.io")
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 
 _SIZE = struct.Struct(">i")
-_NO_RESPONSE = object()
-_CLOSE = object()  # a response that could not be made: close the connection instead
 _TURNS_TO_START_A_CONNECTION = 5
 _connection_ids = itertools.count(1)
 
@@ -73,12 +69,15 @@ class BrokerListener:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self._connections.add(task)
-        connection_id = next(_connection_ids)
+        peer = writer.get_extra_info("peername")
+        conn = Connection(self.broker_id, next(_connection_ids),
+                          peer[0] if isinstance(peer, tuple) else "127.0.0.1")
+        loop = asyncio.get_running_loop()
         pending: asyncio.Queue = asyncio.Queue()
         waiting: dict[Deferred, asyncio.Future] = {}
-        sender = asyncio.create_task(self._send_in_order(pending, writer))
+        sender = asyncio.create_task(self._send_in_order(pending, writer, conn))
         try:
-            while True:
+            while not sender.done():
                 try:
                     size_bytes = await reader.readexactly(4)
                 except (asyncio.IncompleteReadError, ConnectionError):
@@ -86,24 +85,31 @@ class BrokerListener:
                 (size,) = _SIZE.unpack(size_bytes)
                 if size < 0 or size > self.max_request_bytes:
                     log.warning("broker %d: closing connection %d: request size %d outside 0..%d",
-                                self.broker_id, connection_id, size, self.max_request_bytes)
+                                self.broker_id, conn.connection_id, size, self.max_request_bytes)
                     return
                 try:
                     frame = await reader.readexactly(size)
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
-                answer = self._answer(frame, connection_id, waiting)
-                if answer is None:
-                    return  # unreadable request: drop the connection, as Kafka does
-                if answer is not _NO_RESPONSE:
-                    pending.put_nowait(answer)
+                outcome = self.core.receive(frame, conn)
+                answer = loop.create_future()
+                if outcome.done:
+                    if isinstance(outcome.value, Close):
+                        self._closing(conn, outcome.value)
+                        return
+                    answer.set_result(outcome.value)
+                else:
+                    waiting[outcome] = answer
+                    outcome.add_callback(lambda value, outcome=outcome, answer=answer: (
+                        waiting.pop(outcome, None), answer.done() or answer.set_result(value)))
+                pending.put_nowait(answer)
         except asyncio.CancelledError:
             pass  # the listener is stopping: end this connection quietly
         finally:
-            for deferred, future in list(waiting.items()):
-                deferred.cancel()
-                if not future.done():
-                    future.set_result(b"")  # its client is gone: the sender skips it
+            for outcome, answer in list(waiting.items()):
+                outcome.cancel()  # its client is gone: release what it waits on
+                if not answer.done():
+                    answer.set_result(NO_RESPONSE)
             pending.put_nowait(None)
             try:
                 await asyncio.wait_for(sender, timeout=5)
@@ -112,85 +118,21 @@ class BrokerListener:
             writer.close()
             self._connections.discard(task)
 
-    def _answer(self, frame: bytes, connection_id: int, waiting: dict[Deferred, asyncio.Future]):
-        """Decode and dispatch one frame.  Returns a future of the response bytes,
-        ``_NO_RESPONSE`` (acks=0 Produce), or None to close the connection."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
-        try:
-            request = wire.decode_request(frame)
-        except wire.UnsupportedVersionError as exc:
-            if exc.api_key == api_versions.API_KEY:
-                body = api_versions.unsupported_version_body(self.core.registry)
-                future.set_result(wire.encode_response(
-                    api_versions.API_KEY, 0, exc.header.correlation_id, body))
-                return future
-            log.warning("broker %d: %s; closing connection %d", self.broker_id, exc, connection_id)
-            return None
-        except wire.DecodeError as exc:
-            log.warning("broker %d: undecodable request (%s); closing connection %d",
-                        self.broker_id, exc, connection_id)
-            return None
-        header = request.header
-        ctx = RequestContext(self.broker_id, connection_id, header.client_id, header.api_version,
-                             self.core.clock.now_ms())
-        name = wire.API_NAMES.get(header.api_key, header.api_key)
-        try:
-            body = self.core.handle(request, ctx)
-        except NoHandler as exc:
-            log.warning("broker %d: %s; closing connection %d", self.broker_id, exc, connection_id)
-            return None
-        except CloseConnection as exc:
-            log.info("broker %d: %s; closing connection %d", self.broker_id, exc, connection_id)
-            return None
-        except Exception:
-            # A bug of ours must not take the listener down: this connection is closed, as
-            # Kafka closes one whose request it failed to process, and everything else goes on.
-            log.exception("broker %d: failed to handle %s v%d; closing connection %d",
-                          self.broker_id, name, header.api_version, connection_id)
-            return None
+    def _closing(self, conn: Connection, close: Close) -> None:
+        log.info("broker %d: closing connection %d: %s", self.broker_id, conn.connection_id,
+                 close.reason)
 
-        def answer(value) -> None:
-            if future.done():
-                return
-            if value is CLOSE_CONNECTION:
-                log.info("broker %d: closing connection %d instead of answering %s v%d",
-                         self.broker_id, connection_id, name, header.api_version)
-                future.set_result(_CLOSE)
-                return
-            try:
-                future.set_result(wire.encode_response(header.api_key, header.api_version,
-                                                       header.correlation_id, value))
-            except Exception:
-                log.exception("broker %d: failed to encode the %s v%d response; closing "
-                              "connection %d", self.broker_id, name, header.api_version,
-                              connection_id)
-                future.set_result(_CLOSE)
-
-        if body is None:
-            return _NO_RESPONSE
-        if isinstance(body, Deferred):
-            waiting[body] = future
-
-            def complete(value) -> None:
-                waiting.pop(body, None)
-                answer(value)
-
-            body.add_callback(complete)
-            return future
-        answer(body)
-        return future
-
-    @staticmethod
-    async def _send_in_order(pending: asyncio.Queue, writer: asyncio.StreamWriter) -> None:
+    async def _send_in_order(self, pending: asyncio.Queue, writer: asyncio.StreamWriter,
+                             conn: Connection) -> None:
         while True:
-            future = await pending.get()
-            if future is None:
+            answer = await pending.get()
+            if answer is None:
                 return
-            data = await future
-            if data is _CLOSE:
+            value = await answer
+            if isinstance(value, Close):
+                self._closing(conn, value)
                 writer.close()
                 return
-            if data:
-                writer.write(data)
+            if value is not NO_RESPONSE:
+                writer.write(value)
                 await writer.drain()

@@ -6,7 +6,7 @@ import wire
 from mockbroker.core.clock import ManualClock, Timers
 from mockbroker.core.cluster import Broker
 from mockbroker.core.deferred import Deferred
-from mockbroker.core.dispatch import Core, RequestContext
+from tests.core.harness import make_core, send
 from wire import records
 
 
@@ -47,7 +47,7 @@ def test_deferred_answers_once():
 
 def _core():
     clock = ManualClock()
-    core = Core([Broker(0, "127.0.0.1", 9092)], {}, clock)
+    core = make_core(clock=clock)
     core.cluster.create_topic("t", 1)
     return core, clock
 
@@ -57,21 +57,12 @@ def _retention_check(core):
     return core.groups._timer_handles[("retention",)].deadline_ms
 
 
-def _request(api_key, version, body):
-    frame = wire.encode_request(api_key, version, 1, "c", body, size_prefix=False)
-    return wire.decode_request(frame)
-
-
-def _ctx(core, version):
-    return RequestContext(0, 1, "c", version, core.clock.now_ms())
-
-
 def _fetch(core, max_wait_ms=500, min_bytes=1):
     cls = wire.request_class(1)
     body = cls(max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20, topics=[
         cls.FetchTopic(topic="t", partitions=[cls.FetchPartition(
             partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])])
-    return core.handle(_request(1, 12, body), _ctx(core, 12))
+    return send(core, 1, 12, body)
 
 
 def _produce(core, value: bytes):
@@ -79,7 +70,7 @@ def _produce(core, value: bytes):
     body = cls(acks=-1, timeout_ms=1000, topic_data=[cls.TopicProduceData(
         name="t", partition_data=[cls.PartitionProduceData(
             index=0, records=records.encode_batch([(b"k", value, [], 1)]))])])
-    return core.handle(_request(0, 9, body), _ctx(core, 9))
+    return send(core, 0, 9, body)
 
 
 def test_fetch_long_poll_is_answered_by_a_produce():

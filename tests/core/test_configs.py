@@ -10,13 +10,14 @@ from mockbroker.core.cluster import Broker
 from mockbroker.core.errors import ApiException
 from mockbroker.core.configs import ConfigSource, ConfigType, OpType, ResourceType
 from mockbroker.core.dispatch import Core
+from mockbroker.handlers import new_core
 from wire import errors
 
 SET, DELETE, APPEND, SUBTRACT = OpType.SET, OpType.DELETE, OpType.APPEND, OpType.SUBTRACT
 
 
 def make_core(brokers: int = 3, **settings) -> Core:
-    core = Core([Broker(i, "127.0.0.1", 9092 + i) for i in range(brokers)], settings)
+    core = new_core([Broker(i, "127.0.0.1", 9092 + i) for i in range(brokers)], settings)
     core.cluster.create_topic("orders", 3)
     return core
 

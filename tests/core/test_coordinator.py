@@ -22,7 +22,7 @@ from mockbroker.core.coordinator.group import Group, JoinResult, OffsetEntry, Sy
 from mockbroker.core.errors import ApiException
 from mockbroker.core.coordinator.state import TRANSITIONS, GroupState
 from mockbroker.core.deferred import Deferred
-from mockbroker.core.dispatch import Core
+from mockbroker.handlers import new_core
 from wire import decode_embedded, embedded_struct, encode_embedded, errors, records
 
 GROUP = "test-group"
@@ -72,7 +72,7 @@ def waiting(result) -> bool:
 class Harness:
     def __init__(self, brokers: int = 1, **settings):
         self.clock = ManualClock(start_ms=0)
-        self.core = Core([Broker(i, "127.0.0.1", 9092 + i) for i in range(brokers)], settings,
+        self.core = new_core([Broker(i, "127.0.0.1", 9092 + i) for i in range(brokers)], settings,
                          self.clock)
         self.gc = self.core.groups
 

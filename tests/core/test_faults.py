@@ -12,10 +12,11 @@ from mockbroker.core import error_responses
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
 from mockbroker.core.deferred import Deferred
-from mockbroker.core.dispatch import CloseConnection, Core, RequestContext
-from mockbroker.core.faults import CLOSE_CONNECTION, FaultSpecError
+from mockbroker.core.deferred import Close
+from mockbroker.core.faults import FaultSpecError
 from mockbroker.handlers import REGISTRY
 from tests.wire.strategies import message_values
+from tests.core.harness import make_core, send
 from wire import errors, records
 from wire.definitions import APIS
 
@@ -24,19 +25,16 @@ PRODUCE, FETCH, METADATA, JOIN_GROUP, HEARTBEAT, DESCRIBE_GROUPS = 0, 1, 3, 11, 
 
 @pytest.fixture
 def core():
-    core = Core([Broker(i, "127.0.0.1", 9092 + i) for i in range(3)], {}, ManualClock())
+    core = make_core(3)
     core.cluster.create_topic("orders", 3, 1)
     core.cluster.create_topic("audit", 1, 1)
     return core
 
 
 def _send(core, api_key, version, body, *, broker=None, client_id="app"):
-    frame = wire.encode_request(api_key, version, 7, client_id, body, size_prefix=False)
-    request = wire.decode_request(frame)
     if broker is None:
         broker = core.cluster.topics["orders"].partitions[0].leader
-    return core.handle(request, RequestContext(broker, 1, client_id, version,
-                                               core.clock.now_ms()))
+    return send(core, api_key, version, body, broker=broker, client_id=client_id)
 
 
 def _produce_body(topic_partitions, acks=-1):
@@ -58,7 +56,7 @@ def _produce(core, topic_partitions, acks=-1, **kw):
             leader = core.cluster.topics[topic].partitions[p].leader
             response = _send(core, PRODUCE, 9, _produce_body({topic: [p]}, acks), broker=leader,
                              **kw)
-            if response is None or isinstance(response, Deferred):
+            if response is None or isinstance(response, (Deferred, Close)):
                 answers[(topic, p)] = response
                 continue
             (entry,) = [pr for t in response.responses for pr in t.partition_responses]
@@ -201,8 +199,7 @@ def test_an_error_fault_writes_nothing_and_counts_per_request(core):
 
 def test_acks_zero_produce_in_error_closes_the_connection(core):
     core.faults.add({"api": "Produce", "error": 6})
-    with pytest.raises(CloseConnection):
-        _produce(core, {"orders": [0]}, acks=0)
+    assert isinstance(_produce(core, {"orders": [0]}, acks=0)[("orders", 0)], Close)
     assert _high_watermarks(core, "orders")[0] == 0
 
 
@@ -318,13 +315,12 @@ def test_drop_handles_the_request_and_never_answers(core):
 
 def test_disconnect_closes_without_handling(core):
     core.faults.add({"api": "Produce", "action": "disconnect"})
-    with pytest.raises(CloseConnection):
-        _produce(core, {"orders": [0]})
+    assert isinstance(_produce(core, {"orders": [0]})[("orders", 0)], Close)
     assert _high_watermarks(core, "orders")[0] == 0
     core.faults.add({"api": "Heartbeat", "action": "disconnect", "delay_ms": 50})
     closing = _heartbeat(core)
     core.clock.advance(50)
-    assert closing.value is CLOSE_CONNECTION
+    assert isinstance(closing.value, Close)
     outcomes = [r.outcome for r in core.requests]
     assert outcomes == ["disconnected", "disconnected"]
 

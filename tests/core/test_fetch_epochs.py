@@ -12,16 +12,14 @@ import wire
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
 from mockbroker.core.deferred import Deferred
-from mockbroker.core.dispatch import Core, RequestContext
+from tests.core.harness import make_core, send
 from wire import errors, records
 
 VERSION = 17
 
 
 def _call(core, api_key, version, body):
-    frame = wire.encode_request(api_key, version, 1, "c", body, size_prefix=False)
-    return core.handle(wire.decode_request(frame),
-                       RequestContext(0, 1, "c", version, core.clock.now_ms()))
+    return send(core, api_key, version, body, client_id="c")
 
 
 def _produce(core, *values: bytes):
@@ -52,7 +50,7 @@ def _values(part) -> list[bytes]:
 @pytest.fixture
 def core():
     """Offsets 0-2 written in leader epoch 0, offsets 3-4 in epoch 1."""
-    core = Core([Broker(0, "127.0.0.1", 9092)], {}, ManualClock())
+    core = make_core()
     core.cluster.create_topic("t", 1)
     _produce(core, b"a", b"b", b"c")
     partition = core.cluster.topics["t"].partitions[0]

@@ -16,7 +16,7 @@ from mockbroker.core.cluster import Broker
 from mockbroker.core.coordinator.coordinator import OFFSETS_TOPIC, JoinRequest, partition_for
 from mockbroker.core.coordinator.group import JoinResult, SyncResult
 from mockbroker.core.deferred import Deferred
-from mockbroker.core.dispatch import Core, RequestContext
+from tests.core.harness import make_core, send
 from wire import errors, records
 
 GROUP_OPERATIONS = 3400  # READ(3) DELETE(6) DESCRIBE(8) DESCRIBE_CONFIGS(10) ALTER_CONFIGS(11)
@@ -25,8 +25,7 @@ NO_OPERATIONS = -2147483648
 
 @pytest.fixture
 def core():
-    core = Core([Broker(i, "127.0.0.1", 9092 + i) for i in range(3)],
-                {"offsets_topic_num_partitions": 6}, ManualClock())
+    core = make_core(3, offsets_topic_num_partitions=6)
     core.cluster.create_topic("orders", 3)
     core.cluster.create_topic("audit", 2)
     return core
@@ -36,10 +35,7 @@ def core():
 
 def call(core, api_key: int, version: int, broker: int, **body):
     """One request through the codec and the core; the response as the client decodes it."""
-    frame = wire.encode_request(api_key, version, 7, "admin", wire.request_class(api_key)(**body),
-                                size_prefix=False)
-    response = core.handle(wire.decode_request(frame),
-                           RequestContext(broker, 1, "admin", version, core.clock.now_ms()))
+    response = send(core, api_key, version, broker=broker, client_id="admin", **body)
     encoded = wire.encode_response(api_key, version, 7, response, size_prefix=False)
     return wire.decode_response(api_key, version, encoded)[1]
 

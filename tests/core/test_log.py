@@ -9,9 +9,9 @@ import pytest
 from mockbroker.core import data
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
-from mockbroker.core.dispatch import Core
 from mockbroker.core.log import INT32_MAX, PartitionLog
 from mockbroker.core.errors import ApiException
+from tests.core.harness import make_core, send
 from wire import errors, records
 
 TS = 1_600_000_000_000
@@ -43,7 +43,7 @@ def stored(log: PartitionLog) -> list[records.Record]:
 
 @pytest.fixture
 def core():
-    core = Core([Broker(0, "127.0.0.1", 9092)], {}, ManualClock(TS * 2))
+    core = make_core(clock=ManualClock(TS * 2))
     core.cluster.create_topic("t", 1)
     return core
 
@@ -138,7 +138,7 @@ def test_a_bad_crc_is_corrupt_message_and_nothing_is_written(core, partition):
 @pytest.mark.parametrize("where", ["broker", "topic"])
 def test_a_batch_past_max_message_bytes_is_message_too_large(where):
     settings = {"message_max_bytes": 500} if where == "broker" else {}
-    core = Core([Broker(0, "127.0.0.1", 9092)], settings, ManualClock(TS))
+    core = make_core(clock=ManualClock(TS), **settings)
     configs = {"max.message.bytes": "500"} if where == "topic" else {}
     partition = core.cluster.create_topic("t", 1, configs=configs).partitions[0]
     large, small = batch(20), batch(2)
@@ -182,7 +182,7 @@ def test_a_produce_carries_exactly_one_v2_batch_per_partition(records_, code):
 
 
 def test_log_append_time_topic_stamps_batches_with_the_append_time():
-    core = Core([Broker(0, "127.0.0.1", 9092)], {}, ManualClock(TS))
+    core = make_core(clock=ManualClock(TS))
     partition = core.cluster.create_topic(
         "t", 1, configs={"message.timestamp.type": "LogAppendTime"}).partitions[0]
     result = data.produce(core.cluster, partition, batch(3, ts=5, compression=records.GZIP),

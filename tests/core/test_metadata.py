@@ -7,7 +7,7 @@ import pytest
 import wire
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
-from mockbroker.core.dispatch import Core, RequestContext
+from tests.core.harness import make_core, send
 
 
 def _metadata(core, version, **body):
@@ -15,15 +15,12 @@ def _metadata(core, version, **body):
     topics = body.pop("topics", None)
     request = cls(topics=None if topics is None else
                   [cls.MetadataRequestTopic(name=n) for n in topics], **body)
-    frame = wire.encode_request(3, version, 1, "c", request, size_prefix=False)
-    return core.handle(wire.decode_request(frame),
-                       RequestContext(0, 1, "c", version, core.clock.now_ms()))
+    return send(core, 3, version, request, client_id="c")
 
 
 @pytest.fixture
 def core():
-    core = Core([Broker(i, "127.0.0.1", 9092 + i, rack=f"r{i}") for i in range(3)],
-                {}, ManualClock())
+    core = make_core(3, racks=True)
     core.cluster.create_topic("orders", 6)
     return core
 

@@ -15,13 +15,13 @@ import wire
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
 from mockbroker.core.data import produce as append
-from mockbroker.core.dispatch import Core, RequestContext
+from tests.core.harness import make_core, send
 from wire import errors, records
 
 
 @pytest.fixture
 def core():
-    core = Core([Broker(0, "127.0.0.1", 9092)], {}, ManualClock())
+    core = make_core()
     core.cluster.create_topic("small", 1, configs={"max.message.bytes": "200"})
     return core
 
@@ -31,9 +31,7 @@ def _produce(core, batch: bytes | None, topic: str = "small", client_id: str = "
     cls = wire.request_class(0)
     body = cls(acks=-1, timeout_ms=1000, topic_data=[cls.TopicProduceData(
         name=topic, partition_data=[cls.PartitionProduceData(index=0, records=batch)])])
-    frame = wire.encode_request(0, version, 1, client_id, body, size_prefix=False)
-    response = core.handle(wire.decode_request(frame),
-                           RequestContext(0, 1, client_id, version, core.clock.now_ms()))
+    response = send(core, 0, version, body, client_id=client_id)
     part = response.responses[0].partition_responses[0]
     return part.error_code, part.error_message, part.record_errors
 

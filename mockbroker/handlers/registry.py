@@ -1,8 +1,9 @@
 """Which API versions a broker serves, for its ApiVersions response.
 
 The codec defines every version Kafka defines; a broker serves a subset, one handler per API.
-A :class:`ApiRegistry` records what the handlers registered and refuses a range the codec cannot
-read, so a broker can never advertise a version it would fail to decode.
+An :class:`ApiRegistry` records what the handlers registered and refuses a range the codec cannot
+read, so a broker can never advertise a version it would fail to decode.  The core is given a
+registry and dispatches through it; it never imports the handlers itself.
 """
 
 from __future__ import annotations
@@ -10,30 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from wire.apis import API_NAMES
 from wire.definitions import APIS
-
-#: Kafka's API names (``"Produce"``, ``"JoinGroup"``) to keys, and back.
-API_KEYS: dict[str, int] = {spec.name: key for key, spec in APIS.items()}
-API_NAMES: dict[int, str] = {key: spec.name for key, spec in APIS.items()}
-
-
-def resolve_api(value: int | str) -> int:
-    """An API key from a key number, its decimal string, or Kafka's name (any case)."""
-    if isinstance(value, bool):
-        raise TypeError("an API is a key number or a name, not a bool")
-    if isinstance(value, int) or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
-        key = int(value)
-        if key not in APIS:
-            raise KeyError(f"unknown API key {key}")
-        return key
-    if isinstance(value, str):
-        wanted = value.strip().replace("_", "").replace("-", "").lower()
-        for name, key in API_KEYS.items():
-            if name.lower() == wanted:
-                return key
-        raise KeyError(f"unknown API name {value!r}")
-    raise TypeError(f"an API is a key number or a name, not {type(value).__name__}")
-
 
 @dataclass(frozen=True, slots=True)
 class Registration:
@@ -44,6 +23,9 @@ class Registration:
     #: the minimum ApiVersions reports, when it differs from what is served (Kafka 4 reports
     #: Produce from 0 for older librdkafka's sake, yet serves only 3 and up)
     advertised_min: int | None = None
+    #: ``fn(core, header) -> (version, response)``: the answer to a request in a version this
+    #: API does not serve, instead of closing the connection (ApiVersions' KIP-511 fallback)
+    unsupported: Callable | None = None
 
     @property
     def name(self) -> str:
@@ -57,7 +39,7 @@ class ApiRegistry:
         self._entries: dict[int, Registration] = {}
 
     def register(self, api_key: int, min_version: int, max_version: int, handler: Any, *,
-                 advertised_min: int | None = None) -> None:
+                 advertised_min: int | None = None, unsupported: Callable | None = None) -> None:
         spec = APIS.get(api_key)
         if spec is None:
             raise ValueError(f"no definition for API key {api_key}")
@@ -70,13 +52,15 @@ class ApiRegistry:
         if advertised_min is not None and advertised_min > min_version:
             raise ValueError(f"{spec.name}: advertised minimum above the served minimum")
         self._entries[api_key] = Registration(api_key, min_version, max_version, handler,
-                                              advertised_min)
+                                              advertised_min, unsupported)
 
     def handler(self, api_key: int, min_version: int, max_version: int, *,
-                advertised_min: int | None = None) -> Callable:
+                advertised_min: int | None = None, unsupported: Callable | None = None
+                ) -> Callable:
         """Decorator form of :meth:`register`."""
         def decorate(fn):
-            self.register(api_key, min_version, max_version, fn, advertised_min=advertised_min)
+            self.register(api_key, min_version, max_version, fn, advertised_min=advertised_min,
+                          unsupported=unsupported)
             return fn
         return decorate
 

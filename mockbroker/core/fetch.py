@@ -1,0 +1,156 @@
+"""The read path: what a Fetch (or ListOffsets) reads from partition logs, and the long poll.
+
+A Fetch names partitions with a position each; :func:`read` answers every one of them with the
+log's offsets and whole stored batches, within the request's byte budget (the first partition
+with data gets at least one whole batch even past it, as Kafka does, so a large batch cannot
+stall a consumer).  A ``read_committed`` fetcher reads up to the last stable offset and gets the
+aborted transactions of what it read.  When there is not yet ``min_bytes`` to give,
+:func:`long_poll` waits for appends to the fetched topics, up to ``max_wait_ms``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from mockbroker.core.clock import Timers
+from mockbroker.core.cluster import Cluster, Partition
+from mockbroker.core.deferred import Deferred
+from mockbroker.core.replica import replica_error
+from wire import errors
+
+
+@dataclass(slots=True)
+class FetchPosition:
+    """One partition of a Fetch: where the fetcher is, and what it knows."""
+
+    partition: Partition | None
+    #: the error for a partition that is not there (unknown topic by name or by id)
+    missing_error: int
+    fetch_offset: int
+    max_bytes: int
+    current_leader_epoch: int = -1
+    last_fetched_epoch: int = -1
+
+
+@dataclass(slots=True)
+class PartitionRead:
+    """What a Fetch answers for one partition."""
+
+    error_code: int = errors.NONE
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    records: bytes = b""
+    #: (producer id, first offset) of aborted transactions in what was read; None unless the
+    #: fetcher reads committed data
+    aborted_transactions: list[tuple[int, int]] | None = None
+    #: (epoch, end offset) when the fetcher's last fetched epoch ends before its position
+    diverging_epoch: tuple[int, int] | None = None
+    #: (leader id, leader epoch) when the fetcher should move to another leader
+    current_leader: tuple[int, int] | None = None
+
+
+def read(positions: list[FetchPosition], *, broker_id: int, max_bytes: int,
+         read_committed: bool, check_last_fetched_epoch: bool, name_new_leader: bool
+         ) -> tuple[list[PartitionRead], int]:
+    """Each position read on ``broker_id``; returns the reads and the bytes they carry."""
+    total = 0
+    reads = []
+    for position in positions:
+        out = PartitionRead()
+        reads.append(out)
+        partition = position.partition
+        if partition is None:
+            out.error_code = position.missing_error
+            continue
+        out.error_code = replica_error(partition, broker_id, position.current_leader_epoch)
+        if out.error_code != errors.NONE:
+            # KIP-951: a client that can be told names the new leader
+            if name_new_leader and out.error_code in (errors.NOT_LEADER_OR_FOLLOWER,
+                                                      errors.FENCED_LEADER_EPOCH):
+                out.current_leader = (partition.leader, partition.leader_epoch)
+            continue
+        log = partition.log
+        diverging = None
+        if check_last_fetched_epoch and position.last_fetched_epoch >= 0:
+            out.error_code, diverging = _check_last_fetched_epoch(partition, position)
+            if out.error_code != errors.NONE:
+                continue
+        if not log.log_start_offset <= position.fetch_offset <= log.log_end_offset:
+            # Kafka reports no offsets with this error; the consumer asks ListOffsets
+            out.error_code = errors.OFFSET_OUT_OF_RANGE
+            continue
+        out.high_watermark = log.high_watermark
+        out.last_stable_offset = log.last_stable_offset
+        out.log_start_offset = log.log_start_offset
+        out.aborted_transactions = [] if read_committed else None
+        if diverging is not None:
+            out.diverging_epoch = diverging
+            continue
+        limit = min(position.max_bytes, max(max_bytes - total, 0))
+        upper = log.last_stable_offset if read_committed else log.high_watermark
+        out.records = log.read(position.fetch_offset, limit, at_least_one=(total == 0),
+                               upper=upper)
+        if read_committed:
+            out.aborted_transactions = log.aborted_transactions(position.fetch_offset, upper)
+        total += len(out.records)
+    return reads, total
+
+
+def _check_last_fetched_epoch(partition: Partition, position: FetchPosition):
+    """Kafka's check of a fetcher's ``last_fetched_epoch`` (followers send it; KIP-595):
+    (OFFSET_OUT_OF_RANGE, None) when that epoch is unknown here or the offset is below the log
+    start; (NONE, (epoch, end offset)) when the fetch position lies past the end of that epoch,
+    so the fetcher must truncate; (NONE, None) to read as usual."""
+    log = partition.log
+    epoch, end = log.end_offset_for_epoch(position.last_fetched_epoch, partition.leader_epoch)
+    if epoch < 0 or end < 0 or position.fetch_offset < log.log_start_offset:
+        return errors.OFFSET_OUT_OF_RANGE, None
+    if epoch < position.last_fetched_epoch or end < position.fetch_offset:
+        return errors.NONE, (epoch, end)
+    return errors.NONE, None
+
+
+def answer_now(reads: list[PartitionRead]) -> bool:
+    """An error or a diverging epoch in any partition ends a long poll at once, as in Kafka."""
+    return any(r.error_code != errors.NONE or r.diverging_epoch is not None for r in reads)
+
+
+def long_poll(cluster: Cluster, timers: Timers, positions: list[FetchPosition],
+              min_bytes: int, max_wait_ms: int,
+              reread: Callable[[], tuple[object, int]]) -> Deferred:
+    """Answer when ``reread()`` finds at least ``min_bytes`` after an append to one of the
+    fetched topics, or at ``max_wait_ms`` with whatever there is then.  ``reread`` returns
+    (the answer, the bytes it carries)."""
+    deferred = Deferred()
+    topics = {p.partition.topic for p in positions if p.partition is not None}
+
+    def finish() -> None:
+        cluster.append_listeners.discard(on_append)
+        timer.cancel()
+        deferred.resolve(reread()[0])
+
+    def on_append(partition: Partition) -> None:
+        if partition.topic in topics and reread()[1] >= min_bytes:
+            finish()
+
+    cluster.append_listeners.add(on_append)
+    timer = timers.call_later(max_wait_ms, finish)
+    deferred.on_cancel = lambda: (cluster.append_listeners.discard(on_append), timer.cancel())
+    return deferred
+
+
+def list_offset(partition: Partition, timestamp: int) -> tuple[int, int, int]:
+    """ListOffsets for one partition: (offset, timestamp, leader epoch), or (-1, -1, -1) when
+    there is none."""
+    log = partition.log
+    if timestamp == -2 or timestamp == -4:  # EARLIEST, EARLIEST_LOCAL
+        return log.log_start_offset, -1, log.epoch_at_start(partition.leader_epoch)
+    if timestamp == -1:  # LATEST
+        return log.high_watermark, -1, partition.leader_epoch
+    if timestamp == -3:  # MAX_TIMESTAMP
+        return log.max_timestamp() or (-1, -1, -1)
+    if timestamp in (-5, -6):  # LATEST_TIERED, EARLIEST_PENDING_UPLOAD: nothing is tiered
+        return -1, -1, -1
+    return log.offset_for_timestamp(timestamp) or (-1, -1, -1)

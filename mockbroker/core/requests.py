@@ -1,0 +1,85 @@
+"""The request log: the most recent requests each broker received, and what became of them.
+
+Every request the core sees is logged before it is handled, including one the broker does not
+serve (outcome "unsupported"), so a user can see why a client gave up.  ``GET /requests`` shows
+the log; the rule that picked a request is named in it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from mockbroker.core import error_responses
+from mockbroker.core.deferred import NO_RESPONSE, Close
+from wire import errors
+from wire.apis import API_NAMES
+
+#: What became of a request.
+
+OUTCOMES = ("pending", "answered", "no response", "dropped", "disconnected", "failed",
+            "unsupported")
+
+@dataclass(slots=True)
+class LoggedRequest:
+    seq: int
+    time_ms: int
+    broker: int
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    #: one of :data:`OUTCOMES`
+    outcome: str = "pending"
+    error_code: int = 0
+    fault: int | None = None
+
+    def finish(self, response) -> None:
+        if self.outcome != "pending":
+            return  # dropped: the answer is lost on the way
+        if isinstance(response, Close):
+            self.outcome = "disconnected"
+        elif response is NO_RESPONSE:
+            self.outcome = "no response"
+        else:
+            self.outcome = "answered"
+            self.error_code = error_responses.first_error(response)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "time_ms": self.time_ms,
+            "broker": self.broker,
+            "api": API_NAMES.get(self.api_key, str(self.api_key)),
+            "api_key": self.api_key,
+            "api_version": self.api_version,
+            "correlation_id": self.correlation_id,
+            "client_id": self.client_id,
+            "outcome": self.outcome,
+            "error": errors.error_by_code(self.error_code).name if self.error_code else None,
+            "error_code": self.error_code,
+            "fault": self.fault,
+        }
+
+
+class RequestLog:
+    """The most recent requests, oldest first."""
+
+    def __init__(self, capacity: int = 5000):
+        self._entries: deque[LoggedRequest] = deque(maxlen=capacity)
+        self._seq = itertools.count(1)
+
+    def record(self, time_ms: int, broker: int, api_key: int, api_version: int,
+               correlation_id: int, client_id: str | None) -> LoggedRequest:
+        entry = LoggedRequest(next(self._seq), time_ms, broker, api_key, api_version,
+                              correlation_id, client_id)
+        self._entries.append(entry)
+        return entry
+
+    def __iter__(self):
+        return iter(list(self._entries))
+
+    def clear(self) -> None:
+        self._entries.clear()

@@ -1,0 +1,57 @@
+"""One way for core tests to talk to a broker: a :class:`Core` on a :class:`ManualClock`, and
+``send`` for requests as a client would frame them (encoded, decoded, dispatched)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import wire
+from mockbroker.core.clock import ManualClock
+from mockbroker.core.cluster import Broker
+from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred
+from mockbroker.core.dispatch import Core, RequestContext
+from mockbroker.handlers import new_core
+
+START_MS = 1_700_000_000_000
+
+
+def make_core(brokers: int = 1, *, clock: ManualClock | None = None, racks: bool = False,
+              **settings: Any) -> Core:
+    """A core with ``brokers`` brokers (ids 0.., ports 9092..) on a manual clock."""
+    return new_core([Broker(i, "127.0.0.1", 9092 + i, rack=f"r{i}" if racks else None)
+                     for i in range(brokers)], settings, clock or ManualClock(START_MS))
+
+
+def send(core: Core, api_key: int, version: int, body: Any = None, *, broker: int = 0,
+         client_id: str | None = "app", connection_id: int = 1, correlation_id: int = 7,
+         **fields: Any):
+    """The answer to one request as a client sees it: the response message, a pending
+    :class:`Deferred` of it, a :class:`Close` (the connection was closed instead), or None (no
+    answer, as for acks=0).  ``fields`` build the body when no ``body`` is given."""
+    if body is None:
+        body = wire.request_class(api_key)(**fields)
+    frame = wire.encode_request(api_key, version, correlation_id, client_id, body,
+                                size_prefix=False)
+    request = wire.decode_request(frame)
+    ctx = RequestContext(broker, connection_id, client_id, version, core.clock.now_ms())
+    return settled(core.handle(request, ctx))
+
+
+def settled(outcome: Deferred):
+    """A resolved outcome's value (None for no response), or the Deferred still pending."""
+    if not outcome.done:
+        return outcome
+    value = outcome.value
+    return None if value is NO_RESPONSE else value
+
+
+def answer(result):
+    """What the client has received: a direct result, or a resolved Deferred's value."""
+    if isinstance(result, Deferred):
+        assert result.done, "the broker has not answered yet"
+        return settled(result)
+    return result
+
+
+def closed(result) -> bool:
+    return isinstance(answer(result), Close)
