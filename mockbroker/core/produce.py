@@ -58,6 +58,12 @@ def _split_one(data: bytes | None):
     return header, memoryview(data)[start:end], len(data) - end
 
 
+def check_request_records(data: bytes | None) -> PartitionAppend | None:
+    """The request-level check alone (exactly one v2 batch): the refusal, or None."""
+    split = _split_one(data)
+    return split if isinstance(split, PartitionAppend) else None
+
+
 def _check_batch(cluster: Cluster, partition: Partition, header, view, tail: int
                  ) -> PartitionAppend | None:
     """The log's validation of a client's batch (``LogValidator``); ``tail`` counts the bytes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mockbroker.core.cluster import Cluster, Partition
+from mockbroker.core.cluster import Cluster
 from wire import errors
 
 
@@ -14,31 +14,6 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 #: Cluster: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
 #: IDEMPOTENT_WRITE.
 CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
-
-
-def replica_error(partition: Partition | None, broker_id: int,
-                  current_leader_epoch: int = -1) -> int:
-    """What Kafka's leader checks answer a client that reads or writes ``partition`` on
-    ``broker_id``, in Kafka's order: a broker with no replica, then a fenced or unknown leader
-    epoch (which a stale client learns before it learns that the leader moved), then a replica
-    that is not the leader (a partition without a leader has none)."""
-    if partition is None:
-        return errors.UNKNOWN_TOPIC_OR_PARTITION
-    if broker_id not in partition.replicas:
-        return errors.NOT_LEADER_OR_FOLLOWER
-    error = epoch_error(partition, current_leader_epoch)
-    if error == errors.NONE and partition.leader != broker_id:
-        return errors.NOT_LEADER_OR_FOLLOWER
-    return error
-
-
-def epoch_error(partition: Partition, current_leader_epoch: int) -> int:
-    """Kafka's leader-epoch fencing (KIP-320): -1 means the client does not say."""
-    if current_leader_epoch < 0 or current_leader_epoch == partition.leader_epoch:
-        return errors.NONE
-    if current_leader_epoch > partition.leader_epoch:
-        return errors.UNKNOWN_LEADER_EPOCH
-    return errors.FENCED_LEADER_EPOCH
 
 
 def node_endpoints(cluster: Cluster, node_ids, endpoint_cls) -> list:

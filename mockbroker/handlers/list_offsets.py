@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mockbroker.core import data
+from mockbroker.core.fetch import list_offset
+from mockbroker.core.replica import replica_error
 from mockbroker.handlers import REGISTRY
-from mockbroker.handlers._common import replica_error
 from wire import errors, response_class
 
 API_KEY = 2
@@ -34,8 +34,7 @@ def handle(core, ctx, request):
             else:
                 out.error_code = replica_error(partition, ctx.broker_id, p.current_leader_epoch)
             if out.error_code == errors.NONE:
-                out.offset, out.timestamp, out.leader_epoch = data.list_offset(partition,
-                                                                               p.timestamp)
+                out.offset, out.timestamp, out.leader_epoch = list_offset(partition, p.timestamp)
             partitions.append(out)
         topics.append(RESPONSE.ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
     return RESPONSE(topics=topics)

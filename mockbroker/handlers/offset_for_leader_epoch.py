@@ -3,8 +3,8 @@ position after a leader change (KIP-320)."""
 
 from __future__ import annotations
 
+from mockbroker.core.replica import replica_error
 from mockbroker.handlers import REGISTRY
-from mockbroker.handlers._common import replica_error
 from wire import errors, response_class
 
 API_KEY = 23

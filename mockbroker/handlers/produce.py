@@ -1,4 +1,4 @@
-"""Produce (key 0): append record batches; acks=0 gets no response at all (and a connection
+"""Produce (key 0): append record batches (:mod:`mockbroker.core.produce`); acks=0 gets no response at all (and a connection
 closed by the broker when it failed, as Kafka does).
 
 Kafka 4 advertises Produce from version 0 but refuses 0-2 with UNSUPPORTED_VERSION (older
@@ -9,16 +9,14 @@ does on Kafka.
 
 from __future__ import annotations
 
-from mockbroker.core import data
 from mockbroker.core.deferred import Close
+from mockbroker.core.produce import append_records
 from mockbroker.handlers import REGISTRY
-from mockbroker.handlers._common import find_topic, node_endpoints, replica_error
+from mockbroker.handlers._common import find_topic, node_endpoints
 from wire import errors, response_class
 
 API_KEY = 0
 RESPONSE = response_class(API_KEY)
-#: The only client Kafka lets write to internal topics.
-ADMIN_CLIENT_ID = "__admin_client"
 
 
 @REGISTRY.handler(API_KEY, 3, 13, advertised_min=0)
@@ -38,7 +36,9 @@ def handle(core, ctx, request):
             if partition is None:
                 out.error_code = missing if topic is None else errors.UNKNOWN_TOPIC_OR_PARTITION
             else:
-                result = _append(cluster, ctx, request.acks, partition, pdata.records)
+                result = append_records(cluster, partition, pdata.records, acks=request.acks,
+                                        broker_id=ctx.broker_id, client_id=ctx.client_id,
+                                        now_ms=ctx.now_ms)
                 out.error_code = result.error_code
                 out.base_offset = result.base_offset
                 out.log_append_time_ms = result.log_append_time
@@ -58,20 +58,3 @@ def handle(core, ctx, request):
         return None
     return RESPONSE(responses=topics, throttle_time_ms=0,
                     node_endpoints=node_endpoints(cluster, leaders, RESPONSE.NodeEndpoint))
-
-
-def _append(cluster, ctx, acks: int, partition, records) -> data.PartitionAppend:
-    """One partition's records, checked in Kafka's order: the request's shape, the acks, the
-    topic, the leader, then the batch itself."""
-    refused = data.check_produce_records(records)
-    if refused is not None:
-        return refused
-    if acks not in (-1, 0, 1):
-        return data.PartitionAppend(errors.INVALID_REQUIRED_ACKS)
-    if partition.topic.internal and ctx.client_id != ADMIN_CLIENT_ID:
-        return data.PartitionAppend(errors.INVALID_TOPIC_EXCEPTION, reason=(
-            f"clients may not write to the internal topic {partition.topic.name}"))
-    error = replica_error(partition, ctx.broker_id)
-    if error != errors.NONE:
-        return data.PartitionAppend(error)
-    return data.produce(cluster, partition, records, ctx.now_ms)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mockbroker.core import data
+from mockbroker.core import fetch, produce
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
 from mockbroker.core.log import INT32_MAX, PartitionLog
@@ -35,6 +35,12 @@ def rejected(log: PartitionLog, data_: bytes, **kwargs) -> int:
     with pytest.raises(ApiException) as info:
         append(log, data_, **kwargs)
     return info.value.error_code
+
+
+def produce_to(core, partition, data_: bytes, now_ms: int):
+    """A client's records for ``partition``, sent to its leader with acks=all."""
+    return produce.append_records(core.cluster, partition, data_, acks=-1,
+                                  broker_id=partition.leader, client_id="c", now_ms=now_ms)
 
 
 def stored(log: PartitionLog) -> list[records.Record]:
@@ -130,7 +136,7 @@ def test_batches_without_a_producer_id_are_never_deduplicated():
 def test_a_bad_crc_is_corrupt_message_and_nothing_is_written(core, partition):
     data_ = bytearray(batch(3))
     data_[-1] ^= 0x01
-    result = data.produce(core.cluster, partition, bytes(data_), TS)
+    result = produce_to(core, partition, bytes(data_), TS)
     assert (result.error_code, result.base_offset) == (errors.CORRUPT_MESSAGE, -1)
     assert partition.log.log_end_offset == 0
 
@@ -143,8 +149,8 @@ def test_a_batch_past_max_message_bytes_is_message_too_large(where):
     partition = core.cluster.create_topic("t", 1, configs=configs).partitions[0]
     large, small = batch(20), batch(2)
     assert len(small) <= 500 < len(large)
-    assert data.produce(core.cluster, partition, large, TS).error_code == errors.MESSAGE_TOO_LARGE
-    assert data.produce(core.cluster, partition, small, TS).error_code == errors.NONE
+    assert produce_to(core, partition, large, TS).error_code == errors.MESSAGE_TOO_LARGE
+    assert produce_to(core, partition, small, TS).error_code == errors.NONE
     assert partition.log.log_end_offset == 2
 
 
@@ -155,7 +161,7 @@ def test_a_batch_past_max_message_bytes_is_message_too_large(where):
     pytest.param(batch(1, producer_id=5, producer_epoch=0), id="producer id without sequence"),
 ])
 def test_batches_a_client_may_not_write_are_invalid_record(core, partition, bad):
-    result = data.produce(core.cluster, partition, bad, TS)
+    result = produce_to(core, partition, bad, TS)
     assert (result.error_code, result.base_offset) == (errors.INVALID_RECORD, -1)
     assert partition.log.log_end_offset == 0
 
@@ -176,26 +182,26 @@ def legacy_magic() -> bytes:
     pytest.param(None, errors.CORRUPT_MESSAGE, id="null"),
 ])
 def test_a_produce_carries_exactly_one_v2_batch_per_partition(records_, code):
-    refused = data.check_produce_records(records_)
+    refused = produce.check_request_records(records_)
     assert refused is not None and refused.error_code == code
-    assert data.check_produce_records(batch(3)) is None
+    assert produce.check_request_records(batch(3)) is None
 
 
 def test_log_append_time_topic_stamps_batches_with_the_append_time():
     core = make_core(clock=ManualClock(TS))
     partition = core.cluster.create_topic(
         "t", 1, configs={"message.timestamp.type": "LogAppendTime"}).partitions[0]
-    result = data.produce(core.cluster, partition, batch(3, ts=5, compression=records.GZIP),
+    result = produce_to(core, partition, batch(3, ts=5, compression=records.GZIP),
                           TS + 77)
     assert (result.error_code, result.log_append_time) == (errors.NONE, TS + 77)
     assert [r.timestamp for r in stored(partition.log)] == [TS + 77] * 3
-    assert data.list_offset(partition, -3) == (0, TS + 77, 0)
+    assert fetch.list_offset(partition, -3) == (0, TS + 77, 0)
 
 
 def test_a_refused_idempotent_batch_reports_the_log_start_offset(core, partition):
-    data.produce(core.cluster, partition, idempotent(2, 0), TS)
+    produce_to(core, partition, idempotent(2, 0), TS)
     partition.log.delete_records_before(1)
-    result = data.produce(core.cluster, partition, idempotent(1, 9), TS)
+    result = produce_to(core, partition, idempotent(1, 9), TS)
     assert (result.error_code, result.log_start_offset) == \
         (errors.OUT_OF_ORDER_SEQUENCE_NUMBER, 1)
 
@@ -238,18 +244,18 @@ def test_offsets_by_timestamp_and_the_max_timestamp():
 
 def test_list_offset_earliest_latest_and_special_timestamps(partition):
     log = partition.log
-    assert data.list_offset(partition, -2) == (0, -1, 0)
-    assert data.list_offset(partition, -1) == (0, -1, 0)
+    assert fetch.list_offset(partition, -2) == (0, -1, 0)
+    assert fetch.list_offset(partition, -1) == (0, -1, 0)
     for special in (-3, -5, -6, TS):
-        assert data.list_offset(partition, special) == (-1, -1, -1)
+        assert fetch.list_offset(partition, special) == (-1, -1, -1)
     append(log, batch(3))
     partition.leader_epoch = 3
     append(log, batch(2), leader_epoch=3)
     log.delete_records_before(4)
-    assert data.list_offset(partition, -2) == (4, -1, 3)
-    assert data.list_offset(partition, -4) == (4, -1, 3)
-    assert data.list_offset(partition, -1) == (5, -1, 3)
-    assert data.list_offset(partition, TS) == (4, TS + 1, 3)
+    assert fetch.list_offset(partition, -2) == (4, -1, 3)
+    assert fetch.list_offset(partition, -4) == (4, -1, 3)
+    assert fetch.list_offset(partition, -1) == (5, -1, 3)
+    assert fetch.list_offset(partition, TS) == (4, TS + 1, 3)
 
 
 # -- the leader-epoch cache --------------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 import wire
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
-from mockbroker.core.data import produce as append
+from mockbroker.core.produce import append_records
 from tests.core.harness import make_core, send
 from wire import errors, records
 
@@ -89,7 +89,8 @@ def test_writing_to_an_internal_topic_carries_no_message(core):
 
 def test_the_core_still_says_why(core):
     partition = core.cluster.topics["small"].partitions[0]
-    refused = append(core.cluster, partition,
-                     records.encode_batch([(b"k", b"x" * 500, [], 1)]), 0)
+    refused = append_records(core.cluster, partition,
+                             records.encode_batch([(b"k", b"x" * 500, [], 1)]), acks=-1,
+                             broker_id=0, client_id="c", now_ms=0)
     assert refused.error_code == errors.MESSAGE_TOO_LARGE
     assert "max.message.bytes 200" in refused.reason

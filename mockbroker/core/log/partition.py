@@ -1,28 +1,26 @@
-"""One partition's log: record batches kept as the bytes the producer sent.
+"""One partition's log: record batches kept as the bytes the producer sent, and its offsets.
 
 Appending patches the batch's base offset and leader epoch (outside the CRC) and stores it; a
-Fetch hands stored batches back untouched.  Every replica is always in sync in a single-process
-cluster, so the high watermark is the log end offset.  The log also keeps what Kafka keeps next
-to a log: the leader-epoch cache (for OffsetForLeaderEpoch) and, per idempotent producer, the
-sequence numbers of its last five batches (for duplicate and gap detection).
+Fetch hands stored batches back untouched.  The log owns its offsets: the log start offset
+(moved up by DeleteRecords), the log end offset, the high watermark (every replica is always in
+sync in a single-process cluster, so it is the log end offset) and the last stable offset (what
+a ``read_committed`` consumer may read: the high watermark while no transaction is open).  It
+also keeps what Kafka keeps next to a log: the leader-epoch cache (for OffsetForLeaderEpoch),
+the idempotent producers' state (:mod:`~mockbroker.core.log.producer_state`) and the index of
+aborted transactions that ``read_committed`` fetches are told about.
 """
 
 from __future__ import annotations
 
 import bisect
 import struct
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from mockbroker.core.errors import ApiException
-from wire import errors, records
+from mockbroker.core.log.producer_state import ProducerState
+from wire import records
 from wire.records import BatchHeader
 
-#: Kafka keeps the metadata of this many recent batches per producer for duplicate detection.
-PRODUCER_BATCHES_KEPT = 5
-NO_PRODUCER_EPOCH = -1
 UNDEFINED_EPOCH = -1
-INT32_MAX = (1 << 31) - 1
 _INT32 = struct.Struct(">i")
 
 
@@ -38,25 +36,14 @@ class StoredBatch:
         return len(self.data)
 
 
-@dataclass(slots=True)
-class ProducerBatch:
-    first_seq: int
-    last_seq: int
-    base_offset: int
+@dataclass(frozen=True, slots=True)
+class AbortedTransaction:
+    """A transaction whose records a ``read_committed`` consumer must skip: from its
+    producer's ``first_offset`` up to the abort marker at ``last_offset``."""
+
+    producer_id: int
+    first_offset: int
     last_offset: int
-    timestamp: int
-
-
-@dataclass(slots=True)
-class ProducerEntry:
-    epoch: int = NO_PRODUCER_EPOCH
-    batches: deque = field(default_factory=lambda: deque(maxlen=PRODUCER_BATCHES_KEPT))
-
-    @property
-    def last_seq(self) -> int:
-        return self.batches[-1].last_seq if self.batches else -1
-
-
 
 
 @dataclass(slots=True)
@@ -70,12 +57,6 @@ def _batch_epoch(batch: StoredBatch) -> int:
     return _INT32.unpack_from(batch.data, records.PARTITION_LEADER_EPOCH_OFFSET)[0]
 
 
-def _next_seq(seq: int, delta: int) -> int:
-    """Sequence arithmetic wraps at Int32.MAX_VALUE, as Kafka's does."""
-    total = seq + delta
-    return total - INT32_MAX - 1 if total > INT32_MAX else total
-
-
 class PartitionLog:
     def __init__(self) -> None:
         self.batches: list[StoredBatch] = []
@@ -85,20 +66,35 @@ class PartitionLog:
         self.size_bytes = 0
         #: (leader epoch, first offset written in it), ascending
         self.epochs: list[tuple[int, int]] = []
-        self.producers: dict[int, ProducerEntry] = {}
+        self.producer_state = ProducerState()
+        #: aborted transactions, by the offset of their abort marker
+        self.aborted: list[AbortedTransaction] = []
 
     @property
     def high_watermark(self) -> int:
         return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset a ``read_committed`` consumer may not read yet: below every open
+        transaction's first offset (with none open, the high watermark)."""
+        return self.high_watermark
+
+    def aborted_transactions(self, start: int, end: int) -> list[tuple[int, int]]:
+        """(producer id, first offset) of each aborted transaction with records in
+        [``start``, ``end``), for a ``read_committed`` fetch of that range."""
+        return [(a.producer_id, a.first_offset) for a in self.aborted
+                if a.first_offset < end and a.last_offset >= start]
 
     # -- appends -------------------------------------------------------------------------------
 
     def append(self, batch: bytes, header: BatchHeader, leader_epoch: int, now_ms: int, *,
                log_append_time: bool = False) -> AppendResult:
         """Store one validated batch; raises :class:`ApiException` for sequence problems."""
-        duplicate = self._check_producer(header)
+        duplicate = self.producer_state.check(header)
         if duplicate is not None:
-            return duplicate
+            # Kafka answers a duplicate with the batch's max timestamp as its append time
+            return AppendResult(duplicate.base_offset, duplicate.timestamp, duplicate=True)
         base = self.log_end_offset
         data = records.patch(batch, base_offset=base, partition_leader_epoch=leader_epoch)
         max_timestamp = header.max_timestamp
@@ -113,44 +109,8 @@ class PartitionLog:
         self.log_end_offset = last + 1
         if not self.epochs or self.epochs[-1][0] < leader_epoch:
             self.epochs.append((leader_epoch, base))
-        if header.producer_id >= 0:
-            entry = self.producers.setdefault(header.producer_id, ProducerEntry())
-            if entry.epoch != header.producer_epoch:
-                entry.epoch = header.producer_epoch
-                entry.batches.clear()
-            entry.batches.append(ProducerBatch(
-                header.base_sequence, _next_seq(header.base_sequence, header.last_offset_delta),
-                base, last, max_timestamp))
+        self.producer_state.record(header, base, last, max_timestamp)
         return AppendResult(base, append_time)
-
-    def _check_producer(self, header: BatchHeader) -> AppendResult | None:
-        """Kafka's idempotence rules; returns the original result of a duplicate batch."""
-        pid = header.producer_id
-        if pid < 0:
-            return None
-        entry = self.producers.get(pid)
-        epoch = header.producer_epoch
-        first = header.base_sequence
-        last = _next_seq(first, header.last_offset_delta)
-        if entry is None:
-            return None  # a producer this partition has not seen may start anywhere
-        if epoch < entry.epoch:
-            raise ApiException(errors.INVALID_PRODUCER_EPOCH,
-                                  f"producer {pid} epoch {epoch} is older than {entry.epoch}")
-        if epoch == entry.epoch:
-            for old in entry.batches:
-                if old.first_seq == first and old.last_seq == last:
-                    # Kafka answers a duplicate with the batch's max timestamp as its append time
-                    return AppendResult(old.base_offset, old.timestamp, duplicate=True)
-            expected = _next_seq(entry.last_seq, 1)
-            if entry.batches and first != expected:
-                raise ApiException(
-                    errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                    f"producer {pid}: sequence {first} where {expected} was expected")
-        elif first != 0 and entry.epoch != NO_PRODUCER_EPOCH:
-            raise ApiException(errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                                  f"producer {pid}: new epoch {epoch} must start at sequence 0")
-        return None
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -163,15 +123,20 @@ class PartitionLog:
             return i + 1
         return i
 
-    def read(self, offset: int, max_bytes: int, *, at_least_one: bool = True) -> bytes:
+    def read(self, offset: int, max_bytes: int, *, at_least_one: bool = True,
+             upper: int | None = None) -> bytes:
         """Whole batches from the one holding ``offset``, up to ``max_bytes`` (but at least one
-        batch when ``at_least_one``, as Kafka answers a Fetch so no consumer gets stuck)."""
-        if offset < self.log_start_offset or offset >= self.log_end_offset:
+        batch when ``at_least_one``, as Kafka answers a Fetch so no consumer gets stuck), none
+        starting at or past ``upper`` (default: the high watermark)."""
+        upper = self.high_watermark if upper is None else upper
+        if offset < self.log_start_offset or offset >= upper:
             return b""
         i = self._index_of(offset)
         out = []
         total = 0
         for batch in self.batches[i:]:
+            if batch.base_offset >= upper:
+                break
             if total + batch.size > max_bytes and (out or not at_least_one):
                 break
             out.append(batch.data)
@@ -255,4 +220,5 @@ class PartitionLog:
             self.size_bytes -= sum(b.size for b in self.batches[:keep])
             del self.batches[:keep]
             del self._bases[:keep]
+        self.aborted = [a for a in self.aborted if a.last_offset >= offset]
         return self.log_start_offset

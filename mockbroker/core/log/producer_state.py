@@ -1,0 +1,96 @@
+"""Idempotent producers' state in one partition, as Kafka's ``ProducerStateManager`` keeps it.
+
+Per producer id: its epoch and the sequence numbers of its last five batches, so a retried
+batch is recognised as a duplicate (and answered with its original offset), a gap is
+OUT_OF_ORDER_SEQUENCE_NUMBER, and an older epoch is fenced.  Transactions will keep their
+ongoing state here too.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from mockbroker.core.errors import ApiException
+from wire import errors
+from wire.records import BatchHeader
+
+#: Kafka keeps the metadata of this many recent batches per producer for duplicate detection.
+PRODUCER_BATCHES_KEPT = 5
+NO_PRODUCER_EPOCH = -1
+INT32_MAX = (1 << 31) - 1
+
+
+@dataclass(slots=True)
+class ProducerBatch:
+    first_seq: int
+    last_seq: int
+    base_offset: int
+    last_offset: int
+    timestamp: int
+
+
+@dataclass(slots=True)
+class ProducerEntry:
+    epoch: int = NO_PRODUCER_EPOCH
+    batches: deque = field(default_factory=lambda: deque(maxlen=PRODUCER_BATCHES_KEPT))
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else -1
+
+
+def _next_seq(seq: int, delta: int) -> int:
+    """Sequence arithmetic wraps at Int32.MAX_VALUE, as Kafka's does."""
+    total = seq + delta
+    return total - INT32_MAX - 1 if total > INT32_MAX else total
+
+
+class ProducerState:
+    """Every idempotent producer that wrote to one partition."""
+
+    def __init__(self) -> None:
+        self.producers: dict[int, ProducerEntry] = {}
+
+    def check(self, header: BatchHeader) -> ProducerBatch | None:
+        """Kafka's idempotence rules for a batch about to be appended: the earlier batch it
+        duplicates (None when it is new); raises :class:`ApiException` for a fenced epoch or a
+        sequence gap."""
+        pid = header.producer_id
+        if pid < 0:
+            return None
+        entry = self.producers.get(pid)
+        epoch = header.producer_epoch
+        first = header.base_sequence
+        last = _next_seq(first, header.last_offset_delta)
+        if entry is None:
+            return None  # a producer this partition has not seen may start anywhere
+        if epoch < entry.epoch:
+            raise ApiException(errors.INVALID_PRODUCER_EPOCH,
+                               f"producer {pid} epoch {epoch} is older than {entry.epoch}")
+        if epoch == entry.epoch:
+            for old in entry.batches:
+                if old.first_seq == first and old.last_seq == last:
+                    return old
+            expected = _next_seq(entry.last_seq, 1)
+            if entry.batches and first != expected:
+                raise ApiException(
+                    errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    f"producer {pid}: sequence {first} where {expected} was expected")
+        elif first != 0 and entry.epoch != NO_PRODUCER_EPOCH:
+            raise ApiException(errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                               f"producer {pid}: new epoch {epoch} must start at sequence 0")
+        return None
+
+    def record(self, header: BatchHeader, base_offset: int, last_offset: int,
+               timestamp: int) -> None:
+        """Remember an appended batch of an idempotent producer."""
+        if header.producer_id < 0:
+            return
+        entry = self.producers.setdefault(header.producer_id, ProducerEntry())
+        if entry.epoch != header.producer_epoch:
+            entry.epoch = header.producer_epoch
+            entry.batches.clear()
+        entry.batches.append(ProducerBatch(
+            header.base_sequence, _next_seq(header.base_sequence, header.last_offset_delta),
+            base_offset, last_offset, timestamp))
