@@ -17,7 +17,7 @@ from typing import Any
 import wire
 from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
-from mockbroker.core.coordinator.coordinator import GroupCoordinator
+from mockbroker.core.groups.coordinator import GroupCoordinator
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, later
 from mockbroker.core.faults import FaultTable, apply_fault, named_partitions
 from mockbroker.core.producers import ProducerIds

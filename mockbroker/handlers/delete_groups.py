@@ -16,7 +16,7 @@ RESPONSE = response_class(API_KEY)
 @REGISTRY.handler(API_KEY, 0, 2)
 def handle(core, ctx, request):
     group_ids = list(dict.fromkeys(request.groups_names))
-    results = core.groups.delete_groups(ctx.broker_id, group_ids)
+    results = core.groups.admin.delete_groups(ctx.broker_id, group_ids)
     return RESPONSE(throttle_time_ms=0, results=[
         RESPONSE.DeletableGroupResult(group_id=group_id, error_code=results[group_id])
         for group_id in group_ids])

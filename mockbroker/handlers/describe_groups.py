@@ -9,7 +9,7 @@ shown in every state (Kafka 4's ClassicGroupMember.describeNoMetadata keeps them
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
-from mockbroker.core.coordinator.state import GroupState
+from mockbroker.core.groups.classic.state import GroupState
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import NO_OPERATIONS
 from wire import errors, response_class
@@ -23,7 +23,7 @@ GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
 
 def _describe(core, ctx, group_id: str):
     try:
-        group = core.groups.describe_group(ctx.broker_id, group_id)
+        group = core.groups.admin.describe_group(ctx.broker_id, group_id)
     except ApiException as exc:
         return RESPONSE.DescribedGroup(error_code=exc.error_code, group_id=group_id,
                                        group_state="", protocol_type="", protocol_data="",

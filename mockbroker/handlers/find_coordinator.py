@@ -6,6 +6,7 @@ key's ``__consumer_offsets`` (or ``__transaction_state``) partition, created on 
 
 from __future__ import annotations
 
+from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -18,10 +19,13 @@ def _lookup(core, key: str, key_type: int):
         return errors.INVALID_REQUEST, -1, "", -1
     if key_type == 0 and not key:
         return errors.INVALID_REQUEST, -1, "", -1
-    error, node_id = core.groups.coordinator_for(key, key_type)
+    try:
+        node_id = core.groups.placement.coordinator_for(key, key_type)
+    except ApiException as exc:
+        return exc.error_code, -1, "", -1
     broker = core.cluster.brokers.get(node_id)
-    if error != errors.NONE or broker is None:
-        return error or errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+    if broker is None:
+        return errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1
     return errors.NONE, node_id, broker.host, broker.port
 
 

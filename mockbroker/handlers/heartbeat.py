@@ -11,6 +11,6 @@ RESPONSE = response_class(API_KEY)
 
 @REGISTRY.handler(API_KEY, 0, 4)
 def handle(core, ctx, request):
-    return RESPONSE(error_code=core.groups.heartbeat(
-        ctx.broker_id, request.group_id, request.member_id, request.group_instance_id,
-        request.generation_id))
+    result = core.groups.classic.heartbeat(ctx.broker_id, request.group_id, request.member_id,
+                                           request.group_instance_id, request.generation_id)
+    return RESPONSE(error_code=result.error_code)

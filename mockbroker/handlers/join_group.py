@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from mockbroker.core.coordinator.coordinator import JoinRequest
-from mockbroker.core.coordinator.group import JoinResult
+from mockbroker.core.groups.classic.group import JoinRequest, JoinResult
 from mockbroker.core.deferred import Deferred
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
@@ -30,7 +29,7 @@ def _response(result: JoinResult, version: int):
 def handle(core, ctx, request):
     rebalance_timeout = request.rebalance_timeout_ms if ctx.api_version >= 1 \
         else request.session_timeout_ms
-    result = core.groups.join_group(ctx.broker_id, JoinRequest(
+    result = core.groups.classic.join_group(ctx.broker_id, JoinRequest(
         group_id=request.group_id, member_id=request.member_id,
         group_instance_id=request.group_instance_id, client_id=ctx.client_id or "",
         client_host=f"/{ctx.client_host}", session_timeout_ms=request.session_timeout_ms,

@@ -15,7 +15,8 @@ def handle(core, ctx, request):
         leaving = [(request.member_id, None)]
     else:
         leaving = [(m.member_id, m.group_instance_id) for m in request.members]
-    error, results = core.groups.leave_group(ctx.broker_id, request.group_id, leaving)
+    result = core.groups.classic.leave_group(ctx.broker_id, request.group_id, leaving)
+    error, results = result.error_code, result.member_errors
     if ctx.api_version < 3:
         # Old versions carry the single member's outcome as the response's error.
         return RESPONSE(error_code=error if error != errors.NONE else results[0])

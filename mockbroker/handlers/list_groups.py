@@ -18,7 +18,7 @@ GROUP_TYPE = "classic"
 @REGISTRY.handler(API_KEY, 0, 5)
 def handle(core, ctx, request):
     try:
-        groups = core.groups.list_groups(ctx.broker_id)
+        groups = core.groups.admin.list_groups(ctx.broker_id)
     except ApiException as exc:
         return RESPONSE(error_code=exc.error_code, groups=[])
     states = {s.strip().lower() for s in request.states_filter} if ctx.api_version >= 4 else set()

@@ -4,7 +4,7 @@ given to every partition, as Kafka does."""
 
 from __future__ import annotations
 
-from mockbroker.core.coordinator.group import OffsetEntry
+from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
@@ -20,7 +20,7 @@ def handle(core, ctx, request):
     cluster = core.cluster
     by_id = ctx.api_version >= 10
     try:
-        _, group = core.groups.validate_offset_commit(
+        group = core.groups.classic.validate_offset_commit(
             ctx.broker_id, request.group_id, request.member_id, request.group_instance_id,
             request.generation_id_or_member_epoch, ctx.api_version)
         group_error = errors.NONE
@@ -50,5 +50,5 @@ def handle(core, ctx, request):
         topics.append(RESPONSE.OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id,
                                                          partitions=partitions))
     if entries:
-        core.groups.store_offsets(group, entries)
+        core.groups.offsets.store(group, entries)
     return RESPONSE(topics=topics)

@@ -33,7 +33,7 @@ def handle(core, ctx, request):
     if not request.group_id:
         return RESPONSE(error_code=errors.INVALID_GROUP_ID, throttle_time_ms=0, topics=[])
     try:
-        results = core.groups.delete_group_offsets(ctx.broker_id, request.group_id, wanted)
+        results = core.groups.admin.delete_offsets(ctx.broker_id, request.group_id, wanted)
     except ApiException as exc:
         return RESPONSE(error_code=exc.error_code, throttle_time_ms=0, topics=[])
     for (name, index) in wanted:

@@ -27,7 +27,7 @@ def _fetch(core, ctx, group_id, topics, by_id):
             names[(t.name, t.topic_id) if by_id else t.name] = name
             wanted.extend((name, p) for p in t.partition_indexes)
     try:
-        found = core.groups.fetch_offsets(ctx.broker_id, group_id, wanted)
+        found = core.groups.offsets.fetch(ctx.broker_id, group_id, wanted)
     except ApiException as exc:
         return exc.error_code, []
     by_topic: dict[str, list] = {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mockbroker.core.coordinator.group import SyncResult
+from mockbroker.core.groups.classic.group import SyncResult
 from mockbroker.core.deferred import Deferred
 from mockbroker.handlers import REGISTRY
 from wire import response_class
@@ -18,7 +18,7 @@ def _response(result: SyncResult):
 
 @REGISTRY.handler(API_KEY, 0, 5)
 def handle(core, ctx, request):
-    result = core.groups.sync_group(
+    result = core.groups.classic.sync_group(
         ctx.broker_id, request.group_id, request.member_id, request.group_instance_id,
         request.generation_id, request.protocol_type, request.protocol_name,
         {a.member_id: a.assignment for a in request.assignments})

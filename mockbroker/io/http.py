@@ -294,7 +294,7 @@ class AdminApi:
             raise ApiError(404, f"unknown broker {node_id}")
         core = self.core
         try:
-            core.groups.move_coordinator(group.group_id, node_id)
+            core.groups.admin.move_coordinator(group.group_id, node_id)
         except ApiException as exc:
             raise ApiError(409, str(exc)) from None
         try:
@@ -307,7 +307,7 @@ class AdminApi:
         shard, group = self._group(request)
         await _body(request, required=False)
         try:
-            self.core.groups.force_rebalance(group.group_id)
+            self.core.groups.admin.force_rebalance(group.group_id)
         except ApiException as exc:
             raise ApiError(409, str(exc)) from None
         return _json(inspect.group_json(self.core, shard, group))
@@ -318,7 +318,7 @@ class AdminApi:
         if member_id not in group.members:
             raise ApiError(404, f"group {group.group_id!r} has no member {member_id!r}")
         await _body(request, required=False)
-        self.core.groups.expire_member(group.group_id, member_id)
+        self.core.groups.admin.expire_member(group.group_id, member_id)
         return _json(inspect.group_json(self.core, shard, group))
 
     # -- faults -------------------------------------------------------------------------------

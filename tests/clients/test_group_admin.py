@@ -57,7 +57,7 @@ def wait_for(what: str, check):
 
 
 def coordinator_of(cluster: MockCluster, group_id: str) -> int:
-    return cluster.call(lambda: cluster.core.groups.coordinator_for(group_id))[1]
+    return cluster.call(lambda: cluster.core.groups.placement.coordinator_for(group_id))
 
 
 # -- consumers that form the groups ---------------------------------------------------------

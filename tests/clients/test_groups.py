@@ -77,7 +77,7 @@ class GroupView:
 
 def group_view(cluster: MockCluster, group_id: str = GROUP) -> GroupView | None:
     def read():
-        for _shard, group in cluster.core.groups.groups():
+        for _shard, group in cluster.core.groups.all_groups():
             if group.group_id == group_id:
                 return GroupView(
                     group.state.value, group.generation_id,
@@ -89,9 +89,7 @@ def group_view(cluster: MockCluster, group_id: str = GROUP) -> GroupView | None:
 
 
 def coordinator(cluster: MockCluster, group_id: str = GROUP) -> int:
-    error, node_id = cluster.call(cluster.core.groups.coordinator_for, group_id)
-    assert error == 0
-    return node_id
+    return cluster.call(cluster.core.groups.placement.coordinator_for, group_id)
 
 
 def produce(stack, cluster: MockCluster, tag: str, count: int = 60) -> set[bytes]:
@@ -496,7 +494,7 @@ def test_a_member_the_coordinator_expired_is_refused_its_commit_and_rejoins(stac
     consume_all([member], values)
     [member_id] = group_view(cluster).members
 
-    cluster.call(cluster.core.groups.expire_member, GROUP, member_id)
+    cluster.call(cluster.core.groups.admin.expire_member, GROUP, member_id)
     everything = {p: 10 for p in ALL}
     if client == "kafka-python":
         with pytest.raises(kafka.errors.CommitFailedError):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import wire
 from mockbroker.core.clock import ManualClock, Timers
-from mockbroker.core.cluster import Broker
 from mockbroker.core.deferred import Deferred
 from tests.core.harness import make_core, send
 from wire import records
@@ -54,7 +53,7 @@ def _core():
 
 def _retention_check(core):
     """When the coordinator's periodic offset-retention check is due (it is always scheduled)."""
-    return core.groups._timer_handles[("retention",)].deadline_ms
+    return core.groups.retention_deadline()
 
 
 def _fetch(core, max_wait_ms=500, min_bytes=1):

@@ -9,8 +9,6 @@ from __future__ import annotations
 import pytest
 
 import wire
-from mockbroker.core.clock import ManualClock
-from mockbroker.core.cluster import Broker
 from mockbroker.core.deferred import Deferred
 from tests.core.harness import make_core, send
 from wire import errors, records

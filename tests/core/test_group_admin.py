@@ -11,10 +11,8 @@ from __future__ import annotations
 import pytest
 
 import wire
-from mockbroker.core.clock import ManualClock
-from mockbroker.core.cluster import Broker
-from mockbroker.core.coordinator.coordinator import OFFSETS_TOPIC, JoinRequest, partition_for
-from mockbroker.core.coordinator.group import JoinResult, SyncResult
+from mockbroker.core.groups.classic.group import JoinRequest, JoinResult, SyncResult
+from mockbroker.core.groups.placement import OFFSETS_TOPIC, partition_for
 from mockbroker.core.deferred import Deferred
 from tests.core.harness import make_core, send
 from wire import errors, records
@@ -41,9 +39,7 @@ def call(core, api_key: int, version: int, broker: int, **body):
 
 
 def coordinator(core, group_id: str) -> int:
-    error, node = core.groups.coordinator_for(group_id)
-    assert error == errors.NONE
-    return node
+    return core.groups.placement.coordinator_for(group_id)
 
 
 def other_broker(core, group_id: str) -> int:
@@ -71,7 +67,7 @@ def assignment(**partitions: list[int]) -> bytes:
 
 def join(core, group_id: str, client_id: str, metadata: bytes, *, protocol_type="consumer",
          protocol="range", instance_id=None) -> Deferred | JoinResult:
-    return core.groups.join_group(coordinator(core, group_id), JoinRequest(
+    return core.groups.classic.join_group(coordinator(core, group_id), JoinRequest(
         group_id=group_id, member_id="", group_instance_id=instance_id, client_id=client_id,
         client_host="/10.0.0.7", session_timeout_ms=10_000, rebalance_timeout_ms=30_000,
         protocol_type=protocol_type, protocols=[(protocol, metadata)], api_version=3))
@@ -94,7 +90,7 @@ def form_group(core, group_id: str, members: dict[str, bytes], *, protocol_type=
     member_ids = {client: r.member_id for client, r in results.items()}
     leader_client, leader = next((c, r) for c, r in results.items() if r.member_id == r.leader)
     plan = {member_ids[c]: a for c, a in (assignments or {}).items()}
-    synced = core.groups.sync_group(coordinator(core, group_id), group_id, leader.member_id,
+    synced = core.groups.classic.sync_group(coordinator(core, group_id), group_id, leader.member_id,
                                     (instance_ids or {}).get(leader_client),
                                     leader.generation_id, protocol_type, leader.protocol_name,
                                     plan)
@@ -104,9 +100,9 @@ def form_group(core, group_id: str, members: dict[str, bytes], *, protocol_type=
 
 
 def leave_all(core, group_id: str, member_ids: dict[str, str]) -> None:
-    error, per_member = core.groups.leave_group(coordinator(core, group_id), group_id,
-                                                [(m, None) for m in member_ids.values()])
-    assert error == errors.NONE and set(per_member) == {errors.NONE}
+    left = core.groups.classic.leave_group(coordinator(core, group_id), group_id,
+                                           [(m, None) for m in member_ids.values()])
+    assert left.error_code == errors.NONE and set(left.member_errors) == {errors.NONE}
     core.clock.advance(0)
 
 
@@ -128,7 +124,7 @@ def commit(core, group_id: str, offsets: dict[tuple[str, int], int], *, member_i
 
 def committed(core, group_id: str) -> dict[tuple[str, int], int]:
     return {key: entry.offset for key, entry in
-            core.groups.fetch_offsets(coordinator(core, group_id), group_id, None).items()}
+            core.groups.offsets.fetch(coordinator(core, group_id), group_id, None).items()}
 
 
 def offsets_log(core, group_id: str) -> list[tuple[bytes, bytes | None]]:
@@ -201,7 +197,7 @@ def test_during_a_rebalance_the_protocol_and_metadata_are_not_shown(core):
     assert [(m.client_id, m.member_metadata, m.member_assignment) for m in group.members] == \
         [("c1", b"", plan["c1"]), ("c2", b"", b"")]
     assert group.members[0].member_id == ids["c1"]
-    rejoin = core.groups.join_group(coordinator(core, "moving"), JoinRequest(
+    rejoin = core.groups.classic.join_group(coordinator(core, "moving"), JoinRequest(
         "moving", ids["c1"], None, "c1", "/10.0.0.7", 10_000, 30_000, "consumer",
         [("range", subscription("orders"))], 3))
     assert joined(rejoin).error_code == 0 and joined(newcomer).error_code == 0
@@ -372,8 +368,9 @@ def test_a_member_of_a_deleted_group_must_join_again(core):
     ids = form_group(core, "billing", {"c1": subscription("orders")})
     leave_all(core, "billing", ids)
     assert delete_groups(core, 2, coordinator(core, "billing"), "billing") == {"billing": 0}
-    assert core.groups.heartbeat(coordinator(core, "billing"), "billing", ids["c1"], None, 1) \
-        == errors.UNKNOWN_MEMBER_ID
+    beat = core.groups.classic.heartbeat(coordinator(core, "billing"), "billing", ids["c1"],
+                                         None, 1)
+    assert beat.error_code == errors.UNKNOWN_MEMBER_ID
     again = join(core, "billing", "c1", subscription("orders"))
     core.clock.advance(0)
     assert joined(again).error_code == 0 and joined(again).generation_id == 1
@@ -416,8 +413,8 @@ def test_a_consumer_group_keeps_the_offsets_of_topics_it_subscribes_to(core):
                                  ("orders", 1): errors.GROUP_SUBSCRIBED_TO_TOPIC,
                                  ("audit", 0): 0, ("audit", 1): 0}
     assert committed(core, "billing") == {("orders", 0): 1}
-    assert core.groups.subscribed_topics(
-        core.groups.describe_group(coordinator(core, "billing"), "billing")) == {"orders"}
+    assert core.groups.admin.describe_group(
+        coordinator(core, "billing"), "billing").subscribed_topics() == {"orders"}
 
 
 def test_group_level_refusals_answer_alone(core):

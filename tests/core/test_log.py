@@ -8,10 +8,9 @@ import pytest
 
 from mockbroker.core import fetch, produce
 from mockbroker.core.clock import ManualClock
-from mockbroker.core.cluster import Broker
 from mockbroker.core.log import INT32_MAX, PartitionLog
 from mockbroker.core.errors import ApiException
-from tests.core.harness import make_core, send
+from tests.core.harness import make_core
 from wire import errors, records
 
 TS = 1_600_000_000_000

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 
 import wire
-from mockbroker.core.clock import ManualClock
-from mockbroker.core.cluster import Broker
 from tests.core.harness import make_core, send
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import pytest
 
 import wire
-from mockbroker.core.clock import ManualClock
-from mockbroker.core.cluster import Broker
 from mockbroker.core.produce import append_records
 from tests.core.harness import make_core, send
 from wire import errors, records

@@ -4,16 +4,19 @@ A record key starts with an int16 record type — 0 or 1 for an offset commit
 (``OffsetCommitKey``), 2 for group metadata (``GroupMetadataKey``) — and a value with the int16
 version of its format.  A null value (a tombstone) deletes what the key names.  Records are
 appended as ordinary record batches, so the partition can be read like any other topic.
+Group-metadata records (type 2) are classic groups'; KIP-848 consumer groups will write record
+types of their own.  :func:`replay` hands each group record to the loader of its group type.
 """
 
 from __future__ import annotations
 
 import struct
 
-from mockbroker.core.coordinator.group import Group, Member, OffsetEntry
-from mockbroker.core.coordinator.state import GroupState
+from dataclasses import dataclass
+from typing import Any
+
 from mockbroker.core.log import PartitionLog
-from wire import embedded_struct, records
+from wire import decode_embedded, embedded_struct, records
 from wire.records import BatchHeader, read_batch_header
 
 OFFSET_COMMIT_TYPES = (0, 1)
@@ -39,7 +42,7 @@ def _group_key(group_id: str) -> bytes:
     return _TYPE.pack(GROUP_METADATA_TYPE) + bytes(codec.encode(codec.cls(group=group_id)))
 
 
-def offset_commit_record(group_id: str, topic: str, partition: int, entry: OffsetEntry):
+def offset_commit_record(group_id: str, topic: str, partition: int, entry):
     codec = embedded_struct("OffsetCommitValue", OFFSET_COMMIT_VALUE_VERSION)
     value = codec.cls(offset=entry.offset, leader_epoch=entry.leader_epoch,
                       metadata=entry.metadata, commit_timestamp=entry.commit_timestamp)
@@ -55,7 +58,7 @@ def group_tombstone(group_id: str):
     return _group_key(group_id), None
 
 
-def group_metadata_record(group: Group, assignments: dict[str, bytes], now_ms: int):
+def group_metadata_record(group, assignments: dict[str, bytes], now_ms: int):
     codec = embedded_struct("GroupMetadataValue", GROUP_METADATA_VALUE_VERSION)
     cls = codec.cls
     members = []
@@ -83,9 +86,30 @@ def append(partition, now_ms: int, entries: list[tuple[bytes, bytes | None]]) ->
     partition.log.append(batch, header, partition.leader_epoch, now_ms)
 
 
-def replay(log: PartitionLog, now_ms: int) -> dict[str, Group]:
-    """Rebuild every group of a partition from its records, as a new coordinator does."""
-    groups: dict[str, Group] = {}
+@dataclass(slots=True)
+class OffsetEntry:
+    """A committed offset, as its record holds it."""
+
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
+    expire_timestamp: int = -1
+
+
+@dataclass(slots=True)
+class Replayed:
+    """What a partition's records say: each group's last metadata record value (by record
+    type), and each group's committed offsets."""
+
+    metadata: dict[str, tuple[int, Any]]
+    offsets: dict[str, dict[tuple[str, int], OffsetEntry]]
+
+
+def replay(log: PartitionLog) -> Replayed:
+    """Read a partition's records as a new coordinator does: the last word on each key wins,
+    and a tombstone deletes what its key names (a group tombstone its offsets too)."""
+    metadata: dict[str, tuple[int, Any]] = {}
     offsets: dict[str, dict[tuple[str, int], OffsetEntry]] = {}
     for stored in log.batches:
         for record in records.decode_records(stored.data, verify_crc=False):
@@ -106,39 +130,13 @@ def replay(log: PartitionLog, now_ms: int) -> dict[str, Group]:
             elif kind == GROUP_METADATA_TYPE:
                 key = embedded_struct("GroupMetadataKey", 0).decode(key_bytes)[0]
                 if record.value is None:
-                    groups.pop(key.group, None)
+                    metadata.pop(key.group, None)
                     offsets.pop(key.group, None)
                     continue
-                _, value = _decode_value("GroupMetadataValue", record.value)
-                groups[key.group] = _group_from_value(key.group, value, now_ms)
-    for group_id, entries in offsets.items():
-        group = groups.get(group_id)
-        if group is None:
-            group = groups[group_id] = Group(group_id, now_ms)
-        group.offsets = entries
-    return groups
+                metadata[key.group] = (kind, _decode_value("GroupMetadataValue",
+                                                           record.value)[1])
+    return Replayed(metadata, offsets)
 
 
 def _decode_value(name: str, data: bytes):
-    from wire import decode_embedded
-
     return decode_embedded(name, bytes(data))
-
-
-def _group_from_value(group_id: str, value, now_ms: int) -> Group:
-    group = Group(group_id, now_ms)
-    group.protocol_type = value.protocol_type or None
-    group.generation_id = value.generation
-    group.protocol_name = value.protocol
-    group.leader_id = value.leader
-    for m in value.members:
-        member = Member(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                        m.rebalance_timeout if m.rebalance_timeout >= 0 else m.session_timeout,
-                        m.session_timeout, group.protocol_type or "",
-                        [(group.protocol_name or "", m.subscription)], m.assignment)
-        group.members[member.member_id] = member
-        if member.group_instance_id is not None:
-            group.static_members[member.group_instance_id] = member.member_id
-    # A loaded group with members is Stable (Kafka does the same): they carry on heartbeating.
-    group.state = GroupState.STABLE if group.members else GroupState.EMPTY
-    return group

@@ -1,8 +1,11 @@
-"""A classic group and its members: the state a coordinator keeps for each group.
+"""A classic group, its members, and the requests and results of the classic protocol.
 
 Kafka's ``ClassicGroup`` and ``ClassicGroupMember`` are the model: members in join order (the
 first is the leader until it leaves), members still to be added after MEMBER_ID_REQUIRED
-(pending), static members by instance id, and the committed offsets.
+(pending), static members by instance id, and the committed offsets (kept by
+:mod:`mockbroker.core.groups.offsets`, as for every group type).  Every call of the protocol
+answers with a result object carrying Kafka's error code; refusals inside are
+:class:`~mockbroker.core.errors.ApiException`.
 """
 
 from __future__ import annotations
@@ -10,11 +13,28 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from mockbroker.core.coordinator import state
-from mockbroker.core.coordinator.state import GroupState
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.errors import ApiException
-from wire import errors
+from mockbroker.core.groups.classic.state import Event, GroupState, next_state
+from mockbroker.core.groups.records import OffsetEntry
+from wire import WireError, embedded_struct, errors
+
+#: The protocol type of Kafka's consumers, whose Subscription the coordinator can read.
+CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+@dataclass(slots=True)
+class JoinRequest:
+    group_id: str
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    api_version: int
 
 
 
@@ -41,12 +61,15 @@ class SyncResult:
 
 
 @dataclass(slots=True)
-class OffsetEntry:
-    offset: int
-    leader_epoch: int
-    metadata: str
-    commit_timestamp: int
-    expire_timestamp: int = -1
+class HeartbeatResult:
+    error_code: int
+
+
+@dataclass(slots=True)
+class LeaveResult:
+    error_code: int
+    #: one error code per member that asked to leave, in request order
+    member_errors: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True, eq=False)
@@ -94,7 +117,9 @@ class Member:
         raise ValueError("member supports none of the candidate protocols")
 
 
-class Group:
+class ClassicGroup:
+    type = "classic"
+
     def __init__(self, group_id: str, now_ms: int):
         self.group_id = group_id
         self.state = GroupState.EMPTY
@@ -111,16 +136,53 @@ class Group:
         self.new_member_added = False
         self.offsets: dict[tuple[str, int], OffsetEntry] = {}
 
+    @classmethod
+    def from_record(cls, group_id: str, value, now_ms: int) -> "ClassicGroup":
+        """A group as its last GroupMetadataValue record left it.  A loaded group with members
+        is Stable (Kafka does the same): they carry on heartbeating."""
+        group = cls(group_id, now_ms)
+        group.protocol_type = value.protocol_type or None
+        group.generation_id = value.generation
+        group.protocol_name = value.protocol
+        group.leader_id = value.leader
+        for m in value.members:
+            member = Member(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                            m.rebalance_timeout if m.rebalance_timeout >= 0
+                            else m.session_timeout,
+                            m.session_timeout, group.protocol_type or "",
+                            [(group.protocol_name or "", m.subscription)], m.assignment)
+            group.members[member.member_id] = member
+            if member.group_instance_id is not None:
+                group.static_members[member.group_instance_id] = member.member_id
+        group.state = GroupState.STABLE if group.members else GroupState.EMPTY
+        return group
+
     # -- state ---------------------------------------------------------------------------------
 
-    def transition_to(self, target: GroupState, now_ms: int) -> None:
-        state.check(self.state, target)
+    def fire(self, event: Event, now_ms: int) -> None:
+        """Move to the state the transition table gives for ``event``."""
+        target = next_state(self.state, event)
         self.previous_state = self.state
         self.state = target
         self.state_timestamp = now_ms
 
     def is_(self, *states: GroupState) -> bool:
         return self.state in states
+
+    def deleted(self, now_ms: int) -> None:
+        self.fire(Event.GROUP_DELETED, now_ms)
+
+    def unloaded(self, now_ms: int) -> None:
+        """Its coordinator moved away: the group is Dead here (as Kafka's onUnloaded has it),
+        and members waiting for a JoinGroup or SyncGroup answer learn it is not theirs."""
+        self.fire(Event.COORDINATOR_UNLOADS, now_ms)
+        for member in self.members.values():
+            if member.join_waiter is not None:
+                waiter, member.join_waiter = member.join_waiter, None
+                waiter.resolve(JoinResult(errors.NOT_COORDINATOR, member.member_id))
+            if member.sync_waiter is not None:
+                waiter, member.sync_waiter = member.sync_waiter, None
+                waiter.resolve(SyncResult(errors.NOT_COORDINATOR))
 
     # -- members -------------------------------------------------------------------------------
 
@@ -232,10 +294,10 @@ class Group:
         self.generation_id += 1
         if self.members:
             self.protocol_name = self.select_protocol()
-            self.transition_to(GroupState.COMPLETING_REBALANCE, now_ms)
+            self.fire(Event.JOIN_COMPLETES, now_ms)
         else:
             self.protocol_name = None
-            self.transition_to(GroupState.EMPTY, now_ms)
+            self.fire(Event.JOIN_COMPLETES_EMPTY, now_ms)
         self.pending_sync.clear()
 
     def leader_member_list(self) -> list[tuple[str, str | None, bytes]]:
@@ -244,3 +306,76 @@ class Group:
 
     def assignments(self) -> dict[str, bytes]:
         return {m.member_id: m.assignment for m in self.members.values()}
+
+    # -- what the shared parts ask of a group -------------------------------------------------
+
+    @property
+    def is_dead(self) -> bool:
+        return self.state is GroupState.DEAD
+
+    @property
+    def is_empty(self) -> bool:
+        """No members: the group may be deleted (Kafka's ClassicGroup.validateDeleteGroup)."""
+        return self.state is GroupState.EMPTY
+
+    def subscribed_topics(self) -> set[str] | None:
+        """The topics the members subscribe to, read from their consumer-protocol
+        Subscription for the group's protocol; None when the coordinator cannot know (not the
+        consumer protocol, no generation yet, metadata it cannot parse).
+
+        Kafka computes this when a generation starts (ClassicGroup.computeSubscribedTopics) and
+        keeps it until the next one; computed here from the members at hand, which is the same
+        set except while a rebalance is changing the membership."""
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return None
+        if not self.members:
+            return set()
+        if self.protocol_name is None:
+            # Members are joining a group whose last generation (if any) had none.
+            return set() if self.generation_id > 0 else None
+        topics: set[str] = set()
+        try:
+            for member in self.members.values():
+                # Version 0 is a prefix of every Subscription version (Kafka reads it so too).
+                data = bytes(member.metadata(self.protocol_name))
+                if len(data) < 2:
+                    return None
+                subscription, _ = embedded_struct("ConsumerProtocolSubscription", 0).decode(
+                    data, 2)
+                topics.update(subscription.topics)
+        except (KeyError, WireError):
+            return None
+        return topics
+
+    def consumes(self, topic: str, subscribed: set[str] | None = None) -> bool:
+        """Kafka's ClassicGroup.isSubscribedToTopic: when the subscriptions are unknown, a
+        consumer-protocol group is assumed to consume every topic."""
+        if subscribed is None:
+            subscribed = self.subscribed_topics()
+        if subscribed is None:
+            return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+        return topic in subscribed
+
+    def offset_expiry_base(self) -> tuple[bool, int | None]:
+        """Which clock this group's offsets age by (Kafka's offsetExpirationCondition):
+        (False, _) when none of them may expire now; (True, None) for each offset's commit time;
+        (True, t) for the time ``t`` the group became empty."""
+        if self.state is GroupState.DEAD:
+            return False, None
+        if self.protocol_type is None:
+            return True, None  # a simple consumer's: by commit time
+        if self.state is GroupState.EMPTY:
+            return True, self.state_timestamp
+        if self.state is GroupState.STABLE and self.protocol_type == CONSUMER_PROTOCOL_TYPE \
+                and self.subscribed_topics() is not None:
+            return True, None  # only topics no member subscribes to (checked per offset)
+        return False, None
+
+    def may_expire_offset_of(self, topic: str) -> bool:
+        if self.state is GroupState.EMPTY or self.protocol_type is None:
+            return True
+        return not self.consumes(topic)
+
+    @property
+    def deletable_when_offsets_expire(self) -> bool:
+        return self.state is GroupState.EMPTY and not self.members

@@ -1,1 +1,0 @@
-"""The group coordinator: classic groups, their rebalances, and committed offsets."""

@@ -1,0 +1,333 @@
+"""The classic group protocol: JoinGroup, SyncGroup, Heartbeat and LeaveGroup, rebalancing,
+and the classic checks of an offset commit.
+
+Faithful to Kafka's classic group coordinator (``GroupMetadataManager`` for classic groups, the
+Scala ``GroupCoordinator`` before it): InitialDelayedJoin and DelayedJoin; the first member to
+join leads; every member's JoinGroup is answered at once, with the member list only to the
+leader; the leader's SyncGroup assignment is stored before anyone is answered; heartbeats reset
+session expiry.  Every state change fires an event on the group's transition table
+(:mod:`~mockbroker.core.groups.classic.state`).
+"""
+
+from __future__ import annotations
+
+from mockbroker.core.deferred import Deferred
+from mockbroker.core.errors import ApiException
+from mockbroker.core.groups.classic.group import ClassicGroup, HeartbeatResult, JoinRequest, \
+    JoinResult, LeaveResult, Member, SyncResult
+from mockbroker.core.groups.classic.rebalance import CR, DEAD, E, HEARTBEAT, \
+    NEW_MEMBER_JOIN_TIMEOUT_MS, PR, ST, SYNC, UNKNOWN_MEMBER_ID, Rebalancer
+from mockbroker.core.groups.classic.state import Event
+from mockbroker.core.groups.timers import TimerKey
+from wire import errors
+
+
+class ClassicProtocol(Rebalancer):
+    """The requests of the classic protocol, each answered with a result object."""
+
+    # -- JoinGroup -----------------------------------------------------------------------------
+
+    def join_group(self, broker_id: int, req: JoinRequest) -> JoinResult | Deferred:
+        if not req.group_id:
+            return JoinResult(errors.INVALID_GROUP_ID, req.member_id)
+        if not (self.settings["group_min_session_timeout_ms"] <= req.session_timeout_ms
+                <= self.settings["group_max_session_timeout_ms"]):
+            return JoinResult(errors.INVALID_SESSION_TIMEOUT, req.member_id)
+        try:
+            shard = self.coordinator.shard_for(req.group_id, broker_id)
+        except ApiException as exc:
+            return JoinResult(exc.error_code, req.member_id)
+        unknown = req.member_id == UNKNOWN_MEMBER_ID
+        group = shard.groups.get(req.group_id)
+        if group is None:
+            if not unknown:
+                return JoinResult(errors.UNKNOWN_MEMBER_ID, req.member_id)
+            group = shard.groups[req.group_id] = ClassicGroup(req.group_id, self.now)
+        if not self._accept_joining_member(group, req.member_id):
+            # A member refused for size is out of the group, as in Kafka: with a lowered max
+            # size, the last members to rejoin a rebalance are the ones let go.
+            group.remove(req.member_id)
+            return JoinResult(errors.GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID)
+        waiter = Deferred()
+        if unknown:
+            result = self._join_new_member(group, req, waiter)
+        else:
+            result = self._join_existing_member(group, req, waiter)
+        if result is not None:
+            return result
+        return waiter
+
+    def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
+        max_size = self.settings["group_max_size"]
+        if group.is_(E, DEAD):
+            return True
+        member = group.members.get(member_id)
+        if group.is_(PR):
+            return (member is not None and member.awaiting_join) or \
+                group.num_awaiting_join() < max_size
+        return member is not None or len(group.members) < max_size
+
+    def _join_new_member(self, group: ClassicGroup, req: JoinRequest, waiter: Deferred):
+        if group.is_(DEAD):
+            return JoinResult(errors.COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID)
+        if not group.supports_protocols(req.protocol_type, req.protocols):
+            return JoinResult(errors.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID)
+        new_id = ClassicGroup.new_member_id(req.client_id, req.group_instance_id)
+        if req.group_instance_id is not None:
+            existing = group.static_members.get(req.group_instance_id)
+            if existing is not None:
+                self._update_static_member(group, req, existing, new_id, waiter)
+            else:
+                self._add_member(group, req, new_id, waiter)
+            return None
+        if req.api_version >= 4:
+            # KIP-394: the member gets an id, and must come back with it.
+            group.pending_members.add(new_id)
+            self.timers.schedule(TimerKey(HEARTBEAT, group.group_id, new_id), req.session_timeout_ms,
+                           lambda: self._expire_heartbeat(group, new_id))
+            return JoinResult(errors.MEMBER_ID_REQUIRED, new_id)
+        self._add_member(group, req, new_id, waiter)
+        return None
+
+    def _join_existing_member(self, group: ClassicGroup, req: JoinRequest, waiter: Deferred):
+        member_id = req.member_id
+        if group.is_(DEAD):
+            return JoinResult(errors.COORDINATOR_NOT_AVAILABLE, member_id)
+        if not group.supports_protocols(req.protocol_type, req.protocols):
+            return JoinResult(errors.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        if member_id in group.pending_members:
+            self._add_member(group, req, member_id, waiter)
+            return None
+        try:
+            group.validate_member(member_id, req.group_instance_id)
+        except ApiException as exc:
+            return JoinResult(exc.error_code, member_id)
+        member = group.members[member_id]
+        if group.is_(PR):
+            self._update_member(group, member, req, waiter)
+            return None
+        if group.is_(CR):
+            if member.matches(req.protocols):
+                return self._current_join_result(group, member_id)
+            self._update_member(group, member, req, waiter)
+            return None
+        if group.is_(ST):
+            if group.leader_id == member_id or not member.matches(req.protocols):
+                self._update_member(group, member, req, waiter)
+                return None
+            return self._current_join_result(group, member_id, leader_members=False)
+        return JoinResult(errors.UNKNOWN_MEMBER_ID, member_id)
+
+    def _current_join_result(self, group: ClassicGroup, member_id: str, *,
+                             leader_members: bool = True) -> JoinResult:
+        is_leader = group.leader_id == member_id
+        return JoinResult(errors.NONE, member_id, group.generation_id, group.protocol_type,
+                          group.protocol_name, group.leader_id or "",
+                          members=group.leader_member_list() if is_leader and leader_members
+                          else [])
+
+    def _add_member(self, group: ClassicGroup, req: JoinRequest, member_id: str,
+                    waiter: Deferred) -> None:
+        member = Member(member_id, req.group_instance_id, req.client_id, req.client_host,
+                        req.rebalance_timeout_ms, req.session_timeout_ms, req.protocol_type,
+                        list(req.protocols), is_new=True)
+        if group.is_(PR) and group.previous_state is E:
+            group.new_member_added = True
+        group.add(member, waiter)
+        self._schedule_heartbeat(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        self._maybe_prepare_rebalance_or_complete_join(group, Event.MEMBER_JOINS)
+
+    def _update_member(self, group: ClassicGroup, member: Member, req: JoinRequest,
+                       waiter: Deferred | None) -> None:
+        member.protocols = list(req.protocols)
+        member.rebalance_timeout_ms = req.rebalance_timeout_ms
+        member.session_timeout_ms = req.session_timeout_ms
+        member.join_waiter = waiter
+        if waiter is not None:
+            self._maybe_prepare_rebalance_or_complete_join(group, Event.MEMBER_JOINS)
+
+    def _update_static_member(self, group: ClassicGroup, req: JoinRequest, old_id: str, new_id: str,
+                              waiter: Deferred) -> None:
+        current_leader = group.leader_id
+        member = group.replace_static_member(req.group_instance_id, old_id, new_id)
+        self.timers.cancel(TimerKey(HEARTBEAT, group.group_id, old_id))
+        self._schedule_heartbeat(group, member)
+        member.protocols = list(req.protocols)
+        member.rebalance_timeout_ms = req.rebalance_timeout_ms
+        member.session_timeout_ms = req.session_timeout_ms
+        member.join_waiter = waiter
+        if group.is_(ST):
+            if group.protocol_name == group.select_protocol():
+                # Same protocol: no rebalance.  The new member id is persisted and the member
+                # gets its place (and, when it leads, the member list) back.
+                self._store_group(group)
+                member.join_waiter = None
+                if req.api_version >= 9:
+                    is_leader = group.leader_id == new_id
+                    waiter.resolve(JoinResult(
+                        errors.NONE, new_id, group.generation_id, group.protocol_type,
+                        group.protocol_name, group.leader_id or "", skip_assignment=is_leader,
+                        members=group.leader_member_list() if is_leader else []))
+                else:
+                    waiter.resolve(JoinResult(
+                        errors.NONE, new_id, group.generation_id, group.protocol_type,
+                        group.protocol_name, current_leader or ""))
+                return
+            self._maybe_prepare_rebalance_or_complete_join(group, Event.MEMBER_JOINS)
+        elif group.is_(CR):
+            self._prepare_rebalance(group, Event.MEMBER_JOINS)
+        else:
+            self._maybe_complete_join_phase(group)
+
+    # -- SyncGroup -----------------------------------------------------------------------------
+
+    def sync_group(self, broker_id: int, group_id: str, member_id: str,
+                   group_instance_id: str | None, generation_id: int, protocol_type: str | None,
+                   protocol_name: str | None, assignments: dict[str, bytes]
+                   ) -> SyncResult | Deferred:
+        try:
+            shard = self.coordinator.shard_for(group_id, broker_id)
+        except ApiException as exc:
+            return SyncResult(exc.error_code)
+        group = shard.groups.get(group_id)
+        if group is None or group.is_(E):
+            return SyncResult(errors.UNKNOWN_MEMBER_ID)
+        if group.is_(DEAD):
+            return SyncResult(errors.COORDINATOR_NOT_AVAILABLE)
+        try:
+            group.validate_member(member_id, group_instance_id)
+        except ApiException as exc:
+            return SyncResult(exc.error_code)
+        if generation_id != group.generation_id:
+            return SyncResult(errors.ILLEGAL_GENERATION)
+        if (protocol_type is not None and protocol_type != group.protocol_type) or \
+                (protocol_name is not None and protocol_name != group.protocol_name):
+            return SyncResult(errors.INCONSISTENT_GROUP_PROTOCOL)
+        if group.is_(PR):
+            return SyncResult(errors.REBALANCE_IN_PROGRESS)
+        member = group.members[member_id]
+        self._remove_pending_sync(group, member_id)
+        if group.is_(ST):
+            return SyncResult(errors.NONE, member.assignment, group.protocol_type,
+                              group.protocol_name)
+        waiter = Deferred()
+        member.sync_waiter = waiter
+        if group.leader_id == member_id:
+            full = {m: assignments.get(m, b"") for m in group.members}
+            # The assignment is written to __consumer_offsets before anyone is answered.
+            self._store_group(group, full)
+            for mid, m in group.members.items():
+                m.assignment = full[mid]
+            self._propagate_assignment(group, errors.NONE)
+            group.fire(Event.ASSIGNMENT_STORED, self.now)
+        return waiter
+
+    def _remove_pending_sync(self, group: ClassicGroup, member_id: str) -> None:
+        group.pending_sync.discard(member_id)
+        if not group.pending_sync:
+            self.timers.cancel(TimerKey(SYNC, group.group_id))
+
+    # -- Heartbeat -----------------------------------------------------------------------------
+
+    def heartbeat(self, broker_id: int, group_id: str, member_id: str,
+                  group_instance_id: str | None, generation_id: int) -> HeartbeatResult:
+        try:
+            return HeartbeatResult(self._heartbeat(broker_id, group_id, member_id,
+                                                   group_instance_id, generation_id))
+        except ApiException as exc:
+            return HeartbeatResult(exc.error_code)
+
+    def _heartbeat(self, broker_id: int, group_id: str, member_id: str,
+                   group_instance_id: str | None, generation_id: int) -> int:
+        shard = self.coordinator.shard_for(group_id, broker_id)
+        group = shard.groups.get(group_id)
+        if group is None:
+            return errors.UNKNOWN_MEMBER_ID
+        if group.is_(DEAD):
+            return errors.COORDINATOR_NOT_AVAILABLE
+        group.validate_member(member_id, group_instance_id)
+        if generation_id != group.generation_id:
+            return errors.ILLEGAL_GENERATION
+        if group.is_(E):
+            return errors.UNKNOWN_MEMBER_ID
+        self._schedule_heartbeat(group, group.members[member_id])
+        if group.is_(PR):
+            return errors.REBALANCE_IN_PROGRESS
+        return errors.NONE
+
+    # -- LeaveGroup ----------------------------------------------------------------------------
+
+    def leave_group(self, broker_id: int, group_id: str,
+                    members: list[tuple[str, str | None]]) -> LeaveResult:
+        """Members leave: a top-level error, and one per member."""
+        try:
+            shard = self.coordinator.shard_for(group_id, broker_id)
+        except ApiException as exc:
+            return LeaveResult(exc.error_code)
+        group = shard.groups.get(group_id)
+        if group is None:
+            return LeaveResult(errors.UNKNOWN_MEMBER_ID)
+        if group.is_(DEAD):
+            return LeaveResult(errors.COORDINATOR_NOT_AVAILABLE)
+        results = []
+        for member_id, instance_id in members:
+            if member_id == UNKNOWN_MEMBER_ID:
+                current = group.static_members.get(instance_id) if instance_id else None
+                if current is None:
+                    results.append(errors.UNKNOWN_MEMBER_ID)
+                    continue
+                self._remove_current_member(group, current)
+            elif member_id in group.pending_members:
+                group.remove(member_id)
+                self.timers.cancel(TimerKey(HEARTBEAT, group.group_id, member_id))
+            else:
+                try:
+                    group.validate_member(member_id, instance_id)
+                except ApiException as exc:
+                    results.append(exc.error_code)
+                    continue
+                self._remove_current_member(group, member_id)
+            results.append(errors.NONE)
+        if any(code == errors.NONE for code in results):
+            if group.is_(ST, CR):
+                self._maybe_prepare_rebalance_or_complete_join(group, Event.MEMBER_LEAVES)
+            elif group.is_(PR):
+                self._maybe_complete_join_phase(group)
+        return LeaveResult(errors.NONE, results)
+
+    def _remove_current_member(self, group: ClassicGroup, member_id: str) -> None:
+        member = group.members[member_id]
+        self._complete_join_waiter(member, JoinResult(errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID))
+        group.remove(member_id)
+        self.timers.cancel(TimerKey(HEARTBEAT, group.group_id, member_id))
+
+    def validate_offset_commit(self, broker_id: int, group_id: str, member_id: str,
+                               group_instance_id: str | None, generation_id: int,
+                               api_version: int) -> ClassicGroup:
+        """The group an OffsetCommit writes to, or ApiException with the code every partition
+        gets.  A commit with generation -1 from outside the group (a simple consumer, an admin
+        tool) is allowed while the group is empty, and creates it if needed."""
+        shard = self.coordinator.shard_for(group_id, broker_id)
+        group = shard.groups.get(group_id)
+        if group is None:
+            if generation_id >= 0:
+                raise ApiException(errors.GROUP_ID_NOT_FOUND if api_version >= 9
+                                 else errors.ILLEGAL_GENERATION)
+            group = shard.groups[group_id] = ClassicGroup(group_id, self.now)
+        if group.is_(DEAD):
+            raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
+        if generation_id < 0 and group.is_(E):
+            return group
+        if generation_id >= 0 or member_id or group_instance_id is not None:
+            group.validate_member(member_id, group_instance_id)
+            if generation_id != group.generation_id:
+                raise ApiException(errors.ILLEGAL_GENERATION)
+        elif not group.is_(E):
+            raise ApiException(errors.UNKNOWN_MEMBER_ID)
+        if group.is_(CR):
+            raise ApiException(errors.REBALANCE_IN_PROGRESS)
+        member = group.members.get(member_id)
+        if member is not None and group.is_(ST, PR):
+            self._schedule_heartbeat(group, member)  # a commit counts as a sign of life
+        return group
+

@@ -1,0 +1,170 @@
+"""The group coordinator: where groups live, and the parts every group type shares.
+
+Faithful to Kafka 4.x's group coordinator (``GroupMetadataManager`` and
+``OffsetMetadataManager``).  Groups live in shards, one per ``__consumer_offsets`` partition,
+held by the partition's leader (:mod:`~mockbroker.core.groups.placement`); every change to a
+group and every offset commit is written to that partition as a record in Kafka's own format
+(:mod:`~mockbroker.core.groups.records`), and a shard that moves to another broker is rebuilt
+from those records, as Kafka does.
+
+Group types plug in beside each other: "classic" today
+(:mod:`~mockbroker.core.groups.classic`), each with its own state table and protocol, all sharing
+placement, timers (:mod:`~mockbroker.core.groups.timers`), offsets
+(:mod:`~mockbroker.core.groups.offsets`), records, and group administration
+(:mod:`~mockbroker.core.groups.admin`).  Time comes only from the cluster's clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mockbroker.core.cluster import Cluster, Partition
+from mockbroker.core.errors import ApiException
+from mockbroker.core.groups import records
+from mockbroker.core.groups.admin import GroupAdmin
+from mockbroker.core.groups.classic.group import ClassicGroup
+from mockbroker.core.groups.classic.protocol import ClassicProtocol
+from mockbroker.core.groups.offsets import Offsets
+from mockbroker.core.groups.placement import OFFSETS_TOPIC, Placement
+from mockbroker.core.groups.timers import GroupTimers, TimerKey, TimerKind
+from wire import errors
+
+#: record type of a group-metadata record -> the group type that loads it
+LOADERS = {records.GROUP_METADATA_TYPE: ClassicGroup.from_record}
+#: the group type that holds offsets committed for a group with no metadata record
+OFFSETS_ONLY_GROUP = ClassicGroup
+RETENTION = TimerKey(TimerKind.RETENTION)
+
+
+@dataclass(slots=True)
+class Shard:
+    """The groups of one ``__consumer_offsets`` partition, as loaded by its current leader."""
+
+    index: int
+    leader: int
+    leader_epoch: int
+    loading: bool = True
+    groups: dict = field(default_factory=dict)
+
+
+class GroupCoordinator:
+    def __init__(self, cluster: Cluster, settings: dict, *, load_delay_ms: int = 0):
+        self.cluster = cluster
+        self.settings = settings
+        self.load_delay_ms = load_delay_ms
+        self.shards: dict[int, Shard] = {}
+        self.timers = GroupTimers(cluster.timers)
+        self.placement = Placement(cluster, settings, self._load)
+        self.offsets = Offsets(self)
+        self.classic = ClassicProtocol(self)
+        self.admin = GroupAdmin(self)
+        cluster.leadership_listeners.append(self._on_leadership_change)
+        self._schedule_retention_check()
+
+    @property
+    def now(self) -> int:
+        return self.cluster.clock.now_ms()
+
+    # -- where groups live -----------------------------------------------------------------------
+
+    def shard_for(self, group_id: str, broker_id: int) -> Shard:
+        """The shard holding ``group_id`` if ``broker_id`` is its coordinator, else
+        :class:`ApiException` with the error a client gets from the wrong broker."""
+        partition = self.placement.offsets_partition(group_id)
+        if partition.leader == -1:
+            raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
+        if partition.leader != broker_id:
+            raise ApiException(errors.NOT_COORDINATOR)
+        shard = self.shards.get(partition.index)
+        if shard is None or shard.leader != broker_id:
+            raise ApiException(errors.NOT_COORDINATOR)
+        if shard.loading:
+            raise ApiException(errors.COORDINATOR_LOAD_IN_PROGRESS)
+        return shard
+
+    def find_group(self, group_id: str):
+        """The group, wherever it is loaded (admin and inspection), or None."""
+        shard = self.shards.get(self.placement.offsets_partition(group_id).index)
+        return shard.groups.get(group_id) if shard else None
+
+    def is_live(self, group) -> bool:
+        """Whether ``group`` is still the one its shard holds (not unloaded or deleted)."""
+        return self.find_group(group.group_id) is group
+
+    def all_groups(self) -> list[tuple[Shard, object]]:
+        return [(shard, group) for shard in self.shards.values() if not shard.loading
+                for group in shard.groups.values()]
+
+    def delete_group(self, shard: Shard, group) -> None:
+        """Tombstones for the group's offsets and metadata; the group is Dead and gone."""
+        partition = self.placement.offsets_partition(group.group_id)
+        records.append(partition, self.now, [
+            records.offset_tombstone(group.group_id, topic, index)
+            for topic, index in group.offsets] + [records.group_tombstone(group.group_id)])
+        self.timers.cancel_group(group.group_id)
+        group.deleted(self.now)
+        del shard.groups[group.group_id]
+        self.cluster.notify_append(partition)
+
+    # -- loading and unloading shards ------------------------------------------------------------
+
+    def _on_leadership_change(self, partition: Partition) -> None:
+        if partition.topic.name == OFFSETS_TOPIC:
+            self._unload(partition.index)
+            if partition.leader != -1:
+                self._load(partition)
+
+    def _unload(self, index: int) -> None:
+        """The old coordinator lets its groups go: waiting members learn it is not theirs."""
+        shard = self.shards.pop(index, None)
+        if shard is None:
+            return
+        for group in shard.groups.values():
+            self.timers.cancel_group(group.group_id)
+            group.unloaded(self.now)
+
+    def _load(self, partition: Partition) -> None:
+        shard = Shard(partition.index, partition.leader, partition.leader_epoch)
+        self.shards[partition.index] = shard
+
+        def finish() -> None:
+            if self.shards.get(partition.index) is not shard:
+                return  # leadership moved again before the load finished
+            shard.groups = self._replay(partition)
+            shard.loading = False
+            for group in shard.groups.values():
+                self.classic.loaded(group)
+
+        if self.load_delay_ms > 0:
+            self.cluster.timers.call_later(self.load_delay_ms, finish)
+        else:
+            finish()
+
+    def _replay(self, partition: Partition) -> dict:
+        now = self.now
+        replayed = records.replay(partition.log)
+        groups = {group_id: LOADERS[kind](group_id, value, now)
+                  for group_id, (kind, value) in replayed.metadata.items()}
+        for group_id, entries in replayed.offsets.items():
+            group = groups.get(group_id)
+            if group is None:
+                group = groups[group_id] = OFFSETS_ONLY_GROUP(group_id, now)
+            group.offsets = entries
+        return groups
+
+    # -- offset retention ------------------------------------------------------------------------
+
+    def _schedule_retention_check(self) -> None:
+        self.timers.schedule(RETENTION, self.settings["offsets_retention_check_interval_ms"],
+                             self._retention_check)
+
+    def _retention_check(self) -> None:
+        self.expire_offsets()
+        self._schedule_retention_check()
+
+    def expire_offsets(self) -> int:
+        """Offsets older than ``offsets.retention.minutes`` expire now; returns how many."""
+        return self.offsets.expire(self.now, self.settings["offsets_retention_minutes"] * 60_000)
+
+    def retention_deadline(self) -> int | None:
+        return self.timers.deadline(RETENTION)

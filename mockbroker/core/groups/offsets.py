@@ -1,0 +1,81 @@
+"""Committed offsets, shared by every group type: storing, reading, deleting and expiring them.
+
+Each group keeps its committed offsets (``group.offsets``: (topic, partition) -> entry); every
+change is written first to the group's ``__consumer_offsets`` partition as Kafka's own records
+(:mod:`mockbroker.core.groups.records`), so a coordinator that moves rebuilds them.  What may
+expire, and by which clock, is the group type's to say (``offset_expiry_base`` and
+``may_expire_offset_of``), as Kafka's ``OffsetExpirationCondition`` is.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.core.groups import records
+from mockbroker.core.groups.records import OffsetEntry
+
+if TYPE_CHECKING:
+    from mockbroker.core.groups.coordinator import GroupCoordinator
+
+
+__all__ = ["OffsetEntry", "Offsets"]
+
+
+class Offsets:
+    def __init__(self, coordinator: "GroupCoordinator"):
+        self._coordinator = coordinator
+
+    def _write(self, group_id: str, entries) -> None:
+        coordinator = self._coordinator
+        partition = coordinator.placement.offsets_partition(group_id)
+        records.append(partition, coordinator.now, entries)
+        coordinator.cluster.notify_append(partition)
+
+    def store(self, group, entries: dict[tuple[str, int], OffsetEntry]) -> None:
+        self._write(group.group_id, [
+            records.offset_commit_record(group.group_id, topic, index, entry)
+            for (topic, index), entry in entries.items()])
+        group.offsets.update(entries)
+
+    def delete(self, group, keys: list[tuple[str, int]]) -> None:
+        self._write(group.group_id, [records.offset_tombstone(group.group_id, topic, index)
+                                     for topic, index in keys])
+        for key in keys:
+            group.offsets.pop(key, None)
+
+    def fetch(self, broker_id: int, group_id: str, partitions: list[tuple[str, int]] | None
+              ) -> dict[tuple[str, int], OffsetEntry | None]:
+        """OffsetFetch on ``broker_id``: ApiException unless it coordinates the group."""
+        group = self._coordinator.shard_for(group_id, broker_id).groups.get(group_id)
+        return self.committed(group, partitions)
+
+    @staticmethod
+    def committed(group, partitions: list[tuple[str, int]] | None
+                  ) -> dict[tuple[str, int], OffsetEntry | None]:
+        """Committed offsets of ``partitions`` (all of them when None); missing ones are None."""
+        offsets = group.offsets if group is not None and not group.is_dead else {}
+        if partitions is None:
+            return dict(sorted(offsets.items()))
+        return {key: offsets.get(key) for key in partitions}
+
+    def expire(self, now: int, retention_ms: int) -> int:
+        """Drop committed offsets older than the retention, as Kafka's periodic clean-up does,
+        and delete empty groups left with no offsets; returns how many expired."""
+        expired = 0
+        for shard, group in self._coordinator.all_groups():
+            may_expire, base = group.offset_expiry_base()
+            if not may_expire:
+                continue
+            doomed = []
+            for (topic, index), entry in group.offsets.items():
+                if not group.may_expire_offset_of(topic):
+                    continue
+                start = entry.commit_timestamp if base is None else base
+                if now - start >= retention_ms or 0 <= entry.expire_timestamp <= now:
+                    doomed.append((topic, index))
+            if doomed:
+                self.delete(group, doomed)
+                expired += len(doomed)
+            if group.deletable_when_offsets_expire and not group.offsets:
+                self._coordinator.delete_group(shard, group)
+        return expired

@@ -1,0 +1,94 @@
+"""Which broker coordinates a key: a group (``__consumer_offsets``) or a transactional id
+(``__transaction_state``).
+
+The coordinator of a key is the leader of partition ``abs(java_string_hashcode(key)) % n`` of
+the coordinator's internal topic, created on first use as Kafka creates it.  The group
+coordinator and the transaction coordinator share this.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from mockbroker.core.cluster import Cluster, Partition
+from mockbroker.core.errors import ApiException
+from wire import errors
+
+OFFSETS_TOPIC = "__consumer_offsets"
+TRANSACTION_TOPIC = "__transaction_state"
+#: Kafka's transaction.state.log.num.partitions and its replication factor's default
+TRANSACTION_TOPIC_PARTITIONS = 50
+TRANSACTION_TOPIC_REPLICATION = 3
+#: FindCoordinator's key types
+GROUP_KEY, TRANSACTION_KEY = 0, 1
+
+
+def java_string_hashcode(text: str) -> int:
+    """``String.hashCode()`` over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    for unit in _utf16_units(text):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def _utf16_units(text: str):
+    for ch in text:
+        code = ord(ch)
+        if code >= 0x10000:
+            code -= 0x10000
+            yield 0xD800 + (code >> 10)
+            yield 0xDC00 + (code & 0x3FF)
+        else:
+            yield code
+
+
+def partition_for(key: str, partitions: int) -> int:
+    """Kafka's ``Utils.abs(key.hashCode()) % partitions`` (abs of MIN_VALUE is 0)."""
+    h = java_string_hashcode(key)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+class Placement:
+    def __init__(self, cluster: Cluster, settings: dict,
+                 on_offsets_created: Callable[[Partition], None]):
+        self.cluster = cluster
+        self.settings = settings
+        self._on_offsets_created = on_offsets_created
+
+    @property
+    def offsets_partitions(self) -> int:
+        return self.settings["offsets_topic_num_partitions"]
+
+    def _internal_topic(self, name: str, partitions: int, replication: int):
+        topic = self.cluster.topics.get(name)
+        if topic is not None:
+            return topic, False
+        rf = min(replication, len(self.cluster.live_brokers()) or 1)
+        return self.cluster.create_topic(name, partitions, rf,
+                                         {"cleanup.policy": "compact"}), True
+
+    def offsets_topic(self):
+        topic, created = self._internal_topic(
+            OFFSETS_TOPIC, self.offsets_partitions,
+            self.settings["offsets_topic_replication_factor"])
+        if created:
+            for partition in topic.partitions:
+                self._on_offsets_created(partition)
+        return topic
+
+    def offsets_partition(self, group_id: str) -> Partition:
+        return self.offsets_topic().partitions[partition_for(group_id, self.offsets_partitions)]
+
+    def transaction_partition(self, transactional_id: str) -> Partition:
+        topic, _ = self._internal_topic(TRANSACTION_TOPIC, TRANSACTION_TOPIC_PARTITIONS,
+                                        TRANSACTION_TOPIC_REPLICATION)
+        return topic.partitions[partition_for(transactional_id, len(topic.partitions))]
+
+    def coordinator_for(self, key: str, key_type: int = GROUP_KEY) -> int:
+        """The node id that coordinates ``key`` (FindCoordinator); raises
+        COORDINATOR_NOT_AVAILABLE when its partition has no leader."""
+        partition = self.transaction_partition(key) if key_type == TRANSACTION_KEY \
+            else self.offsets_partition(key)
+        if partition.leader == -1:
+            raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
+        return partition.leader

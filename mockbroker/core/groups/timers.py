@@ -1,0 +1,67 @@
+"""The group coordinator's timers, each under a typed key.
+
+A key names what the timer is for (:class:`TimerKind`) and whose it is (a group, a member), so
+scheduling a timer replaces the one it supersedes (a member's next heartbeat deadline replaces
+the last) and everything of a group can be cancelled at once when the group goes away.  Timers
+run on the cluster's :class:`~mockbroker.core.clock.Timers`, so a manual clock drives them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable
+
+from mockbroker.core.clock import Timer, Timers
+
+
+class TimerKind(Enum):
+    #: a member's session: it is removed unless it heartbeats (or commits) before this
+    HEARTBEAT = "heartbeat"
+    #: the join phase of a rebalance: the initial delay, or the rebalance timeout
+    JOIN = "join"
+    #: the members' SyncGroup after a join phase completes
+    SYNC = "sync"
+    #: the periodic expiry of old committed offsets
+    RETENTION = "retention"
+
+
+@dataclass(frozen=True, slots=True)
+class TimerKey:
+    kind: TimerKind
+    group_id: str | None = None
+    member_id: str | None = None
+
+
+class GroupTimers:
+    def __init__(self, timers: Timers):
+        self._timers = timers
+        self._scheduled: dict[TimerKey, Timer] = {}
+
+    def schedule(self, key: TimerKey, delay_ms: int, callback: Callable[[], None]) -> None:
+        """Run ``callback`` in ``delay_ms``, replacing the timer under the same key."""
+        self.cancel(key)
+
+        def fire() -> None:
+            if self._scheduled.get(key) is timer:
+                del self._scheduled[key]
+            callback()
+
+        timer = self._timers.call_later(delay_ms, fire)
+        self._scheduled[key] = timer
+
+    def cancel(self, key: TimerKey) -> None:
+        timer = self._scheduled.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+
+    def cancel_group(self, group_id: str) -> None:
+        for key in [k for k in self._scheduled if k.group_id == group_id]:
+            self.cancel(key)
+
+    def deadline(self, key: TimerKey) -> int | None:
+        timer = self._scheduled.get(key)
+        return None if timer is None else timer.deadline_ms
+
+    def __contains__(self, key: TimerKey) -> bool:
+        return key in self._scheduled
