@@ -4,26 +4,34 @@ Everything a broker would learn from the controller lives here, for all brokers 
 ids, partition replicas and leaders, leader epochs, configs.  Replica placement follows Kafka's
 rack-unaware rule (partition *i*'s first replica on broker ``(start + i) mod n``, the other
 replicas shifted from it), with a seeded random start so a cluster's layout is repeatable.
+
+Every topic comes to be through :meth:`Cluster.create_topic`, with the controller's checks:
+CreateTopics, Metadata's auto-creation, the admin HTTP API, the topics a cluster starts with
+and the coordinators' internal topics.
+
+The cluster owns its broker config layers (``broker_configs``, a
+:class:`~mockbroker.core.config.broker.BrokerConfigs` built from its settings and brokers) and
+imports the config package at the top; the config package never imports this module (its
+operations take the cluster as an argument).
 """
 
 from __future__ import annotations
 
 import random
-import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, Mapping
 
 from mockbroker.core.clock import Clock, Timers
-from mockbroker.core.log import PartitionLog
+from mockbroker.core.config.broker import BrokerConfigs
+from mockbroker.core.config.topic import new_topic_configs, topic_value_from_broker
 from mockbroker.core.errors import ApiException
+from mockbroker.core.log import PartitionLog
+# topic_name_error is also imported from here (the admin HTTP API, fault specs)
+from mockbroker.core.names import colliding_topic, topic_name_error
 from wire import errors
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
-MAX_TOPIC_NAME_LENGTH = 249
-
-
 
 
 @dataclass(slots=True)
@@ -58,19 +66,6 @@ class Topic:
         return self.name in INTERNAL_TOPICS
 
 
-def topic_name_error(name: str | None) -> str | None:
-    """Why Kafka would refuse ``name`` as a topic name, or None if it is legal."""
-    if not name:
-        return "topic name is empty"
-    if name in (".", ".."):
-        return f"topic name cannot be {name!r}"
-    if len(name) > MAX_TOPIC_NAME_LENGTH:
-        return f"topic name is longer than {MAX_TOPIC_NAME_LENGTH} characters"
-    if not _LEGAL_TOPIC.match(name):
-        return f"topic name {name!r} has characters other than ASCII alphanumerics, '.', '_' and '-'"
-    return None
-
-
 class Cluster:
     """All brokers' shared view of the cluster."""
 
@@ -88,6 +83,9 @@ class Cluster:
         self.append_listeners: set[Callable[[Partition], None]] = set()
         #: Called with a partition whenever its leader changes (the group coordinator listens).
         self.leadership_listeners: list[Callable[[Partition], None]] = []
+        #: The broker config layers (defaults, static settings, dynamic values).
+        self.broker_configs = BrokerConfigs(settings, self.brokers,
+                                            self.default_replication_factor())
 
     # -- brokers -------------------------------------------------------------------------------
 
@@ -127,59 +125,86 @@ class Cluster:
             layout.append(replicas)
         return layout
 
-    def create_topic(self, name: str, num_partitions: int | None = None,
-                     replication_factor: int | None = None, configs: dict[str, str] | None = None,
-                     assignments: list[list[int]] | None = None, *, validate_only: bool = False
-                     ) -> Topic:
+    def create_topic(self, name: str, num_partitions: int | None = -1,
+                     replication_factor: int | None = -1,
+                     configs: Mapping[str, str | None] | Iterable[tuple[str, str | None]]
+                     | None = None,
+                     assignments: Iterable[tuple[int, list[int]]] | None = None, *,
+                     validate_only: bool = False) -> Topic:
+        """Create a topic, or with ``validate_only`` only check that it could be; the one way
+        topics come to be.  The controller's checks come in the controller's order (name,
+        existence, collision, configs, then partitions and replicas) and refuse with Kafka's
+        error codes and messages (:class:`ApiException`).
+
+        ``-1`` (or None) asks for the broker default; ``configs`` are the topic's overrides
+        (a mapping or (name, value) pairs), stored normalised; ``assignments`` are (partition
+        index, replica broker ids) and need ``-1`` for both counts.  Returns the topic with its
+        partitions; with ``validate_only`` it is not added to the cluster."""
         problem = topic_name_error(name)
         if problem:
             raise ApiException(errors.INVALID_TOPIC_EXCEPTION, problem)
         if name in self.topics:
-            raise ApiException(errors.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+            raise ApiException(errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        other = colliding_topic(name, self.topics)
+        if other is not None:
+            raise ApiException(errors.INVALID_TOPIC_EXCEPTION,
+                               f"Topic '{name}' collides with existing topic: {other}")
+        if isinstance(configs, Mapping):
+            configs = configs.items()
+        overrides = new_topic_configs(self, configs) if configs else {}
+        num_partitions = -1 if num_partitions is None else num_partitions
+        replication_factor = -1 if replication_factor is None else replication_factor
         if assignments:
-            layout = [list(replicas) for replicas in assignments]
-            unknown = {b for replicas in layout for b in replicas} - set(self.brokers)
-            if unknown:
-                raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT,
-                                   f"unknown broker(s) {sorted(unknown)} in the assignment")
+            layout = self._manual_layout(assignments, num_partitions, replication_factor)
         else:
-            if num_partitions is None or num_partitions == -1:
+            if replication_factor < -1 or replication_factor == 0:
+                raise ApiException(errors.INVALID_REPLICATION_FACTOR, "Replication factor must "
+                                   "be larger than 0, or -1 to use the default value.")
+            if num_partitions < -1 or num_partitions == 0:
+                raise ApiException(errors.INVALID_PARTITIONS, "Number of partitions was set to "
+                                   "an invalid non-positive value.")
+            if num_partitions == -1:
                 num_partitions = self.settings["num_partitions"]
-            if replication_factor is None or replication_factor == -1:
+            if replication_factor == -1:
                 replication_factor = self.default_replication_factor()
-            if num_partitions <= 0:
-                raise ApiException(errors.INVALID_PARTITIONS,
-                                   f"number of partitions must be larger than 0, got {num_partitions}")
-            if replication_factor <= 0:
-                raise ApiException(errors.INVALID_REPLICATION_FACTOR,
-                                   f"replication factor must be larger than 0, got {replication_factor}")
+            self._check_replication_factor(replication_factor, prefix=True)
             layout = self.placement(num_partitions, replication_factor)
-        topic = Topic(name, uuid.uuid4(), configs=dict(configs or {}))
-        if validate_only:
-            return topic
+        topic = Topic(name, uuid.uuid4(), configs=overrides)
         for index, replicas in enumerate(layout):
             topic.partitions.append(self._new_partition(topic, index, replicas))
-        self.topics[name] = topic
-        self.topics_by_id[topic.topic_id] = topic
+        if not validate_only:
+            self.topics[name] = topic
+            self.topics_by_id[topic.topic_id] = topic
         return topic
+
+    def _manual_layout(self, assignments: Iterable[tuple[int, list[int]]], num_partitions: int,
+                       replication_factor: int) -> list[list[int]]:
+        """A CreateTopics manual assignment, checked as the controller checks it, as the
+        replicas of partitions 0, 1, ..."""
+        if replication_factor != -1:
+            raise ApiException(errors.INVALID_REQUEST, "A manual partition assignment was "
+                               "specified, but replication factor was not set to -1.")
+        if num_partitions != -1:
+            raise ApiException(errors.INVALID_REQUEST, "A manual partition assignment was "
+                               "specified, but numPartitions was not set to -1.")
+        by_index: dict[int, list[int]] = {}
+        rf = None
+        for index, broker_ids in assignments:
+            if index in by_index:
+                raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual "
+                                   f"partition assignments for partition {index}")
+            self._check_manual_assignment(broker_ids, rf, index)
+            rf = len(broker_ids)
+            by_index[index] = list(broker_ids)
+        if sorted(by_index) != list(range(len(by_index))):
+            raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT,
+                               "partitions should be a consecutive 0-based integer sequence")
+        return [by_index[i] for i in range(len(by_index))]
 
     def _new_partition(self, topic: Topic, index: int, replicas: list[int]) -> Partition:
         live = [r for r in replicas if self.brokers[r].alive]
         leader = live[0] if live else -1
         return Partition(topic, index, replicas, leader, live or list(replicas[:1]))
-
-    def create_partitions(self, name: str, total: int, *, validate_only: bool = False) -> None:
-        topic = self.topic_or_error(name)
-        current = len(topic.partitions)
-        if total <= current:
-            raise ApiException(errors.INVALID_PARTITIONS,
-                               f"topic {name!r} has {current} partitions; cannot go to {total}")
-        rf = len(topic.partitions[0].replicas) if topic.partitions else 1
-        layout = self.placement(total - current, rf, first_index=current)
-        if validate_only:
-            return
-        for offset, replicas in enumerate(layout):
-            topic.partitions.append(self._new_partition(topic, current + offset, replicas))
 
     def delete_topic(self, name: str) -> Topic:
         topic = self.topic_or_error(name)
@@ -198,9 +223,6 @@ class Cluster:
         if topic is None or not 0 <= index < len(topic.partitions):
             return None
         return topic.partitions[index]
-
-    def topic_config(self, topic: Topic, name: str, default: str) -> str:
-        return topic.configs.get(name, default)
 
     # -- leadership ----------------------------------------------------------------------------
 
@@ -282,86 +304,7 @@ class Cluster:
                 return None, exc.error_code
         return None, errors.UNKNOWN_TOPIC_OR_PARTITION
 
-    # -- admin operations: CreateTopics, CreatePartitions, DeleteTopics, DeleteRecords, configs -
-
-    def broker_config_state(self):
-        """The broker config layers (:class:`mockbroker.core.configs.BrokerConfigs`), created
-        on first use."""
-        state = getattr(self, "_broker_config_state", None)
-        if state is None:
-            from mockbroker.core.configs import BrokerConfigs
-            state = self._broker_config_state = BrokerConfigs(self)
-        return state
-
-    def reset_broker_configs(self) -> None:
-        """Forget every dynamic broker config (for a cluster reset)."""
-        state = getattr(self, "_broker_config_state", None)
-        if state is not None:
-            state.dynamic_default.clear()
-            state.dynamic_per_broker.clear()
-            state.sync_settings()
-
-    def admin_create_topic(self, name: str, num_partitions: int = -1,
-                           replication_factor: int = -1,
-                           assignments: list[tuple[int, list[int]]] | None = None,
-                           configs: list[tuple[str, str | None]] | None = None, *,
-                           validate_only: bool = False) -> tuple[Topic, int, int, dict[str, str]]:
-        """One topic of a CreateTopics request, with the controller's checks in the controller's
-        order (name, existence, configs, then partitions and replicas).  ``-1`` asks for the
-        broker default; ``assignments`` are (partition index, replica broker ids).  Returns the
-        topic (without partitions when ``validate_only``), its partition count, replication
-        factor and normalised config overrides."""
-        from mockbroker.core import configs as topic_configs
-
-        problem = topic_configs.topic_name_problem(name)
-        if problem:
-            raise ApiException(errors.INVALID_TOPIC_EXCEPTION, problem)
-        if name in self.topics:
-            raise ApiException(errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
-        if "." in name or "_" in name:
-            unified = name.replace(".", "_")
-            for other in self.topics:
-                if other.replace(".", "_") == unified:
-                    raise ApiException(errors.INVALID_TOPIC_EXCEPTION,
-                                       f"Topic '{name}' collides with existing topic: {other}")
-        overrides = topic_configs.new_topic_configs(self, configs) if configs else {}
-        if assignments:
-            if replication_factor != -1:
-                raise ApiException(errors.INVALID_REQUEST, "A manual partition assignment was "
-                                   "specified, but replication factor was not set to -1.")
-            if num_partitions != -1:
-                raise ApiException(errors.INVALID_REQUEST, "A manual partition assignment was "
-                                   "specified, but numPartitions was not set to -1.")
-            by_index: dict[int, list[int]] = {}
-            rf = None
-            for index, broker_ids in assignments:
-                if index in by_index:
-                    raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual "
-                                       f"partition assignments for partition {index}")
-                self._check_manual_assignment(broker_ids, rf, index)
-                rf = len(broker_ids)
-                by_index[index] = list(broker_ids)
-            if sorted(by_index) != list(range(len(by_index))):
-                raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT,
-                                   "partitions should be a consecutive 0-based integer sequence")
-            layout = [by_index[i] for i in range(len(by_index))]
-            topic = self.create_topic(name, configs=overrides, assignments=layout,
-                                      validate_only=validate_only)
-            return topic, len(layout), rf, overrides
-        if replication_factor < -1 or replication_factor == 0:
-            raise ApiException(errors.INVALID_REPLICATION_FACTOR, "Replication factor must be "
-                               "larger than 0, or -1 to use the default value.")
-        if num_partitions < -1 or num_partitions == 0:
-            raise ApiException(errors.INVALID_PARTITIONS, "Number of partitions was set to an "
-                               "invalid non-positive value.")
-        if num_partitions == -1:
-            num_partitions = self.settings["num_partitions"]
-        if replication_factor == -1:
-            replication_factor = self.default_replication_factor()
-        self._check_replication_factor(replication_factor, prefix=True)
-        topic = self.create_topic(name, num_partitions, replication_factor, overrides,
-                                  validate_only=validate_only)
-        return topic, num_partitions, replication_factor, overrides
+    # -- admin operations: CreatePartitions, DeleteTopics, DeleteRecords ----------------------
 
     def _check_replication_factor(self, replication_factor: int, prefix: bool) -> None:
         """Kafka's replica placer refusing more replicas than there are live brokers."""
@@ -463,11 +406,10 @@ class Cluster:
         if partition.leader != broker_id:
             raise ApiException(errors.NOT_LEADER_OR_FOLLOWER,
                                f"Leader not local for partition {where} on broker {broker_id}")
-        from mockbroker.core import configs as topic_configs
         policy = partition.topic.configs.get("cleanup.policy")
         if policy is None:
-            policy = topic_configs.topic_value_from_broker(
-                "cleanup.policy", self.broker_config_state().effective(broker_id))
+            policy = topic_value_from_broker("cleanup.policy",
+                                             self.broker_configs.effective(broker_id))
         if "delete" not in [p.strip().lower() for p in policy.split(",")]:
             raise ApiException(errors.POLICY_VIOLATION, f"Records of partition {where} can not "
                                "be deleted due to the configured policy")

@@ -1,59 +1,60 @@
-"""Broker settings, under Kafka's own config names.
+"""The mock's settings: a view of the broker config definitions.
 
-``MockCluster`` and ``mockbroker serve`` take them with dots as underscores
-(``group_initial_rebalance_delay_ms``); an unknown name or a bad value is a ``ValueError`` that
-names the setting.  Defaults are Kafka's, except ``group.initial.rebalance.delay.ms``, which is 0
-so tests are fast.
+``MockCluster(**settings)``, ``mockbroker serve --flag`` and ``MOCKBROKER_*`` take the broker
+configs marked as settings in :data:`mockbroker.core.config.broker.BROKER_CONFIG_KEYS`, under
+Kafka's names with dots as underscores (``group_initial_rebalance_delay_ms``).  Their type,
+default and rule are the config's own, except where the entry gives the mock a default of its
+own (``group.initial.rebalance.delay.ms`` is 0 so tests are fast) or a rule Kafka's definition
+lacks.  An unknown name or a bad value is a ``ValueError`` that names the setting.
+
+:func:`resolve_settings` gives the dict the core reads (``settings["message_max_bytes"]``):
+every setting under its python name, defaults filled in.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+
+from mockbroker.core.config.broker import SETTING_CONFIGS
+from mockbroker.core.config.values import KAFKA_DEFAULT, ConfigKey, ConfigType, InvalidValue
+
+#: the Python type a setting takes, by config type
+_PYTHON_TYPES = {ConfigType.BOOLEAN: bool, ConfigType.STRING: str, ConfigType.INT: int,
+                 ConfigType.SHORT: int, ConfigType.LONG: int}
 
 
 @dataclass(frozen=True, slots=True)
-class Setting:
-    name: str  # Kafka's dotted name
-    type: type
-    default: Any
-    check: Callable[[Any], bool] = lambda value: True
-    requirement: str = ""
+class MockSetting:
+    """One setting, as the broker config ``key`` defines it."""
+
+    key: ConfigKey
+
+    @property
+    def name(self) -> str:  # Kafka's dotted name
+        return self.key.name
 
     @property
     def python_name(self) -> str:
-        return self.name.replace(".", "_")
+        return self.key.python_name
+
+    @property
+    def type(self) -> type:
+        return _PYTHON_TYPES[self.key.type]
+
+    @property
+    def default(self) -> Any:
+        default = self.key.setting.default
+        return self.key.default if default is KAFKA_DEFAULT else default
+
+    @property
+    def validator(self) -> Any:
+        return self.key.setting.validator or self.key.validator
 
 
-def _at_least(n: int):
-    return (lambda value: value >= n), f"at least {n}"
-
-
-def _s(name: str, type_: type, default: Any, rule=None) -> Setting:
-    check, requirement = rule if rule else ((lambda value: True), "")
-    return Setting(name, type_, default, check, requirement)
-
-
-SETTINGS: dict[str, Setting] = {s.python_name: s for s in (
-    _s("auto.create.topics.enable", bool, True),
-    _s("num.partitions", int, 1, _at_least(1)),
-    _s("default.replication.factor", int, 1, _at_least(1)),
-    _s("offsets.topic.num.partitions", int, 50, _at_least(1)),
-    _s("offsets.topic.replication.factor", int, 3, _at_least(1)),
-    _s("offsets.retention.minutes", int, 10080, _at_least(1)),
-    _s("offsets.retention.check.interval.ms", int, 600000, _at_least(1)),
-    _s("group.initial.rebalance.delay.ms", int, 0, _at_least(0)),
-    _s("group.min.session.timeout.ms", int, 6000, _at_least(0)),
-    _s("group.max.session.timeout.ms", int, 1800000, _at_least(0)),
-    _s("group.max.size", int, 2147483647, _at_least(1)),
-    _s("message.max.bytes", int, 1048588, _at_least(0)),
-    _s("socket.request.max.bytes", int, 104857600, _at_least(1)),
-    _s("log.message.timestamp.type", str, "CreateTime",
-       ((lambda v: v in ("CreateTime", "LogAppendTime")), "CreateTime or LogAppendTime")),
-    _s("delete.topic.enable", bool, True),
-    _s("broker.rack", str, ""),
-    _s("cluster.id", str, "mockbroker-cluster-0000"),
-)}
+#: Every setting, by python name, in the order of the broker config table.
+SETTINGS: dict[str, MockSetting] = {
+    key.python_name: MockSetting(key) for key in SETTING_CONFIGS.values()}
 
 
 def resolve_settings(values: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +71,7 @@ def resolve_settings(values: dict[str, Any]) -> dict[str, Any]:
     return resolved
 
 
-def coerce(setting: Setting, value: Any) -> Any:
+def coerce(setting: MockSetting, value: Any) -> Any:
     """A setting's value from Python or from text (a flag or environment variable)."""
     name = setting.python_name
     if setting.type is bool:
@@ -90,6 +91,10 @@ def coerce(setting: Setting, value: Any) -> Any:
             raise ValueError(f"{name}: expected an integer, got {value!r}") from None
     elif not isinstance(value, str):
         raise ValueError(f"{name}: expected a string, got {value!r}")
-    if not setting.check(value):
-        raise ValueError(f"{name}: must be {setting.requirement}, got {value!r}")
+    validator = setting.validator
+    if validator is not None:
+        try:
+            validator.check(setting.name, value)
+        except InvalidValue:
+            raise ValueError(f"{name}: must be {validator.requirement}, got {value!r}") from None
     return value

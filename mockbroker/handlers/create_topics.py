@@ -11,7 +11,7 @@ POLICY_VIOLATION for every topic.
 
 from __future__ import annotations
 
-from mockbroker.core import configs
+from mockbroker.core.config.topic import created_topic_configs
 from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import once_each
@@ -46,10 +46,10 @@ def handle(core, ctx, request):
                                    f"topic {CLUSTER_METADATA_TOPIC} is prohibited."))
             continue
         try:
-            created, partitions, replication_factor, overrides = cluster.admin_create_topic(
+            created = cluster.create_topic(
                 topic.name, topic.num_partitions, topic.replication_factor,
-                [(a.partition_index, a.broker_ids) for a in topic.assignments],
                 [(c.name, c.value) for c in topic.configs],
+                [(a.partition_index, a.broker_ids) for a in topic.assignments],
                 validate_only=request.validate_only)
         except ApiException as exc:
             results.append(_failed(topic.name, exc.error_code, exc.message or None))
@@ -57,11 +57,12 @@ def handle(core, ctx, request):
         results.append(RESPONSE.CreatableTopicResult(
             name=topic.name, topic_id=created.topic_id, error_code=errors.NONE,
             error_message=None, topic_config_error_code=errors.NONE,
-            num_partitions=partitions, replication_factor=replication_factor,
+            num_partitions=len(created.partitions),
+            replication_factor=len(created.partitions[0].replicas),
             configs=[RESPONSE.CreatableTopicConfigs(
                 name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
                 is_sensitive=e.sensitive)
-                for e in configs.created_topic_configs(cluster, overrides)]))
+                for e in created_topic_configs(cluster, created.configs)]))
     return RESPONSE(throttle_time_ms=0, topics=results)
 
 

@@ -1,10 +1,10 @@
 """DescribeConfigs (key 32): topic and broker configs with their values, sources and types;
 synonyms when asked (v1+), documentation when asked (v3+).  The model is
-:mod:`mockbroker.core.configs`."""
+:mod:`mockbroker.core.config.describe`."""
 
 from __future__ import annotations
 
-from mockbroker.core import configs
+from mockbroker.core.config.describe import describe
 from mockbroker.core.errors import ApiException
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
@@ -22,7 +22,7 @@ def handle(core, ctx, request):
             error_code=errors.NONE, error_message=None, resource_type=resource.resource_type,
             resource_name=resource.resource_name, configs=[])
         try:
-            entries = configs.describe(
+            entries = describe(
                 core.cluster, resource.resource_type, resource.resource_name, ctx.broker_id,
                 resource.configuration_keys, request.include_synonyms, include_documentation)
         except ApiException as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 
-from mockbroker.core.configs import topic_name_problem
+from mockbroker.core.names import topic_name_error
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import NO_OPERATIONS, TOPIC_OPERATIONS
 from wire import errors, response_class
@@ -49,7 +49,7 @@ def handle(core, ctx, request):
         if topic is None:
             if not every_topic:
                 topics.append(RESPONSE.DescribeTopicPartitionsResponseTopic(
-                    error_code=errors.INVALID_TOPIC_EXCEPTION if topic_name_problem(name)
+                    error_code=errors.INVALID_TOPIC_EXCEPTION if topic_name_error(name)
                     else errors.UNKNOWN_TOPIC_OR_PARTITION,
                     name=name, topic_id=ZERO_UUID, is_internal=False, partitions=[],
                     topic_authorized_operations=TOPIC_OPERATIONS))

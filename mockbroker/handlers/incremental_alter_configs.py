@@ -3,7 +3,7 @@ topics and brokers; a resource with any bad change keeps its configs as they wer
 
 from __future__ import annotations
 
-from mockbroker.core import configs
+from mockbroker.core.config.alter import AlterResource, alter
 from mockbroker.handlers import REGISTRY
 from wire import response_class
 
@@ -13,11 +13,11 @@ RESPONSE = response_class(API_KEY)
 
 @REGISTRY.handler(API_KEY, 0, 1)
 def handle(core, ctx, request):
-    resources = [configs.AlterResource(r.resource_type, r.resource_name,
-                                       [(c.name, c.config_operation, c.value) for c in r.configs])
+    resources = [AlterResource(r.resource_type, r.resource_name,
+                               [(c.name, c.config_operation, c.value) for c in r.configs])
                  for r in request.resources]
-    outcome = configs.alter(core.cluster, resources, ctx.broker_id, incremental=True,
-                            validate_only=request.validate_only)
+    outcome = alter(core.cluster, resources, ctx.broker_id, incremental=True,
+                    validate_only=request.validate_only)
     return RESPONSE(throttle_time_ms=0, responses=[
         RESPONSE.AlterConfigsResourceResponse(error_code=code, error_message=message,
                                               resource_type=r.resource_type,

@@ -222,8 +222,8 @@ class AdminApi:
                 for k, v in configs.items()):
             raise _bad("configs must map config names to string values")
         try:
-            topic, *_ = self.core.cluster.admin_create_topic(
-                name, partitions, replication, None, list(configs.items()) or None)
+            topic = self.core.cluster.create_topic(
+                name, partitions, replication, list(configs.items()) or None)
         except ApiException as exc:
             status = 409 if exc.error_code == errors.TOPIC_ALREADY_EXISTS else 400
             raise ApiError(status, str(exc)) from None

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from mockbroker.core import configs
+from mockbroker.core import config
 from mockbroker.core.cluster import Broker
 from mockbroker.core.errors import ApiException
-from mockbroker.core.configs import ConfigSource, ConfigType, OpType, ResourceType
+from mockbroker.core.config import ConfigSource, ConfigType, OpType, ResourceType
 from mockbroker.core.dispatch import Core
 from mockbroker.handlers import new_core
 from wire import errors
@@ -23,12 +23,12 @@ def make_core(brokers: int = 3, **settings) -> Core:
 
 
 def described(core, topic="orders", broker_id=0, synonyms=False) -> dict:
-    return {e.name: e for e in configs.describe_topic(core.cluster, topic, broker_id, synonyms)}
+    return {e.name: e for e in config.describe_topic(core.cluster, topic, broker_id, synonyms)}
 
 
 def broker_described(core, broker_id=0, name=None, synonyms=False) -> dict:
     name = str(broker_id) if name is None else name
-    return {e.name: e for e in configs.describe_broker(core.cluster, name, broker_id, synonyms)}
+    return {e.name: e for e in config.describe_broker(core.cluster, name, broker_id, synonyms)}
 
 
 def refused(fn, *args, **kwargs) -> ApiException:
@@ -41,7 +41,7 @@ def refused(fn, *args, **kwargs) -> ApiException:
 
 def test_a_new_topic_reports_every_kafka_topic_config_at_its_default():
     entries = described(make_core())
-    assert set(entries) == set(configs.TOPIC_CONFIGS)
+    assert set(entries) == set(config.TOPIC_CONFIGS)
     assert len(entries) == 33
     expected = {
         "cleanup.policy": ("delete", ConfigType.LIST),
@@ -85,7 +85,7 @@ def test_a_new_topic_reports_every_kafka_topic_config_at_its_default():
 def test_kafka_4_has_no_message_downconversion_config():
     core = make_core()
     assert "message.downconversion.enable" not in described(core)
-    error = refused(configs.incremental_alter_topic, core.cluster, "orders",
+    error = refused(config.incremental_alter_topic, core.cluster, "orders",
                     [("message.downconversion.enable", SET, "true")], validate_only=False)
     assert error.error_code == errors.INVALID_CONFIG
     assert str(error) == "Unknown topic config name: message.downconversion.enable"
@@ -106,7 +106,7 @@ def test_synonyms_name_the_broker_config_a_default_comes_from():
 
 def test_documentation_only_when_asked():
     core = make_core()
-    entries = configs.describe_topic(core.cluster, "orders", 0, include_documentation=True)
+    entries = config.describe_topic(core.cluster, "orders", 0, include_documentation=True)
     assert all(e.documentation for e in entries)
 
 
@@ -152,28 +152,28 @@ def test_broker_configs_identity_read_only_flags_and_the_mocks_own_defaults():
 
 def test_describe_broker_must_name_the_broker_it_is_sent_to():
     core = make_core()
-    error = refused(configs.describe_broker, core.cluster, "1", 0)
+    error = refused(config.describe_broker, core.cluster, "1", 0)
     assert error.error_code == errors.INVALID_REQUEST
     assert "expected 0 or empty string, but received 1" in str(error)
-    error = refused(configs.describe_broker, core.cluster, "x", 0)
+    error = refused(config.describe_broker, core.cluster, "x", 0)
     assert error.error_code == errors.INVALID_REQUEST
 
 
 def test_describe_unknown_and_invalid_topics():
     core = make_core()
-    assert refused(configs.describe_topic, core.cluster, "nope", 0).error_code == \
+    assert refused(config.describe_topic, core.cluster, "nope", 0).error_code == \
         errors.UNKNOWN_TOPIC_OR_PARTITION
-    error = refused(configs.describe_topic, core.cluster, "bad name", 0)
+    error = refused(config.describe_topic, core.cluster, "bad name", 0)
     assert error.error_code == errors.INVALID_TOPIC_EXCEPTION
     assert str(error).startswith("Topic name is invalid: ")
 
 
 def test_describe_filters_by_configuration_keys():
     core = make_core()
-    entries = configs.describe(core.cluster, ResourceType.TOPIC, "orders", 0,
+    entries = config.describe(core.cluster, ResourceType.TOPIC, "orders", 0,
                                ["retention.ms", "no.such.config"], False, False)
     assert [e.name for e in entries] == ["retention.ms"]
-    error = refused(configs.describe, core.cluster, ResourceType.GROUP, "g", 0, None, False,
+    error = refused(config.describe, core.cluster, ResourceType.GROUP, "g", 0, None, False,
                     False)
     assert error.error_code == errors.INVALID_REQUEST
 
@@ -207,24 +207,24 @@ def test_describe_filters_by_configuration_keys():
 ])
 def test_bad_values_are_invalid_config_with_kafkas_message(name, value, message):
     core = make_core()
-    error = refused(configs.new_topic_configs, core.cluster, [(name, value)])
+    error = refused(config.new_topic_configs, core.cluster, [(name, value)])
     assert error.error_code == errors.INVALID_CONFIG
     assert str(error) == message
 
 
 def test_cross_config_rules_use_the_effective_values():
     core = make_core()
-    error = refused(configs.new_topic_configs, core.cluster,
+    error = refused(config.new_topic_configs, core.cluster,
                     [("min.compaction.lag.ms", "10"), ("max.compaction.lag.ms", "5")])
     assert error.error_code == errors.INVALID_CONFIG
     assert "min.compaction.lag.ms (10) > max.compaction.lag.ms (5)" in str(error)
-    assert configs.new_topic_configs(core.cluster, [("min.compaction.lag.ms", "10")]) == \
+    assert config.new_topic_configs(core.cluster, [("min.compaction.lag.ms", "10")]) == \
         {"min.compaction.lag.ms": "10"}
 
 
 def test_values_are_normalised_as_kafka_prints_them():
     core = make_core()
-    assert configs.new_topic_configs(core.cluster, [
+    assert config.new_topic_configs(core.cluster, [
         ("retention.ms", " 1000 "), ("cleanup.policy", "compact , delete"),
         ("preallocate", "TRUE"), ("min.cleanable.dirty.ratio", "0.25"),
         ("message.timestamp.type", "LogAppendTime "), ("retention.bytes", "+7"),
@@ -235,7 +235,7 @@ def test_values_are_normalised_as_kafka_prints_them():
 
 def test_null_values_are_named():
     core = make_core()
-    error = refused(configs.new_topic_configs, core.cluster,
+    error = refused(config.new_topic_configs, core.cluster,
                     [("retention.ms", None), ("segment.ms", None)])
     assert error.error_code == errors.INVALID_CONFIG
     assert str(error) == "Null value not supported for topic configs: retention.ms,segment.ms"
@@ -246,7 +246,7 @@ def test_null_values_are_named():
     (1234567.5, "1234567.5"), (-0.0, "-0.0"), (0.1, "0.1"), (1e21, "1.0E21"),
 ])
 def test_doubles_print_like_java(value, text):
-    assert configs.TOPIC_CONFIGS["min.cleanable.dirty.ratio"].to_string(value) == text
+    assert config.TOPIC_CONFIGS["min.cleanable.dirty.ratio"].to_string(value) == text
 
 
 # -- incremental and legacy alters --------------------------------------------------------
@@ -254,7 +254,7 @@ def test_doubles_print_like_java(value, text):
 def test_incremental_set_delete_append_subtract():
     core = make_core()
     topic = core.cluster.topics["orders"]
-    alter = configs.incremental_alter_topic
+    alter = config.incremental_alter_topic
     alter(core.cluster, "orders", [("retention.ms", SET, "1000"),
                                    ("cleanup.policy", APPEND, "compact")], validate_only=False)
     assert topic.configs == {"retention.ms": "1000", "cleanup.policy": "delete,compact"}
@@ -276,14 +276,14 @@ def test_incremental_set_delete_append_subtract():
 
 def test_subtract_everything_leaves_an_empty_list():
     core = make_core()
-    configs.incremental_alter_topic(core.cluster, "orders", [("cleanup.policy", SUBTRACT,
+    config.incremental_alter_topic(core.cluster, "orders", [("cleanup.policy", SUBTRACT,
                                                               "delete")], validate_only=False)
     assert described(core)["cleanup.policy"].value == ""
 
 
 def test_append_to_a_config_that_is_not_a_list_is_refused():
     core = make_core()
-    error = refused(configs.incremental_alter_topic, core.cluster, "orders",
+    error = refused(config.incremental_alter_topic, core.cluster, "orders",
                     [("retention.ms", APPEND, "5")], validate_only=False)
     assert error.error_code == errors.INVALID_CONFIG
     assert str(error) == "Can't APPEND to key retention.ms because its type is not LIST."
@@ -292,16 +292,16 @@ def test_append_to_a_config_that_is_not_a_list_is_refused():
 def test_a_bad_change_leaves_every_config_as_it_was():
     core = make_core()
     topic = core.cluster.topics["orders"]
-    configs.incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000")],
+    config.incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000")],
                                     validate_only=False)
-    refused(configs.incremental_alter_topic, core.cluster, "orders",
+    refused(config.incremental_alter_topic, core.cluster, "orders",
             [("segment.ms", SET, "1"), ("retention.bytes", SET, "lots")], validate_only=False)
     assert topic.configs == {"retention.ms": "1000"}
 
 
 def test_validate_only_checks_without_changing():
     core = make_core()
-    configs.incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000")],
+    config.incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000")],
                                     validate_only=True)
     assert core.cluster.topics["orders"].configs == {}
 
@@ -309,10 +309,10 @@ def test_validate_only_checks_without_changing():
 def test_legacy_alter_replaces_every_override():
     core = make_core()
     topic = core.cluster.topics["orders"]
-    configs.incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000"),
+    config.incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000"),
                                                              ("segment.ms", SET, "2000")],
                                     validate_only=False)
-    configs.alter_topic(core.cluster, "orders", {"max.message.bytes": "5000"},
+    config.alter_topic(core.cluster, "orders", {"max.message.bytes": "5000"},
                         validate_only=False)
     assert topic.configs == {"max.message.bytes": "5000"}
 
@@ -320,36 +320,36 @@ def test_legacy_alter_replaces_every_override():
 def test_alter_errors_in_the_controllers_order():
     core = make_core()
     # a bad config is reported before the topic is looked up
-    assert refused(configs.incremental_alter_topic, core.cluster, "nope",
+    assert refused(config.incremental_alter_topic, core.cluster, "nope",
                    [("retention.ms", SET, "x")], validate_only=False).error_code == \
         errors.INVALID_CONFIG
-    error = refused(configs.incremental_alter_topic, core.cluster, "nope",
+    error = refused(config.incremental_alter_topic, core.cluster, "nope",
                     [("retention.ms", SET, "1")], validate_only=False)
     assert error.error_code == errors.UNKNOWN_TOPIC_OR_PARTITION
     assert str(error) == "The topic 'nope' does not exist."
-    assert refused(configs.alter_topic, core.cluster, "", {}, validate_only=False
+    assert refused(config.alter_topic, core.cluster, "", {}, validate_only=False
                    ).error_code == errors.INVALID_REQUEST
 
 
 def test_resource_level_request_checks():
     core = make_core()
-    topic = configs.AlterResource(ResourceType.TOPIC, "orders", [("retention.ms", SET, "1")])
-    duplicate_keys = configs.AlterResource(ResourceType.TOPIC, "orders", [
+    topic = config.AlterResource(ResourceType.TOPIC, "orders", [("retention.ms", SET, "1")])
+    duplicate_keys = config.AlterResource(ResourceType.TOPIC, "orders", [
         ("retention.ms", SET, "1"), ("retention.ms", SET, "2")])
-    null_set = configs.AlterResource(ResourceType.TOPIC, "orders", [("retention.ms", SET, None)])
-    unknown_type = configs.AlterResource(99, "x", [])
-    results = configs.alter(core.cluster, [topic, topic], 0, incremental=True,
+    null_set = config.AlterResource(ResourceType.TOPIC, "orders", [("retention.ms", SET, None)])
+    unknown_type = config.AlterResource(99, "x", [])
+    results = config.alter(core.cluster, [topic, topic], 0, incremental=True,
                             validate_only=False)
     assert [code for code, _ in results] == [errors.INVALID_REQUEST] * 2
-    results = configs.alter(core.cluster, [duplicate_keys], 0, incremental=True,
+    results = config.alter(core.cluster, [duplicate_keys], 0, incremental=True,
                             validate_only=False)
     assert results == [(errors.INVALID_REQUEST, "Error due to duplicate config keys")]
-    results = configs.alter(core.cluster, [null_set], 0, incremental=True, validate_only=False)
+    results = config.alter(core.cluster, [null_set], 0, incremental=True, validate_only=False)
     assert results == [(errors.INVALID_REQUEST, "Null value not supported for : retention.ms")]
-    results = configs.alter(core.cluster, [unknown_type], 0, incremental=True,
+    results = config.alter(core.cluster, [unknown_type], 0, incremental=True,
                             validate_only=False)
     assert results[0][0] == errors.INVALID_REQUEST
-    results = configs.alter(core.cluster, [topic], 0, incremental=True, validate_only=False)
+    results = config.alter(core.cluster, [topic], 0, incremental=True, validate_only=False)
     assert results == [(errors.NONE, None)]
     assert core.cluster.topics["orders"].configs == {"retention.ms": "1"}
 
@@ -359,7 +359,7 @@ def test_resource_level_request_checks():
 def test_a_dynamic_cluster_default_reaches_topics_and_the_data_path():
     core = make_core()
     cluster = core.cluster
-    configs.incremental_alter_broker(cluster, "", 0, [("message.max.bytes", SET, "2048")],
+    config.incremental_alter_broker(cluster, "", 0, [("message.max.bytes", SET, "2048")],
                                      validate_only=False)
     assert cluster.settings["message_max_bytes"] == 2048
     entries = described(core, broker_id=1, synonyms=True)
@@ -367,10 +367,10 @@ def test_a_dynamic_cluster_default_reaches_topics_and_the_data_path():
     assert entries["max.message.bytes"].source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
     assert entries["max.message.bytes"].synonyms[0] == (
         "message.max.bytes", "2048", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
-    default = {e.name: e for e in configs.describe_broker(cluster, "", 0)}
+    default = {e.name: e for e in config.describe_broker(cluster, "", 0)}
     assert list(default) == ["message.max.bytes"]
     assert default["message.max.bytes"].source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
-    configs.incremental_alter_broker(cluster, "", 0, [("message.max.bytes", DELETE, None)],
+    config.incremental_alter_broker(cluster, "", 0, [("message.max.bytes", DELETE, None)],
                                      validate_only=False)
     assert cluster.settings["message_max_bytes"] == 1048588
     assert described(core)["max.message.bytes"].source == ConfigSource.DEFAULT_CONFIG
@@ -379,9 +379,9 @@ def test_a_dynamic_cluster_default_reaches_topics_and_the_data_path():
 def test_per_broker_values_win_over_cluster_defaults():
     core = make_core()
     cluster = core.cluster
-    configs.incremental_alter_broker(cluster, "", 0, [("log.retention.ms", SET, "1000")],
+    config.incremental_alter_broker(cluster, "", 0, [("log.retention.ms", SET, "1000")],
                                      validate_only=False)
-    configs.incremental_alter_broker(cluster, "1", 1, [("log.retention.ms", SET, "2000")],
+    config.incremental_alter_broker(cluster, "1", 1, [("log.retention.ms", SET, "2000")],
                                      validate_only=False)
     assert described(core, broker_id=0)["retention.ms"].value == "1000"
     on_one = described(core, broker_id=1, synonyms=True)["retention.ms"]
@@ -396,7 +396,7 @@ def test_per_broker_values_win_over_cluster_defaults():
 def test_topic_defaults_convert_broker_hours_and_minutes():
     core = make_core()
     cluster = core.cluster
-    state = cluster.broker_config_state()
+    state = cluster.broker_configs
     state.dynamic_default["log.retention.minutes"] = "5"   # as a broker would read it from KRaft
     assert described(core)["retention.ms"].value == "300000"
     state.dynamic_default["log.retention.ms"] = "7"
@@ -419,16 +419,16 @@ def test_topic_defaults_convert_broker_hours_and_minutes():
 ])
 def test_broker_changes_kafka_refuses(name, ops, code, text):
     core = make_core()
-    error = refused(configs.incremental_alter_broker, core.cluster, name, 0, ops,
+    error = refused(config.incremental_alter_broker, core.cluster, name, 0, ops,
                     validate_only=False)
     assert error.error_code == code
     assert text in str(error)
-    assert core.cluster.broker_config_state().dynamic_default == {}
+    assert core.cluster.broker_configs.dynamic_default == {}
 
 
 def test_custom_broker_configs_are_kept_but_hidden():
     core = make_core()
-    configs.alter_broker(core.cluster, "0", 0, {"my.custom.thing": "secret"}, validate_only=False)
+    config.alter_broker(core.cluster, "0", 0, {"my.custom.thing": "secret"}, validate_only=False)
     entry = broker_described(core)["my.custom.thing"]
     assert entry.value is None and entry.sensitive and entry.type == ConfigType.UNKNOWN
     assert entry.source == ConfigSource.DYNAMIC_BROKER_CONFIG
@@ -436,9 +436,9 @@ def test_custom_broker_configs_are_kept_but_hidden():
 
 def test_created_topic_configs_report_where_each_value_comes_from():
     core = make_core(message_max_bytes=5000)
-    configs.incremental_alter_broker(core.cluster, "", 0, [("log.segment.bytes", SET,
+    config.incremental_alter_broker(core.cluster, "", 0, [("log.segment.bytes", SET,
                                                              "2097152")], validate_only=False)
-    entries = {e.name: e for e in configs.created_topic_configs(core.cluster,
+    entries = {e.name: e for e in config.created_topic_configs(core.cluster,
                                                                 {"retention.ms": "10"})}
     assert [e for e in entries] == sorted(entries)
     assert (entries["retention.ms"].value, entries["retention.ms"].source) == \
@@ -453,18 +453,18 @@ def test_created_topic_configs_report_where_each_value_comes_from():
 
 def test_reset_forgets_dynamic_broker_configs():
     core = make_core()
-    configs.incremental_alter_broker(core.cluster, "", 0, [("message.max.bytes", SET, "100")],
+    config.incremental_alter_broker(core.cluster, "", 0, [("message.max.bytes", SET, "100")],
                                      validate_only=False)
-    core.cluster.reset_broker_configs()
+    core.cluster.broker_configs.reset()
     assert core.cluster.settings["message_max_bytes"] == 1048588
-    assert configs.describe_broker(core.cluster, "", 0) == []
+    assert config.describe_broker(core.cluster, "", 0) == []
 
 
 # -- topic operations the config model backs -----------------------------------------------
 
 def test_create_topic_checks_come_in_the_controllers_order():
     cluster = make_core(brokers=3).cluster
-    create = cluster.admin_create_topic
+    create = cluster.create_topic
     assert refused(create, "orders", 1, 5).error_code == errors.TOPIC_ALREADY_EXISTS
     assert refused(create, "bad/name").error_code == errors.INVALID_TOPIC_EXCEPTION
     # a bad config is reported before a bad replication factor
@@ -478,14 +478,18 @@ def test_create_topic_checks_come_in_the_controllers_order():
     cluster.create_topic("a_b", 1)
     error = refused(create, "a.b")
     assert error.error_code == errors.INVALID_TOPIC_EXCEPTION and "collides" in str(error)
-    topic, partitions, rf, overrides = create("t", -1, -1, configs=[("retention.ms", "7 ")])
+    topic = create("t", -1, -1, configs=[("retention.ms", "7 ")])
+    partitions, rf, overrides = len(topic.partitions), len(topic.partitions[0].replicas), \
+        topic.configs
     assert (partitions, rf, overrides) == (1, 3, {"retention.ms": "7"})
     assert cluster.topics["t"].configs == {"retention.ms": "7"}
 
 
 def test_manual_assignments_are_checked_like_the_controller_does():
     cluster = make_core(brokers=3).cluster
-    create = cluster.admin_create_topic
+    def create(name, num_partitions, replication_factor, assignments):
+        return cluster.create_topic(name, num_partitions, replication_factor,
+                                    assignments=assignments)
     assert refused(create, "t", 2, -1, [(0, [0, 1])]).error_code == errors.INVALID_REQUEST
     assert refused(create, "t", -1, -1, [(0, [0, 7])]).error_code == \
         errors.INVALID_REPLICA_ASSIGNMENT
@@ -495,7 +499,8 @@ def test_manual_assignments_are_checked_like_the_controller_does():
         errors.INVALID_REPLICA_ASSIGNMENT
     assert refused(create, "t", -1, -1, [(1, [0])]).error_code == \
         errors.INVALID_REPLICA_ASSIGNMENT
-    topic, partitions, rf, _ = create("t", -1, -1, [(1, [2, 0]), (0, [1, 2])])
+    topic = create("t", -1, -1, [(1, [2, 0]), (0, [1, 2])])
+    partitions, rf = len(topic.partitions), len(topic.partitions[0].replicas)
     assert (partitions, rf) == (2, 2)
     assert [p.replicas for p in cluster.topics["t"].partitions] == [[1, 2], [2, 0]]
     assert [p.leader for p in cluster.topics["t"].partitions] == [1, 2]
@@ -517,3 +522,42 @@ def test_create_partitions_checks_and_manual_assignment():
     grow("orders", 4, [[2, 1, 0]])
     assert cluster.topics["orders"].partitions[3].replicas == [2, 1, 0]
     assert cluster.topics["orders"].partitions[3].leader == 2
+
+
+def test_one_creation_path_with_kafkas_checks_for_every_caller():
+    core = make_core(brokers=3)
+    cluster = core.cluster
+    error = refused(cluster.create_topic, "bad name", 1)
+    assert error.error_code == errors.INVALID_TOPIC_EXCEPTION
+    assert str(error) == ("Topic name is invalid: 'bad name' contains one or more characters "
+                          "other than ASCII alphanumerics, '.', '_' and '-'")
+    error = refused(cluster.create_topic, "orders", 1)
+    assert (error.error_code, str(error)) == (errors.TOPIC_ALREADY_EXISTS,
+                                              "Topic 'orders' already exists.")
+    # configs are checked and normalised whoever creates the topic
+    assert refused(cluster.create_topic, "t", 1, configs={"retention.ms": "x"}).error_code == \
+        errors.INVALID_CONFIG
+    assert cluster.create_topic("t", 1, configs={"retention.ms": " 5"}).configs == \
+        {"retention.ms": "5"}
+    # validate_only: the topic as it would be, not added
+    checked = cluster.create_topic("v", 2, 2, validate_only=True)
+    assert [len(p.replicas) for p in checked.partitions] == [2, 2] and "v" not in cluster.topics
+    # Metadata's auto-creation refuses what CreateTopics refuses
+    cluster.create_topic("a_b", 1)
+    assert cluster.lookup_or_create("a.b", True) == (None, errors.INVALID_TOPIC_EXCEPTION)
+    # the group coordinator's internal topic comes through the same path
+    assert core.groups.offsets_topic().configs == {"cleanup.policy": "compact"}
+
+
+def test_one_topic_name_check_with_kafkas_words():
+    from mockbroker.core import cluster, names
+
+    assert cluster.topic_name_error is names.topic_name_error
+    check = names.topic_name_error
+    assert check("orders.v1_x-2") is None
+    assert check(None) == "Topic name is invalid: null"
+    assert check("") == "Topic name is invalid: the empty string is not allowed"
+    assert check("..") == "Topic name is invalid: '..' is not allowed"
+    assert check("x" * 250) == (f"Topic name is invalid: the length of '{'x' * 250}' is longer "
+                                "than the max allowed length 249")
+    assert check("x" * 249) is None

@@ -1,0 +1,230 @@
+"""AlterConfigs and IncrementalAlterConfigs: change a topic's overrides or a broker's dynamic
+configs, all or nothing per resource, with Kafka 4.1's checks and error codes
+(ConfigAdminManager and DynamicBrokerConfig on the broker, ConfigurationControlManager on the
+controller).
+
+The legacy API replaces a resource's configs by exactly those sent; the incremental one applies
+SET, DELETE, APPEND and SUBTRACT to single configs.  The cluster comes in as an argument
+(anything with what :class:`~mockbroker.core.config.topic.ConfigCluster` names).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from mockbroker.core.config.broker import BROKER_CONFIGS, broker_resource
+from mockbroker.core.config.topic import TOPIC_CONFIGS, ConfigCluster, validate_topic_overrides
+from mockbroker.core.config.values import (
+    ConfigType, InvalidValue, OpType, ResourceType, resource_type_name,
+)
+from mockbroker.core.errors import ApiException
+from mockbroker.core.names import topic_name_error
+from wire import errors
+
+
+@dataclass(slots=True)
+class AlterResource:
+    """One resource of an AlterConfigs or IncrementalAlterConfigs request.  ``configs`` holds
+    (name, value) for the legacy API and (name, operation, value) for the incremental one."""
+
+    resource_type: int
+    resource_name: str
+    configs: list[tuple]
+
+
+def alter(cluster: ConfigCluster, resources: list[AlterResource], broker_id: int, *,
+          incremental: bool, validate_only: bool) -> list[tuple[int, str | None]]:
+    """Every resource of an (Incremental)AlterConfigs request, in request order:
+    (error code, error message) each.  A failing resource changes nothing."""
+    seen: dict[tuple[int, str], int] = {}
+    for resource in resources:
+        ident = (resource.resource_type, resource.resource_name)
+        seen[ident] = seen.get(ident, 0) + 1
+    results = []
+    for resource in resources:
+        if seen[(resource.resource_type, resource.resource_name)] > 1:
+            results.append((errors.INVALID_REQUEST, "Each resource must appear at most once."))
+            continue
+        try:
+            _alter_one(cluster, resource, broker_id, incremental, validate_only)
+        except ApiException as exc:
+            results.append((exc.error_code, exc.message or None))
+        else:
+            results.append((errors.NONE, None))
+    return results
+
+
+def _alter_one(cluster: ConfigCluster, resource: AlterResource, broker_id: int,
+               incremental: bool, validate_only: bool) -> None:
+    names = [c[0] for c in resource.configs]
+    if len(set(names)) != len(names):
+        raise ApiException(errors.INVALID_REQUEST, "Error due to duplicate config keys")
+    if incremental:
+        nulls = [c[0] for c in resource.configs if c[1] != OpType.DELETE and c[2] is None]
+    else:
+        nulls = [c[0] for c in resource.configs if c[1] is None]
+    if nulls:
+        raise ApiException(errors.INVALID_REQUEST,
+                           "Null value not supported for : " + ", ".join(nulls))
+    kind, name = resource.resource_type, resource.resource_name
+    if kind == ResourceType.TOPIC:
+        if incremental:
+            incremental_alter_topic(cluster, name, resource.configs, validate_only=validate_only)
+        else:
+            alter_topic(cluster, name, dict(resource.configs), validate_only=validate_only)
+    elif kind == ResourceType.BROKER:
+        if incremental:
+            incremental_alter_broker(cluster, name, broker_id, resource.configs,
+                                     validate_only=validate_only)
+        else:
+            alter_broker(cluster, name, broker_id, dict(resource.configs),
+                         validate_only=validate_only)
+    elif kind in (ResourceType.CLIENT_METRICS, ResourceType.GROUP) or \
+            (kind == ResourceType.BROKER_LOGGER and incremental):
+        raise ApiException(errors.INVALID_REQUEST,
+                           f"Unsupported resource type: {resource_type_name(kind)}")
+    else:
+        raise ApiException(errors.INVALID_REQUEST, f"Unknown resource type {kind}")
+
+
+
+# -- topics --------------------------------------------------------------------------------------
+
+
+def alter_topic(cluster: ConfigCluster, name: str, new: dict[str, str], *,
+                validate_only: bool) -> None:
+    """Give a topic exactly these overrides (the legacy AlterConfigs)."""
+    _store_topic_configs(cluster, name, dict(new), validate_only)
+
+
+def incremental_alter_topic(cluster: ConfigCluster, name: str,
+                            ops: Iterable[tuple[str, int, str | None]], *,
+                            validate_only: bool) -> None:
+    """Apply SET / DELETE / APPEND / SUBTRACT to a topic's overrides, all or nothing."""
+    topic = cluster.topics.get(name)
+    current = dict(topic.configs) if topic is not None else {}
+    new = dict(current)
+    for config, op, value in ops:
+        if op == OpType.SET:
+            new[config] = value
+        elif op == OpType.DELETE:
+            new.pop(config, None)
+        elif op in (OpType.APPEND, OpType.SUBTRACT):
+            key = TOPIC_CONFIGS.get(config)
+            if key is None or key.type is not ConfigType.LIST:
+                raise ApiException(errors.INVALID_CONFIG, f"Can't {OpType(op).name} to key "
+                                   f"{config} because its type is not LIST.")
+            base = current[config] if config in current else key.default_string
+            parts = [p for p in (base or "").split(",") if p]
+            if op == OpType.APPEND:
+                parts += [v for v in value.split(",") if v not in parts]
+            else:
+                for v in value.split(","):
+                    if v in parts:
+                        parts.remove(v)
+            new[config] = ",".join(parts)
+        else:
+            raise ApiException(errors.INVALID_REQUEST, f"Unknown operations type {op}")
+    _store_topic_configs(cluster, name, new, validate_only)
+
+
+def _store_topic_configs(cluster: ConfigCluster, name: str, new: dict[str, str],
+                         validate_only: bool) -> None:
+    if name == "":
+        raise ApiException(errors.INVALID_REQUEST, "Default topic resources are not allowed.")
+    problem = topic_name_error(name)
+    if problem:
+        raise ApiException(errors.INVALID_TOPIC_EXCEPTION, problem)
+    normalised = validate_topic_overrides(cluster, new)
+    topic = cluster.topics.get(name)
+    if topic is None:
+        raise ApiException(errors.UNKNOWN_TOPIC_OR_PARTITION,
+                           f"The topic '{name}' does not exist.")
+    if not validate_only:
+        # in place: the data path holds on to the topic, not to its config dict
+        topic.configs.clear()
+        topic.configs.update(normalised)
+
+
+
+# -- brokers -------------------------------------------------------------------------------------
+
+
+def _check_broker_props(props: dict[str, str], per_broker: bool) -> dict[str, str]:
+    """DynamicBrokerConfig's checks, with the INVALID_REQUEST Kafka answers them with."""
+    static = [n for n in props if n in BROKER_CONFIGS and not BROKER_CONFIGS[n].dynamic]
+    if static:
+        raise ApiException(errors.INVALID_REQUEST,
+                           f"Cannot update these configs dynamically: Set({', '.join(static)})")
+    if not per_broker:
+        only = [n for n in props if n in BROKER_CONFIGS and BROKER_CONFIGS[n].per_broker]
+        if only:
+            raise ApiException(errors.INVALID_REQUEST, "Cannot update these configs at default "
+                               "cluster level, broker id must be specified: "
+                               f"Set({', '.join(only)})")
+    out = {}
+    for name, value in props.items():
+        key = BROKER_CONFIGS.get(name)
+        try:
+            out[name] = key.normalise(value) if key else value
+        except InvalidValue as exc:
+            raise ApiException(errors.INVALID_REQUEST, str(exc)) from None
+    return out
+
+
+def alter_broker(cluster: ConfigCluster, name: str, broker_id: int, new: dict[str, str], *,
+                 validate_only: bool) -> None:
+    """Replace a broker's (or the cluster-wide) dynamic configs (the legacy AlterConfigs)."""
+    target = broker_resource(name, broker_id)
+    _store_broker_configs(cluster, target, _check_broker_props(new, target is not None),
+                          validate_only)
+
+
+def incremental_alter_broker(cluster: ConfigCluster, name: str, broker_id: int,
+                             ops: Iterable[tuple[str, int, str | None]], *,
+                             validate_only: bool) -> None:
+    """Apply SET / DELETE / APPEND / SUBTRACT to a broker's (or the cluster-wide) dynamic
+    configs, all or nothing."""
+    target = broker_resource(name, broker_id)
+    state = cluster.broker_configs
+    props = dict(state.dynamic_default if target is None else state.per_broker(target))
+    for config, op, value in ops:
+        if op == OpType.SET:
+            props[config] = value
+        elif op == OpType.DELETE:
+            props.pop(config, None)
+        elif op in (OpType.APPEND, OpType.SUBTRACT):
+            key = BROKER_CONFIGS.get(config)
+            if key is None:
+                raise ApiException(errors.INVALID_CONFIG, f"Unknown config name: {config}")
+            verb = "append" if op == OpType.APPEND else "subtract"
+            if key.type is not ConfigType.LIST:
+                raise ApiException(errors.INVALID_CONFIG, f"Config value {verb} is not allowed "
+                                   f"for config key: {config}")
+            base = props.get(config, key.default_string) or ""
+            if op == OpType.APPEND:
+                parts = [p for p in base.split(",") if p]
+                parts += [v for v in value.split(",") if v not in parts]
+            else:
+                removed = value.split(",")
+                parts = [p for p in base.split(",") if p not in removed]
+            props[config] = ",".join(parts)
+        else:
+            raise ApiException(errors.INVALID_REQUEST, f"Unknown operations type {op}")
+    _store_broker_configs(cluster, target, _check_broker_props(props, target is not None),
+                          validate_only)
+
+
+def _store_broker_configs(cluster: ConfigCluster, target: int | None, props: dict[str, str],
+                          validate_only: bool) -> None:
+    if validate_only:
+        return
+    state = cluster.broker_configs
+    if target is None:
+        state.dynamic_default = props
+    elif props:
+        state.dynamic_per_broker[target] = props
+    else:
+        state.dynamic_per_broker.pop(target, None)
+    state.sync_settings()

@@ -1,0 +1,254 @@
+"""Broker configs: Kafka's definitions (which are also the mock's settings), the four config
+layers of a broker, and what DescribeConfigs and (Incremental)AlterConfigs do to them.
+
+One table, :data:`BROKER_CONFIG_KEYS`, defines every broker config the mock knows.  An entry
+with a :class:`~mockbroker.core.config.values.Setting` is also a setting of the mock (what
+``MockCluster(**settings)``, ``mockbroker serve --flag`` and ``MOCKBROKER_*`` take; see
+:mod:`mockbroker.core.settings`), with the mock's own default where it differs from Kafka's, so
+adding a setting is one edit here.
+
+A broker's configs come in four layers, as on a KRaft broker (:class:`BrokerConfigs`): Kafka's
+defaults, the static settings the cluster was started with (what ``server.properties`` would
+say), dynamic cluster-wide defaults, and dynamic per-broker values.  The cluster owns one
+:class:`BrokerConfigs`; it is built from the cluster's settings dict and broker map, never from
+the cluster itself, so this package does not import the cluster module.
+
+Of the broker configs only ``message.max.bytes`` and ``log.message.timestamp.type`` change what
+the mock does: they are the dynamic settings, and a dynamic cluster-wide value of either is
+copied into the cluster's settings, where the data path reads it.  Everything else is stored
+and described faithfully but has no effect (there is no retention, compaction or flushing in a
+mock).  The tables and checks follow Apache Kafka 4.1's broker config definitions,
+DynamicBrokerConfig, ConfigHelper and ConfigAdminManager.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from mockbroker.core.config.topic import TOPIC_CONFIGS, TOPIC_SYNONYMS
+from mockbroker.core.config.values import (
+    B, I, INT_MAX, L, LONG_MAX, LS, S, SH, ConfigKey, ConfigSource, OneOf, Range, Setting,
+)
+from mockbroker.core.errors import ApiException
+from wire import errors
+
+_key = ConfigKey
+#: a setting of the mock with Kafka's default and rule
+_MOCK = Setting()
+
+
+def _topic_default_synonym(topic_name: str, **flags) -> ConfigKey:
+    """The broker config backing a topic config: same type, default and rule."""
+    topic_key = TOPIC_CONFIGS[topic_name]
+    return ConfigKey(TOPIC_SYNONYMS[topic_name][0].name, topic_key.type, topic_key.default,
+                     topic_key.validator, f"Broker default for the topic config {topic_name}.",
+                     dynamic=True, **flags)
+
+
+#: Topic configs whose broker synonym is defined by hand below.
+_OWN_SYNONYMS = ("segment.ms", "segment.jitter.ms", "flush.ms", "retention.ms",
+                 "max.message.bytes", "message.timestamp.type")
+
+#: Every broker config the mock knows: its settings, the broker defaults of every topic config,
+#: and the usual identity configs.  ``dynamic`` marks what Kafka lets an admin change at
+#: runtime; the rest is read-only.  ``setting`` marks the mock's settings.
+BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    _key("cluster.id", S, None, None, "The id the cluster reports (Kafka keeps it in "
+                                      "meta.properties, not among the broker configs).",
+         setting=Setting(default="mockbroker-cluster-0000", kafka=False)),
+    _key("broker.id", I, -1, None, "This broker's id (the node id in KRaft mode)."),
+    _key("node.id", I, None, Range(0), "This node's id."),
+    _key("process.roles", LS, None, OneOf(("broker", "controller")),
+         "The roles this node plays: broker, controller or both."),
+    _key("listeners", S, "PLAINTEXT://:9092", None, "Addresses the broker listens on.",
+         dynamic=True, per_broker=True),
+    _key("advertised.listeners", S, None, None, "Addresses clients are told to use.",
+         dynamic=True, per_broker=True),
+    _key("broker.rack", S, None, None, "The rack this broker is in.",
+         setting=Setting(default="")),
+    _key("log.dir", S, "/tmp/kafka-logs", None, "Directory the broker keeps its logs in."),
+    _key("log.dirs", S, None, None, "Directories the broker keeps its logs in."),
+    _key("auto.create.topics.enable", B, True, None,
+         "Whether a Metadata request for an unknown topic creates it.", setting=_MOCK),
+    _key("num.partitions", I, 1, Range(1), "Partitions of a topic created with the default.",
+         setting=_MOCK),
+    # accepted and checked as a setting; the mock creates topics with min(3, brokers) replicas
+    # when asked for the default, and reports that as the static value
+    _key("default.replication.factor", I, 1, None,
+         "Replication factor of a topic created with the default.",
+         setting=Setting(validator=Range(1))),
+    _key("delete.topic.enable", B, True, None, "Whether topics may be deleted.", setting=_MOCK),
+    _key("offsets.topic.num.partitions", I, 50, Range(1),
+         "Partitions of the __consumer_offsets topic.", setting=_MOCK),
+    _key("offsets.topic.replication.factor", SH, 3, Range(1),
+         "Replication factor of the __consumer_offsets topic.", setting=_MOCK),
+    _key("offsets.retention.minutes", I, 7 * 24 * 60, Range(1),
+         "How long committed offsets of an empty group are kept.", setting=_MOCK),
+    _key("offsets.retention.check.interval.ms", L, 600000, Range(1),
+         "How often the coordinator looks for expired offsets.", setting=_MOCK),
+    # 0 rather than Kafka's 3000 so that tests are fast
+    _key("group.initial.rebalance.delay.ms", I, 3000, None,
+         "How long the coordinator waits for more members before the first rebalance.",
+         setting=Setting(default=0, validator=Range(0))),
+    _key("group.min.session.timeout.ms", I, 6000, None, "Shortest session timeout allowed.",
+         setting=Setting(validator=Range(0))),
+    _key("group.max.session.timeout.ms", I, 1800000, None, "Longest session timeout allowed.",
+         setting=Setting(validator=Range(0))),
+    _key("group.max.size", I, INT_MAX, Range(1), "Most members a classic group may have.",
+         setting=_MOCK),
+    _key("socket.request.max.bytes", I, 100 * 1024 * 1024, Range(1),
+         "Largest request the broker reads.", setting=_MOCK),
+    _key("log.roll.hours", I, 168, Range(1), "Segment roll time in hours, if log.roll.ms is "
+                                             "not set."),
+    _key("log.roll.jitter.hours", I, 0, Range(0), "Segment roll jitter in hours, if "
+                                                  "log.roll.jitter.ms is not set."),
+    _key("log.retention.minutes", I, None, None, "Retention in minutes, if log.retention.ms is "
+                                                 "not set."),
+    _key("log.retention.hours", I, 168, None, "Retention in hours, if neither log.retention.ms "
+                                              "nor log.retention.minutes is set."),
+    _key("log.flush.scheduler.interval.ms", L, LONG_MAX, None,
+         "How often the flusher checks whether a log needs flushing."),
+    # message.max.bytes and log.message.timestamp.type: the settings the data path reads
+    _topic_default_synonym("max.message.bytes", setting=_MOCK),
+    _topic_default_synonym("message.timestamp.type", setting=_MOCK),
+    *(_topic_default_synonym(name) for name in TOPIC_SYNONYMS if name not in _OWN_SYNONYMS),
+    # the broker defaults that fall back to another config have no default of their own
+    _key("log.roll.ms", L, None, None, "Segment roll time.", dynamic=True),
+    _key("log.roll.jitter.ms", L, None, None, "Segment roll jitter.", dynamic=True),
+    _key("log.flush.interval.ms", L, None, None, "Time after which a log is flushed.",
+         dynamic=True),
+    _key("log.retention.ms", L, None, None, "How long logs are kept; -1 for ever.",
+         dynamic=True),
+)
+
+#: The broker configs Kafka has (what DescribeConfigs reports and AlterConfigs knows).
+BROKER_CONFIGS: dict[str, ConfigKey] = {
+    k.name: k for k in BROKER_CONFIG_KEYS if k.setting is None or k.setting.kafka}
+
+#: The configs that are settings of the mock, by Kafka name (:mod:`mockbroker.core.settings`).
+SETTING_CONFIGS: dict[str, ConfigKey] = {k.name: k for k in BROKER_CONFIG_KEYS if k.setting}
+
+#: Kafka's default broker configs with a non-null default, as Kafka prints them.
+BROKER_DEFAULTS: dict[str, str] = {
+    k.name: k.default_string for k in BROKER_CONFIGS.values() if k.default is not None}
+
+#: Dynamic broker configs that are settings: the data path reads them from the settings.
+_MIRRORED = {k.name: k.python_name for k in SETTING_CONFIGS.values() if k.dynamic}
+
+_SYNONYM_GROUPS = (("log.roll.ms", "log.roll.hours"),
+                   ("log.roll.jitter.ms", "log.roll.jitter.hours"),
+                   ("log.retention.ms", "log.retention.minutes", "log.retention.hours"))
+
+
+def broker_synonyms(name: str) -> list[str]:
+    """Broker configs that set the same thing, in priority order (DynamicBrokerConfig)."""
+    for group in _SYNONYM_GROUPS:
+        if name in group:
+            return list(group)
+    if name == "log.flush.interval.ms":
+        return [name, "log.flush.scheduler.interval.ms"]
+    return [name]
+
+
+def broker_resource(name: str, broker_id: int) -> int | None:
+    """The broker a BROKER (or BROKER_LOGGER) resource names (None for the cluster-wide
+    default ``""``); any other broker than ``broker_id`` is refused, as Kafka does."""
+    if name == "":
+        return None
+    try:
+        wanted = int(name)
+    except ValueError:
+        raise ApiException(errors.INVALID_REQUEST,
+                           f"Node id must be an integer, but it is: {name}") from None
+    if wanted != broker_id:
+        raise ApiException(errors.INVALID_REQUEST,
+                           f"Unexpected broker id, expected {broker_id}, but received {name}")
+    return wanted
+
+
+class BrokerConfigs:
+    """The broker config layers: defaults, static settings, dynamic defaults, dynamic
+    per-broker values.
+
+    ``settings`` is the cluster's settings dict (python names), kept by reference: the
+    cluster-wide dynamic values of the dynamic settings are written into it.  ``brokers`` maps
+    node ids to brokers (``host``, ``port``, ``rack``), read when the static layer is built, so
+    a listener's port is current.  ``default_replication_factor`` is what the cluster uses
+    when a topic asks for the default."""
+
+    def __init__(self, settings: dict[str, Any], brokers: Mapping[int, Any],
+                 default_replication_factor: int):
+        self._settings = settings
+        self._brokers = brokers
+        # Dynamic values of some configs are copied into the settings; keep what they were.
+        self._static_settings = dict(settings)
+        self._static_replication_factor = default_replication_factor
+        self.dynamic_default: dict[str, str] = {}
+        self.dynamic_per_broker: dict[int, dict[str, str]] = {}
+
+    def static(self, broker_id: int) -> dict[str, str]:
+        """What ``server.properties`` would hold: identity, listener, and every setting the
+        mock runs with that differs from Kafka's default."""
+        broker = self._brokers[broker_id]
+        listener = f"PLAINTEXT://{broker.host}:{broker.port}"
+        out = {"broker.id": str(broker_id), "node.id": str(broker_id),
+               "process.roles": "broker,controller", "listeners": listener,
+               "advertised.listeners": listener}
+        for key in SETTING_CONFIGS.values():
+            if not key.setting.kafka:
+                continue
+            value = self._static_settings[key.python_name]
+            if key.name == "broker.rack":
+                value = broker.rack or value or None
+            elif key.name == "default.replication.factor":
+                value = self._static_replication_factor
+            text = key.to_string(value)
+            if text is not None and text != BROKER_DEFAULTS.get(key.name):
+                out[key.name] = text
+        return out
+
+    def per_broker(self, broker_id: int) -> dict[str, str]:
+        return self.dynamic_per_broker.get(broker_id, {})
+
+    def layers(self, broker_id: int) -> list[tuple[dict[str, str], ConfigSource]]:
+        """Highest priority first."""
+        return [(self.per_broker(broker_id), ConfigSource.DYNAMIC_BROKER_CONFIG),
+                (self.dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                (self.static(broker_id), ConfigSource.STATIC_BROKER_CONFIG),
+                (BROKER_DEFAULTS, ConfigSource.DEFAULT_CONFIG)]
+
+    def effective(self, broker_id: int) -> dict[str, str]:
+        """The broker's current config: every layer merged."""
+        merged: dict[str, str] = {}
+        for layer, _ in reversed(self.layers(broker_id)):
+            merged.update(layer)
+        return merged
+
+    def synonyms(self, name: str, broker_id: int) -> list[tuple[str, str | None, ConfigSource]]:
+        """ConfigHelper's synonym list for broker config ``name``: each layer in priority
+        order, within it each synonym in priority order; anything before ``name`` itself is
+        dropped."""
+        names = broker_synonyms(name)
+        found = []
+        for layer, source in self.layers(broker_id):
+            for synonym in names:
+                if synonym in layer:
+                    found.append((synonym, layer[synonym], source))
+        while found and found[0][0] != name:
+            found.pop(0)
+        return found
+
+    def sync_settings(self) -> None:
+        """Copy cluster-wide dynamic values the data path reads into the settings."""
+        for name, setting in _MIRRORED.items():
+            value = self.dynamic_default.get(name)
+            if value is None:
+                self._settings[setting] = self._static_settings[setting]
+            else:
+                self._settings[setting] = BROKER_CONFIGS[name].parse(value)
+
+    def reset(self) -> None:
+        """Forget every dynamic broker config (for a cluster reset)."""
+        self.dynamic_default.clear()
+        self.dynamic_per_broker.clear()
+        self.sync_settings()
