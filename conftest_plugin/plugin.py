@@ -185,9 +185,10 @@ def kafka_bootstrap(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def kafka_admin(request: pytest.FixtureRequest) -> AdminClient:
-    """A client for the test cluster's admin API (faults, brokers, groups, topics, reset)."""
+    """A client for the test cluster's admin HTTP API (faults, brokers, groups, topics,
+    reset), as a user outside the process sees it."""
     _skip_external(request.config, "kafka_admin")
-    return request.getfixturevalue("kafka_cluster").admin
+    return AdminClient(request.getfixturevalue("kafka_cluster").admin_url)
 
 
 def cluster_fixture(*, scope: str = "function", name: str | None = None,

@@ -14,25 +14,45 @@ mockbroker (in-process, ``mockbroker serve``, or the container)::
 Calls are synchronous (the standard library's ``urllib``), so they work from any test, thread
 or framework.  A refused call raises :class:`AdminError` with the HTTP status and the server's
 message; nothing changes on the server in that case.
+
+``MockCluster.admin`` is the same client with an in-process transport: the calls run the
+server's own handlers on the cluster's loop thread, with the same answers and errors, without
+HTTP.  Each method is a route of :mod:`mockbroker.core.routes` of the same name, and returns
+that route's answer as the views of :mod:`mockbroker.core.views`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass, field
-from typing import Any, Iterator, TypeVar
+from typing import Any, Iterator, Protocol
+
+from mockbroker.core import routes
+from mockbroker.core.jsonview import from_json
+from mockbroker.core.views import (
+    BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView, LoggedRequestView,
+    MemberView, PartitionView, RecordView, TopicView,
+)
 
 __all__ = [
     "AdminClient", "AdminError", "Broker", "Fault", "Group", "GroupSummary", "Header",
-    "LoggedRequest", "Member", "Partition", "Record", "Topic",
+    "HttpTransport", "LoggedRequest", "Member", "Partition", "Record", "Topic", "Transport",
 ]
 
-T = TypeVar("T")
+# the names the client has always used for the views
+Broker = BrokerView
+Fault = FaultView
+Group = GroupView
+GroupSummary = GroupSummaryView
+Header = HeaderView
+LoggedRequest = LoggedRequestView
+Member = MemberView
+Partition = PartitionView
+Record = RecordView
+Topic = TopicView
 
 
 class AdminError(Exception):
@@ -44,194 +64,52 @@ class AdminError(Exception):
         self.message = message
 
 
-def _build(cls: type[T], data: dict[str, Any], **overrides: Any) -> T:
-    """A dataclass from a JSON object, ignoring keys a newer server may add."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    values = {k: v for k, v in data.items() if k in names}
-    values.update(overrides)
-    return cls(**values)
+class Transport(Protocol):
+    def call(self, method: str, path: str, query: dict[str, str] | None = None,
+             body: bytes | None = None) -> tuple[int, Any]:
+        """(status, JSON body) of one call."""
 
 
-def _int_keys(table: dict[str, dict[str, Any]]) -> dict[str, dict[int, Any]]:
-    return {topic: {int(p): v for p, v in parts.items()} for topic, parts in table.items()}
-
-
-@dataclass(frozen=True)
-class Fault:
-    """A fault in force (``count`` is what is left; None: until removed)."""
-
-    id: int
-    action: str
-    api: str | None
-    api_key: int | None
-    error: str | None
-    error_code: int | None
-    count: int | None
-    fired: int
-    broker: int | None
-    topic: str | None
-    partition: int | None
-    client_id: str | None
-    delay_ms: int
-    probability: float
-
-
-@dataclass(frozen=True)
-class Broker:
-    id: int
-    host: str
-    port: int
-    state: str  # "up" or "down"
-    rack: str | None = None
-    controller: bool = False
-    latency_ms: int = 0
-    leader_partitions: int = 0
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
-
-
-@dataclass(frozen=True)
-class Partition:
-    partition: int
-    leader: int
-    leader_epoch: int
-    replicas: list[int]
-    isr: list[int]
-    log_start_offset: int
-    high_watermark: int
-    records: int
-
-
-@dataclass(frozen=True)
-class Topic:
-    name: str
-    topic_id: str
-    internal: bool
-    configs: dict[str, str]
-    partitions: list[Partition]
-
-
-@dataclass(frozen=True)
-class Header:
-    key: str
-    value: str | None
-    value_base64: str | None
-
-    @property
-    def raw(self) -> bytes | None:
-        return None if self.value_base64 is None else _b64(self.value_base64)
-
-
-@dataclass(frozen=True)
-class Record:
-    """A record as stored; ``key``/``value`` are UTF-8 text (None when absent or not text),
-    ``raw_key``/``raw_value`` the exact bytes."""
-
-    partition: int
-    offset: int
-    timestamp: int
-    timestamp_type: str
-    key: str | None
-    key_base64: str | None
-    value: str | None
-    value_base64: str | None
-    headers: list[Header]
-
-    @property
-    def raw_key(self) -> bytes | None:
-        return None if self.key_base64 is None else _b64(self.key_base64)
-
-    @property
-    def raw_value(self) -> bytes | None:
-        return None if self.value_base64 is None else _b64(self.value_base64)
-
-
-@dataclass(frozen=True)
-class Member:
-    member_id: str
-    client_id: str
-    group_instance_id: str | None
-    #: {topic: [partitions]} for consumer groups (None if the group is not one)
-    assignment: dict[str, list[int]] | None
-    client_host: str = ""
-    session_timeout_ms: int = 0
-    rebalance_timeout_ms: int = 0
-    assignment_base64: str = ""
-
-
-@dataclass(frozen=True)
-class Group:
-    group_id: str
-    state: str  # Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
-    generation: int
-    protocol_type: str | None
-    protocol: str | None
-    leader: str | None
-    coordinator: int
-    members: list[Member]
-    #: {topic: {partition: committed offset}}
-    offsets: dict[str, dict[int, int]]
-    #: {topic: {partition: high watermark - committed offset}}
-    lag: dict[str, dict[int, int]] = field(default_factory=dict)
-    offset_metadata: dict[str, dict[int, str]] = field(default_factory=dict)
-
-    def assignment(self) -> dict[str, dict[str, list[int]]]:
-        """{member id: {topic: [partitions]}}."""
-        return {m.member_id: m.assignment or {} for m in self.members}
-
-
-@dataclass(frozen=True)
-class GroupSummary:
-    group_id: str
-    state: str
-    generation: int = 0
-    protocol_type: str | None = None
-    coordinator: int = -1
-    members: int = 0
-
-
-@dataclass(frozen=True)
-class LoggedRequest:
-    """One request a broker received, with what became of it."""
-
-    seq: int
-    time_ms: int
-    broker: int
-    api: str
-    api_key: int
-    api_version: int
-    correlation_id: int
-    client_id: str | None
-    outcome: str  # pending, answered, no response, dropped, disconnected, failed
-    error: str | None
-    error_code: int
-    fault: int | None
-
-
-def _b64(text: str) -> bytes:
-    import base64
-    return base64.b64decode(text)
-
-
-def _topic(data: dict[str, Any]) -> Topic:
-    return _build(Topic, data, partitions=[_build(Partition, p) for p in data["partitions"]])
-
-
-def _group(data: dict[str, Any]) -> Group:
-    return _build(Group, data, members=[_build(Member, m) for m in data["members"]],
-                  offsets=_int_keys(data.get("offsets", {})),
-                  lag=_int_keys(data.get("lag", {})),
-                  offset_metadata=_int_keys(data.get("offset_metadata", {})))
-
-
-class AdminClient:
-    """Talks to one cluster's admin API at ``url`` (``MockCluster.admin_url``)."""
+class HttpTransport:
+    """Calls over HTTP with the standard library."""
 
     def __init__(self, url: str, *, timeout: float = 30.0):
         self.url = url.rstrip("/")
         self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"HttpTransport({self.url!r})"
+
+    def call(self, method: str, path: str, query: dict[str, str] | None = None,
+             body: bytes | None = None) -> tuple[int, Any]:
+        url = self.url + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        request = urllib.request.Request(url, data=body, method=method)
+        if body is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+            try:
+                data = json.loads(raw)
+                if not isinstance(data, dict) or "error" not in data:
+                    raise ValueError
+            except ValueError:
+                data = {"error": raw.decode(errors="replace") or exc.reason}
+            return exc.code, data
+
+
+class AdminClient:
+    """Talks to one cluster's admin API at ``url`` (``MockCluster.admin_url``), over HTTP
+    unless another ``transport`` is given."""
+
+    def __init__(self, url: str, *, timeout: float = 30.0, transport: Transport | None = None):
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.transport: Transport = transport or HttpTransport(self.url, timeout=timeout)
 
     def __repr__(self) -> str:
         return f"AdminClient({self.url!r})"
@@ -240,41 +118,36 @@ class AdminClient:
 
     def _call(self, method: str, path: str, body: Any = None,
               query: dict[str, Any] | None = None) -> Any:
-        url = self.url + path
-        if query:
-            pairs = {k: v for k, v in query.items() if v is not None}
-            if pairs:
-                url += "?" + urllib.parse.urlencode(pairs)
+        pairs = {k: str(v) for k, v in (query or {}).items() if v is not None}
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(url, data=data, method=method)
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return json.loads(response.read() or b"null")
-        except urllib.error.HTTPError as exc:
-            raw = exc.read()
-            try:
-                message = json.loads(raw)["error"]
-            except (ValueError, KeyError, TypeError):
-                message = raw.decode(errors="replace") or exc.reason
-            raise AdminError(exc.code, message) from None
+        status, answer = self.transport.call(method, path, pairs or None, data)
+        if status >= 400:
+            message = answer.get("error") if isinstance(answer, dict) else None
+            raise AdminError(status, message if message is not None else str(answer))
+        return answer
 
-    @staticmethod
-    def _quote(text: str) -> str:
-        return urllib.parse.quote(text, safe="")
+    def _json(self, route_name: str, /, body: Any = None, query: dict[str, Any] | None = None,
+              **path: Any) -> Any:
+        route = routes.by_name(route_name)
+        return self._call(route.method, route.url(**path), body, query)
+
+    def _route(self, route_name: str, /, body: Any = None, query: dict[str, Any] | None = None,
+               **path: Any) -> Any:
+        """Call a route (by name) and read its answer as the route's view type."""
+        answer = self._json(route_name, body, query, **path)
+        return from_json(routes.by_name(route_name).answer, answer)
 
     # -- health -------------------------------------------------------------------------------
 
     def health(self) -> bool:
         """True once every listener is up."""
         try:
-            return self._call("GET", "/health").get("status") == "ok"
+            return self._route("health").status == "ok"
         except AdminError:
             return False
 
     def openapi(self) -> dict[str, Any]:
-        return self._call("GET", "/openapi.json")
+        return self._route("openapi")
 
     # -- faults -------------------------------------------------------------------------------
 
@@ -282,18 +155,19 @@ class AdminClient:
                   action: str | None = None, count: int | None = 1,
                   broker: int | None = None, topic: str | None = None,
                   partition: int | None = None, client_id: str | None = None,
-                  delay_ms: int = 0, probability: float = 1.0) -> Fault:
+                  delay_ms: int = 0, probability: float = 1.0, **more: Any) -> Fault:
         """Add a fault.  ``api``: a Kafka API name or key (None: any).  ``action``: error
         (the default when ``error`` is given), delay (the default otherwise), drop or
-        disconnect.  ``count``: how many requests it picks; None until removed."""
+        disconnect.  ``count``: how many requests it picks; None until removed.  Other
+        keyword arguments are sent as fields of the fault (see ``FaultSpec``)."""
         spec: dict[str, Any] = {"api": api, "count": count, "broker": broker, "topic": topic,
                                 "partition": partition, "client_id": client_id,
-                                "delay_ms": delay_ms, "probability": probability}
+                                "delay_ms": delay_ms, "probability": probability, **more}
         if error is not None:
             spec["error"] = error
         if action is not None:
             spec["action"] = action
-        return _build(Fault, self._call("POST", "/faults", spec))
+        return self._route("add_fault", spec)
 
     @contextlib.contextmanager
     def fault(self, api: str | int | None = None, **spec: Any) -> Iterator[Fault]:
@@ -306,47 +180,45 @@ class AdminClient:
                 self.remove_fault(added.id)
 
     def faults(self) -> list[Fault]:
-        return [_build(Fault, f) for f in self._call("GET", "/faults")]
+        return self._route("faults")
 
     def get_fault(self, fault_id: int) -> Fault:
-        return _build(Fault, self._call("GET", f"/faults/{int(fault_id)}"))
+        return self._route("get_fault", fault_id=fault_id)
 
     def remove_fault(self, fault_id: int) -> Fault:
-        return _build(Fault, self._call("DELETE", f"/faults/{int(fault_id)}"))
+        return self._route("remove_fault", fault_id=fault_id)
 
     def clear_faults(self) -> int:
         """Remove every fault; returns how many there were."""
-        return self._call("DELETE", "/faults")["removed"]
+        return self._route("clear_faults").removed
 
     # -- brokers ------------------------------------------------------------------------------
 
     def brokers(self) -> list[Broker]:
-        return [_build(Broker, b) for b in self._call("GET", "/brokers")]
+        return self._route("brokers")
 
     def broker(self, broker_id: int) -> Broker:
-        return _build(Broker, self._call("GET", f"/brokers/{int(broker_id)}"))
+        return self._route("broker", broker_id=broker_id)
 
     def stop_broker(self, broker_id: int) -> Broker:
         """Take a broker down as if it had died: its listener and connections close, its
         partitions and groups move to live brokers."""
-        return _build(Broker, self._call("POST", f"/brokers/{int(broker_id)}/stop"))
+        return self._route("stop_broker", broker_id=broker_id)
 
     def start_broker(self, broker_id: int) -> Broker:
-        return _build(Broker, self._call("POST", f"/brokers/{int(broker_id)}/start"))
+        return self._route("start_broker", broker_id=broker_id)
 
     def set_broker_latency(self, broker_id: int, delay_ms: int) -> Broker:
         """Delay every answer of a broker by ``delay_ms`` (0 removes the latency)."""
-        return _build(Broker, self._call("PUT", f"/brokers/{int(broker_id)}/latency",
-                                         {"delay_ms": delay_ms}))
+        return self._route("set_broker_latency", {"delay_ms": delay_ms}, broker_id=broker_id)
 
     # -- topics -------------------------------------------------------------------------------
 
     def topics(self, *, internal: bool = False) -> list[Topic]:
-        return [_topic(t) for t in self._call("GET", "/topics",
-                                              query={"internal": str(internal).lower()})]
+        return self._route("topics", query={"internal": str(internal).lower()})
 
     def topic(self, name: str) -> Topic:
-        return _topic(self._call("GET", f"/topics/{self._quote(name)}"))
+        return self._route("topic", name=name)
 
     def create_topic(self, name: str, partitions: int | None = None, *,
                      replication_factor: int | None = None,
@@ -358,62 +230,56 @@ class AdminClient:
             body["replication_factor"] = replication_factor
         if configs:
             body["configs"] = configs
-        return _topic(self._call("POST", "/topics", body))
+        return self._route("create_topic", body)
 
     def delete_topic(self, name: str) -> None:
-        self._call("DELETE", f"/topics/{self._quote(name)}")
+        self._route("delete_topic", name=name)
 
     def records(self, topic: str, partition: int | None = None, *, offset: int | None = None,
                 limit: int = 100) -> list[Record]:
         """Decoded records, in offset order per partition."""
-        data = self._call("GET", f"/topics/{self._quote(topic)}/records",
-                          query={"partition": partition, "offset": offset, "limit": limit})
-        return [_build(Record, r, headers=[_build(Header, h) for h in r["headers"]])
-                for r in data]
+        return self._route("records", name=topic, query={
+            "partition": partition, "offset": offset, "limit": limit})
 
     def move_leader(self, topic: str, partition: int, broker_id: int) -> Topic:
         """Make ``broker_id`` (a live replica) the partition's leader."""
-        return _topic(self._call(
-            "POST", f"/topics/{self._quote(topic)}/partitions/{int(partition)}/leader",
-            {"broker": broker_id}))
+        return self._route("move_leader", {"broker": broker_id}, name=topic,
+                           partition=partition)
 
     # -- groups -------------------------------------------------------------------------------
 
     def groups(self) -> list[GroupSummary]:
-        return [_build(GroupSummary, g) for g in self._call("GET", "/groups")]
+        return self._route("groups")
 
     def group(self, group_id: str) -> Group:
-        return _group(self._call("GET", f"/groups/{self._quote(group_id)}"))
+        return self._route("group", group_id=group_id)
 
     def move_coordinator(self, group_id: str, broker_id: int) -> dict[str, Any]:
         """Move the group's coordinator to ``broker_id``; returns the group as JSON (its state
         is "loading" while the new coordinator loads)."""
-        return self._call("POST", f"/groups/{self._quote(group_id)}/coordinator",
-                          {"broker": broker_id})
+        return self._json("move_coordinator", {"broker": broker_id}, group_id=group_id)
 
     def rebalance(self, group_id: str) -> Group:
         """Start a rebalance as if membership had changed."""
-        return _group(self._call("POST", f"/groups/{self._quote(group_id)}/rebalance"))
+        return self._route("rebalance", group_id=group_id)
 
     def expire_member(self, group_id: str, member_id: str) -> Group:
         """Remove a member as if its session had timed out."""
-        return _group(self._call("POST", f"/groups/{self._quote(group_id)}/members/"
-                                         f"{self._quote(member_id)}/expire"))
+        return self._route("expire_member", group_id=group_id, member_id=member_id)
 
     # -- the request log ----------------------------------------------------------------------
 
     def requests(self, api: str | int | None = None, *, broker: int | None = None,
                  client_id: str | None = None, limit: int | None = None) -> list[LoggedRequest]:
         """Recent requests, oldest first."""
-        return [_build(LoggedRequest, r) for r in self._call(
-            "GET", "/requests", query={"api": api, "broker": broker, "client_id": client_id,
-                                       "limit": limit})]
+        return self._route("requests", query={"api": api, "broker": broker,
+                                              "client_id": client_id, "limit": limit})
 
     def clear_requests(self) -> None:
-        self._call("DELETE", "/requests")
+        self._route("clear_requests")
 
     # -- reset --------------------------------------------------------------------------------
 
     def reset(self) -> None:
         """Drop all topics, groups, offsets and faults; stopped brokers start again."""
-        self._call("POST", "/reset")
+        self._route("reset")

@@ -13,6 +13,7 @@ from typing import Any
 
 from mockbroker.admin import AdminClient
 from mockbroker.core.settings import resolve_settings
+from mockbroker.io.local import LocalTransport
 from mockbroker.io.runtime import ClusterRuntime
 
 _OWN_SETTINGS = ("brokers", "host", "port", "http_port", "advertised_host", "topics")
@@ -114,8 +115,11 @@ class MockCluster:
 
     @property
     def admin(self) -> AdminClient:
-        """A client for this cluster's admin HTTP API (faults, brokers, groups, topics)."""
-        return AdminClient(self.admin_url)
+        """A client for this cluster's admin API (faults, brokers, groups, topics) that calls
+        the API's handlers in-process, without HTTP; ``AdminClient(cluster.admin_url)`` is the
+        same over HTTP."""
+        runtime = self._started()
+        return AdminClient(self.admin_url, transport=LocalTransport(runtime, self._loop))
 
     @property
     def core(self):

@@ -1,38 +1,41 @@
-"""What the HTTP API shows of a cluster: brokers, topics, decoded records and groups, as plain
-JSON-ready data.  Read-only; everything here runs on the cluster's loop thread."""
+"""What the admin API shows of a cluster: brokers, topics, decoded records, groups, faults and
+the request log, as the views of :mod:`mockbroker.core.views`.  Read-only; everything here runs
+on the cluster's loop thread."""
 
 from __future__ import annotations
 
 import base64
-from typing import Any
 
-from wire import WireError, decode_embedded
+from mockbroker.core.jsonview import from_object
+from mockbroker.core.views import (
+    BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView, LoggedRequestView,
+    MemberView, PartitionView, RecordView, TopicView,
+)
+from wire import WireError, decode_embedded, errors
 from wire.records import decode_records, read_batch_header
+from wire.apis import API_NAMES
 
 
 class NotFound(LookupError):
     """An unknown broker, topic, partition, group or member (HTTP 404)."""
 
 
-class BadQuery(ValueError):
-    """A query parameter that cannot be used (HTTP 400)."""
-
-
-def brokers(core) -> list[dict[str, Any]]:
+def brokers(core) -> list[BrokerView]:
     cluster = core.cluster
     leads: dict[int, int] = {}
     for partition in cluster.all_partitions():
         leads[partition.leader] = leads.get(partition.leader, 0) + 1
-    return [{
-        "id": broker.node_id,
-        "host": broker.host,
-        "port": broker.port,
-        "rack": broker.rack,
-        "state": "up" if broker.alive else "down",
-        "controller": broker.node_id == cluster.controller_id,
-        "latency_ms": core.broker_latency_ms.get(broker.node_id, 0),
-        "leader_partitions": leads.get(broker.node_id, 0),
-    } for broker in sorted(cluster.brokers.values(), key=lambda b: b.node_id)]
+    return [from_object(
+        BrokerView, broker, id=broker.node_id, state="up" if broker.alive else "down",
+        controller=broker.node_id == cluster.controller_id,
+        latency_ms=core.broker_latency_ms.get(broker.node_id, 0),
+        leader_partitions=leads.get(broker.node_id, 0),
+    ) for broker in sorted(cluster.brokers.values(), key=lambda b: b.node_id)]
+
+
+def broker_view(core, node_id: int) -> BrokerView:
+    broker(core, node_id)  # raises NotFound
+    return next(b for b in brokers(core) if b.id == node_id)
 
 
 def broker(core, node_id: int):
@@ -52,27 +55,20 @@ def topic(core, name: str):
     return found
 
 
-def topic_json(found) -> dict[str, Any]:
-    return {
-        "name": found.name,
-        "topic_id": str(found.topic_id),
-        "internal": found.internal,
-        "configs": dict(found.configs),
-        "partitions": [{
-            "partition": p.index,
-            "leader": p.leader,
-            "leader_epoch": p.leader_epoch,
-            "replicas": list(p.replicas),
-            "isr": list(p.isr),
-            "log_start_offset": p.log.log_start_offset,
-            "high_watermark": p.log.high_watermark,
-            "records": p.log.high_watermark - p.log.log_start_offset,
-        } for p in found.partitions],
-    }
+def topic_view(found) -> TopicView:
+    return TopicView(
+        name=found.name, topic_id=str(found.topic_id), internal=found.internal,
+        configs=dict(found.configs),
+        partitions=[PartitionView(
+            partition=p.index, leader=p.leader, leader_epoch=p.leader_epoch,
+            replicas=list(p.replicas), isr=list(p.isr),
+            log_start_offset=p.log.log_start_offset, high_watermark=p.log.high_watermark,
+            records=p.log.high_watermark - p.log.log_start_offset,
+        ) for p in found.partitions])
 
 
-def topics(core, include_internal: bool = False) -> list[dict[str, Any]]:
-    return [topic_json(t) for name, t in sorted(core.cluster.topics.items())
+def topics(core, include_internal: bool = False) -> list[TopicView]:
+    return [topic_view(t) for name, t in sorted(core.cluster.topics.items())
             if include_internal or not t.internal]
 
 
@@ -89,17 +85,15 @@ def _bytes_json(data: bytes | None) -> tuple[str | None, str | None]:
 
 
 def records(core, name: str, partition: int | None, offset: int | None,
-            limit: int) -> list[dict[str, Any]]:
+            limit: int) -> list[RecordView]:
     """Decoded records of one partition (or of every partition, each in offset order) from
     ``offset`` (default: the log start), at most ``limit``."""
     found = topic(core, name)
     if partition is not None and not 0 <= partition < len(found.partitions):
         raise NotFound(f"topic {name!r} has no partition {partition} "
                        f"(it has {len(found.partitions)})")
-    if limit < 0:
-        raise BadQuery(f"limit must not be negative, got {limit}")
     chosen = found.partitions if partition is None else [found.partitions[partition]]
-    out: list[dict[str, Any]] = []
+    out: list[RecordView] = []
     for p in chosen:
         log = p.log
         start = log.log_start_offset if offset is None else max(offset, log.log_start_offset)
@@ -121,22 +115,20 @@ def records(core, name: str, partition: int | None, offset: int | None,
                 headers = []
                 for header_key, header_value in record.headers:
                     text, raw = _bytes_json(header_value)
-                    headers.append({"key": header_key, "value": text, "value_base64": raw})
-                out.append({
-                    "partition": p.index, "offset": record.offset,
-                    "timestamp": record.timestamp,
-                    "timestamp_type": "LogAppendTime" if header.timestamp_type else "CreateTime",
-                    "key": key, "key_base64": key_b64,
-                    "value": value, "value_base64": value_b64,
-                    "headers": headers,
-                })
+                    headers.append(HeaderView(key=header_key, value=text, value_base64=raw))
+                out.append(RecordView(
+                    partition=p.index, offset=record.offset, timestamp=record.timestamp,
+                    timestamp_type="LogAppendTime" if header.timestamp_type else "CreateTime",
+                    key=key, key_base64=key_b64, value=value, value_base64=value_b64,
+                    headers=headers,
+                ))
     return out
 
 
 # -- groups ---------------------------------------------------------------------------------------
 
 def group(core, group_id: str):
-    for shard, found in core.groups.groups():
+    for shard, found in core.groups.all_groups():
         if found.group_id == group_id:
             return shard, found
     raise NotFound(f"unknown group {group_id!r}")
@@ -155,58 +147,64 @@ def _assignment(protocol_type: str | None, data: bytes) -> dict[str, list[int]] 
     return {t: sorted(ps) for t, ps in sorted(out.items())}
 
 
-def group_json(core, shard, found) -> dict[str, Any]:
-    offsets: dict[str, dict[str, int]] = {}
-    lag: dict[str, dict[str, int]] = {}
-    metadata: dict[str, dict[str, str]] = {}
+def group_view(core, shard, found) -> GroupView:
+    offsets: dict[str, dict[int, int]] = {}
+    lag: dict[str, dict[int, int]] = {}
+    metadata: dict[str, dict[int, str]] = {}
     for (topic_name, index), entry in sorted(found.offsets.items()):
-        offsets.setdefault(topic_name, {})[str(index)] = entry.offset
-        metadata.setdefault(topic_name, {})[str(index)] = entry.metadata
+        offsets.setdefault(topic_name, {})[index] = entry.offset
+        metadata.setdefault(topic_name, {})[index] = entry.metadata
         partition = core.cluster.partition(topic_name, index)
         if partition is not None:
-            lag.setdefault(topic_name, {})[str(index)] = \
+            lag.setdefault(topic_name, {})[index] = \
                 max(0, partition.log.high_watermark - entry.offset)
-    return {
-        "group_id": found.group_id,
-        "state": found.state.value,
-        "generation": found.generation_id,
-        "protocol_type": found.protocol_type,
-        "protocol": found.protocol_name,
-        "leader": found.leader_id,
-        "coordinator": shard.leader,
-        "members": [{
-            "member_id": m.member_id,
-            "client_id": m.client_id,
-            "client_host": m.client_host,
-            "group_instance_id": m.group_instance_id,
-            "session_timeout_ms": m.session_timeout_ms,
-            "rebalance_timeout_ms": m.rebalance_timeout_ms,
-            "assignment": _assignment(found.protocol_type, m.assignment),
-            "assignment_base64": base64.b64encode(m.assignment).decode("ascii"),
-        } for m in found.members.values()],
-        "offsets": offsets,
-        "offset_metadata": metadata,
-        "lag": lag,
-    }
+    return GroupView(
+        group_id=found.group_id, state=found.state.value, generation=found.generation_id,
+        protocol_type=found.protocol_type, protocol=found.protocol_name,
+        leader=found.leader_id, coordinator=shard.leader,
+        members=[from_object(
+            MemberView, m, assignment=_assignment(found.protocol_type, m.assignment),
+            assignment_base64=base64.b64encode(m.assignment).decode("ascii"),
+        ) for m in found.members.values()],
+        offsets=offsets, offset_metadata=metadata, lag=lag,
+    )
 
 
-def groups(core) -> list[dict[str, Any]]:
-    return [{
-        "group_id": found.group_id,
-        "state": found.state.value,
-        "generation": found.generation_id,
-        "protocol_type": found.protocol_type,
-        "coordinator": shard.leader,
-        "members": len(found.members),
-    } for shard, found in sorted(core.groups.groups(), key=lambda sg: sg[1].group_id)]
+def groups(core) -> list[GroupSummaryView]:
+    return [GroupSummaryView(
+        group_id=found.group_id, state=found.state.value, generation=found.generation_id,
+        protocol_type=found.protocol_type, coordinator=shard.leader,
+        members=len(found.members),
+    ) for shard, found in sorted(core.groups.all_groups(), key=lambda sg: sg[1].group_id)]
+
+
+# -- faults and the request log -------------------------------------------------------------------
+
+def _error_name(code: int | None) -> str | None:
+    return errors.error_by_code(code).name if code else None
+
+
+def fault_view(fault) -> FaultView:
+    """A fault as the API shows it; its other fields are the fault's attributes of the same
+    names."""
+    return from_object(FaultView, fault,
+                       api=API_NAMES.get(fault.api) if fault.api is not None else None,
+                       api_key=fault.api, error=_error_name(fault.error),
+                       error_code=fault.error)
+
+
+def faults(core) -> list[FaultView]:
+    return [fault_view(fault) for fault in core.faults]
 
 
 def requests(core, api: int | None = None, broker_id: int | None = None,
-             client_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+             client_id: str | None = None, limit: int | None = None) -> list[LoggedRequestView]:
     picked = [entry for entry in core.requests
               if (api is None or entry.api_key == api)
               and (broker_id is None or entry.broker == broker_id)
               and (client_id is None or entry.client_id == client_id)]
     if limit is not None:
         picked = picked[-limit:] if limit else []
-    return [entry.to_json() for entry in picked]
+    return [from_object(LoggedRequestView, entry,
+                        api=API_NAMES.get(entry.api_key, str(entry.api_key)),
+                        error=_error_name(entry.error_code)) for entry in picked]

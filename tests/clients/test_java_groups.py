@@ -149,10 +149,10 @@ def test_a_java_member_follows_its_coordinator_when_the_broker_stops(stack):
     member = java_member(stack, cluster, "java")
     settle(cluster, [member])
     consume_all([member], produce(stack, cluster, "before"))
-    old = cluster.call(cluster.core.groups.coordinator_for, GROUP)[1]
+    old = cluster.call(cluster.core.groups.placement.coordinator_for, GROUP)
     cluster.stop_broker(old)
     after = produce(stack, cluster, "after")
     consume_all([member], after)
     wait_for(lambda: (v := group_view(cluster)) is not None and v.state == "Stable"
              and sum(v.committed.values()) == 120, "commits at the new coordinator")
-    assert cluster.call(cluster.core.groups.coordinator_for, GROUP)[1] != old
+    assert cluster.call(cluster.core.groups.placement.coordinator_for, GROUP) != old

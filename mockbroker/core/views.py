@@ -1,0 +1,289 @@
+"""What the admin API shows and takes, each resource described once.
+
+Every resource is a frozen dataclass; its fields, in order, are the keys of its JSON object.
+From these the server writes its answers (:func:`mockbroker.core.jsonview.to_json`), the
+OpenAPI document gets its component schemas (named after the class, without ``View``), and the
+Python client reads answers back (:func:`~mockbroker.core.jsonview.from_json`).  A field with a
+default is optional in the schema (a client reading an older server's answer uses the default).
+
+Adding a field is one line here (plus, for a view built from a core object with an attribute
+of the same name, nothing else: see :mod:`mockbroker.core.inspect`).
+
+Standard library only: the stdlib-only admin client imports this module.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+from mockbroker.core.jsonview import describe
+
+__all__ = [
+    "BrokerLatency", "BrokerView", "Deleted", "Error", "FaultSpec", "FaultView",
+    "GroupLoadingView", "GroupSummaryView", "GroupView", "HeaderView", "LoggedRequestView",
+    "MemberView", "NewTopic", "PartitionView", "RecordView", "Removed", "Status",
+    "TargetBroker", "TopicView", "VIEWS",
+]
+
+BrokerState = Literal["up", "down"]
+#: a classic group's state, in Kafka's names (``GroupState`` of the coordinator)
+GroupState = Literal["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"]
+#: what a fault does to a request it picks (``ACTIONS`` of :mod:`mockbroker.core.faults`)
+FaultAction = Literal["error", "delay", "drop", "disconnect"]
+RequestOutcome = Literal["pending", "answered", "no response", "dropped", "disconnected",
+                         "failed"]
+TimestampType = Literal["CreateTime", "LogAppendTime"]
+
+_view = dataclass(frozen=True, kw_only=True)
+
+
+# -- brokers and topics ----------------------------------------------------------------------
+
+@_view
+class BrokerView:
+    id: int
+    host: str
+    port: int
+    rack: str | None = None
+    state: BrokerState
+    controller: bool = False
+    latency_ms: int = describe("added to every answer of the broker", default=0)
+    leader_partitions: int = describe("how many partitions it leads", default=0)
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@_view
+class PartitionView:
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+    log_start_offset: int
+    high_watermark: int
+    records: int = describe("high watermark - log start offset")
+
+
+@_view
+class TopicView:
+    name: str
+    topic_id: str
+    internal: bool
+    configs: dict[str, str]
+    partitions: list[PartitionView]
+
+
+@_view
+class HeaderView:
+    key: str
+    value: str | None = describe("UTF-8 text, or null when absent or not text")
+    value_base64: str | None
+
+    @property
+    def raw(self) -> bytes | None:
+        return None if self.value_base64 is None else base64.b64decode(self.value_base64)
+
+
+@_view
+class RecordView:
+    """A record as stored; ``key``/``value`` are UTF-8 text (None when absent or not text),
+    ``raw_key``/``raw_value`` the exact bytes."""
+
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: TimestampType
+    key: str | None = describe("UTF-8 text, or null when absent or not text")
+    key_base64: str | None
+    value: str | None = describe("UTF-8 text, or null when absent or not text")
+    value_base64: str | None
+    headers: list[HeaderView]
+
+    @property
+    def raw_key(self) -> bytes | None:
+        return None if self.key_base64 is None else base64.b64decode(self.key_base64)
+
+    @property
+    def raw_value(self) -> bytes | None:
+        return None if self.value_base64 is None else base64.b64decode(self.value_base64)
+
+
+# -- groups ----------------------------------------------------------------------------------
+
+@_view
+class MemberView:
+    member_id: str
+    client_id: str
+    client_host: str = ""
+    group_instance_id: str | None
+    session_timeout_ms: int = 0
+    rebalance_timeout_ms: int = 0
+    assignment: dict[str, list[int]] | None = describe(
+        "{topic: [partitions]} for consumer groups (null if the group is not one)")
+    assignment_base64: str = ""
+
+
+@_view
+class GroupView:
+    group_id: str
+    state: GroupState
+    generation: int
+    protocol_type: str | None
+    protocol: str | None
+    leader: str | None
+    coordinator: int = describe("the broker id of the group's coordinator")
+    members: list[MemberView]
+    offsets: dict[str, dict[int, int]] = describe("{topic: {partition: committed offset}}")
+    offset_metadata: dict[str, dict[int, str]] = describe(
+        "{topic: {partition: metadata of the committed offset}}", default_factory=dict)
+    lag: dict[str, dict[int, int]] = describe(
+        "{topic: {partition: high watermark - committed offset}}", default_factory=dict)
+
+    def assignment(self) -> dict[str, dict[str, list[int]]]:
+        """{member id: {topic: [partitions]}}."""
+        return {m.member_id: m.assignment or {} for m in self.members}
+
+
+@_view
+class GroupLoadingView:
+    """A group whose new coordinator is still loading it from ``__consumer_offsets``."""
+
+    group_id: str
+    coordinator: int
+    state: Literal["loading"]
+
+
+@_view
+class GroupSummaryView:
+    group_id: str
+    state: GroupState
+    generation: int = 0
+    protocol_type: str | None = None
+    coordinator: int = -1
+    members: int = describe("how many members it has", default=0)
+
+
+# -- faults and the request log --------------------------------------------------------------
+
+@_view
+class FaultView:
+    """A fault in force (``count`` is what is left; None: until removed)."""
+
+    id: int
+    action: FaultAction
+    api: str | None = describe("Kafka API name; null: any")
+    api_key: int | None
+    error: str | None = describe("Kafka error name (action error only)")
+    error_code: int | None
+    count: int | None = describe("firings left; null: until removed")
+    fired: int
+    broker: int | None
+    topic: str | None
+    partition: int | None
+    client_id: str | None
+    delay_ms: int
+    probability: float
+
+
+@_view
+class LoggedRequestView:
+    """One request a broker received, with what became of it."""
+
+    seq: int
+    time_ms: int
+    broker: int
+    api: str
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    outcome: RequestOutcome
+    error: str | None = describe("the first error code in the response, by name")
+    error_code: int
+    fault: int | None = describe("the fault that picked it")
+
+
+# -- small bodies ----------------------------------------------------------------------------
+
+@_view
+class Status:
+    status: str
+
+
+@_view
+class Error:
+    """The call was refused (4xx) or failed (5xx); nothing changed."""
+
+    error: str = describe("what was wrong")
+
+
+@_view
+class Deleted:
+    deleted: str = describe("the name of the deleted topic")
+
+
+@_view
+class Removed:
+    removed: int = describe("how many faults were removed")
+
+
+@_view
+class NewTopic:
+    closed: ClassVar[bool] = True
+
+    name: str
+    partitions: int | None = describe("default: num.partitions", default=None, minimum=1)
+    replication_factor: int | None = describe("default: default.replication.factor",
+                                              default=None, minimum=1)
+    configs: dict[str, str | None] = field(default_factory=dict)
+
+
+@_view
+class FaultSpec:
+    """What POST /faults takes: which requests a fault picks and what it does to them."""
+
+    closed: ClassVar[bool] = True
+
+    api: str | int | None = describe(
+        "Kafka API name (Produce, JoinGroup, ...) or key; null: any", default=None)
+    action: FaultAction | None = describe(
+        "default: error when an error is given, else delay", default=None)
+    error: str | int | None = describe(
+        "Kafka error name (NOT_LEADER_OR_FOLLOWER) or code; used by action error only",
+        default=None)
+    count: int | None = describe(
+        "how many requests it picks (default 1); null: until removed", default=1, minimum=1)
+    broker: int | None = None
+    topic: str | None = None
+    partition: int | None = describe(default=None, minimum=0)
+    client_id: str | None = None
+    delay_ms: int = describe("wait before the action (the whole action for delay)",
+                             default=0, minimum=0)
+    probability: float = describe(default=1.0, exclusiveMinimum=0, maximum=1)
+
+
+@_view
+class BrokerLatency:
+    closed: ClassVar[bool] = True
+
+    delay_ms: int = describe("0 removes the latency", minimum=0)
+
+
+@_view
+class TargetBroker:
+    closed: ClassVar[bool] = True
+
+    broker: int = describe("the broker id to move to")
+
+
+#: every view and body, in the order the OpenAPI document lists them
+VIEWS: tuple[type, ...] = (
+    Error, Status, FaultSpec, FaultView, BrokerView, BrokerLatency, TargetBroker,
+    PartitionView, TopicView, NewTopic, Deleted, HeaderView, RecordView, MemberView,
+    GroupView, GroupLoadingView, GroupSummaryView, LoggedRequestView, Removed,
+)

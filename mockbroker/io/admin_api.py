@@ -1,0 +1,402 @@
+"""The admin API's handlers, one per route of :mod:`mockbroker.core.routes`, apart from any
+transport: the HTTP server (:mod:`mockbroker.io.http`) and the in-process transport
+(:mod:`mockbroker.io.local`) both call :meth:`AdminApi.handle`, so they answer alike: the same
+statuses, the same bodies, the same ``{"error": "..."}`` messages.
+
+Each handler runs on the cluster's loop, between two Kafka requests, and checks a call in full
+before anything changes; a refusal is an :class:`ApiError` (a 4xx with its reason).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from mockbroker.core import inspect, routes
+from mockbroker.core.cluster import topic_name_error
+from mockbroker.core.errors import ApiException
+from mockbroker.core.faults import FaultSpecError
+from mockbroker.core.jsonview import to_json
+from mockbroker.core.views import (
+    BrokerLatency, Deleted, GroupLoadingView, NewTopic, Removed, Status, TargetBroker,
+)
+from mockbroker.io.openapi import document
+from wire import errors
+from wire.apis import resolve_api
+
+if TYPE_CHECKING:
+    from mockbroker.io.runtime import ClusterRuntime
+
+log = logging.getLogger("mockbroker.http")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Call:
+    """One call, whatever carried it: the route's path parameters (unquoted), the query
+    parameters (first value of each) and the raw body."""
+
+    path: dict[str, str]
+    query: dict[str, str]
+    body: bytes = b""
+
+
+@dataclass
+class Answer:
+    """A handler's answer when its status is not the route's usual one."""
+
+    status: int
+    data: Any
+
+
+def no_such_endpoint(method: str, path: str) -> tuple[int, dict[str, str]]:
+    return 404, {"error": f"no such endpoint: {method} {path}"}
+
+
+def not_allowed(method: str, path: str) -> tuple[int, dict[str, str]]:
+    return 405, {"error": f"{method} is not allowed on {path}"}
+
+
+def _bad(message: str) -> ApiError:
+    return ApiError(400, message)
+
+
+def _body(call: Call, *, required: bool = True) -> dict[str, Any]:
+    raw = call.body
+    if not raw.strip():
+        if required:
+            raise _bad("this call needs a JSON object body")
+        return {}
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _bad(f"malformed JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise _bad("the body must be a JSON object")
+    return data
+
+
+def _only(body: dict[str, Any], shape: type) -> None:
+    """Refuse fields the body's view (``NewTopic``, ...) does not have."""
+    allowed = [f.name for f in fields(shape)]
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise _bad(f"unknown field(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
+
+
+def _only_query(call: Call, route_name: str) -> None:
+    allowed = [p.name for p in routes.by_name(route_name).query]
+    unknown = sorted(set(call.query) - set(allowed))
+    if unknown:
+        raise _bad(f"unknown query parameter(s) {', '.join(unknown)}; expected "
+                   f"{', '.join(allowed)}")
+
+
+def _int_field(body: dict[str, Any], name: str, *, minimum: int = 0, required: bool = True,
+               default: int | None = None) -> int | None:
+    if name not in body or body[name] is None:
+        if required:
+            raise _bad(f"{name} is required")
+        return default
+    value = body[name]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _bad(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise _bad(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _int_param(call: Call, name: str, *, minimum: int = 0,
+               default: int | None = None) -> int | None:
+    text = call.query.get(name)
+    if text is None or text == "":
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise _bad(f"query parameter {name} must be an integer, got {text!r}") from None
+    if value < minimum:
+        raise _bad(f"query parameter {name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _path_int(call: Call, name: str, what: str) -> int:
+    text = call.path[name]
+    try:
+        return int(text)
+    except ValueError:
+        raise ApiError(404, f"unknown {what} {text!r}") from None
+
+
+def _not_found(exc: inspect.NotFound) -> ApiError:
+    return ApiError(404, str(exc))
+
+
+class AdminApi:
+    """The handlers, bound to one running cluster."""
+
+    def __init__(self, runtime: "ClusterRuntime"):
+        self.runtime = runtime
+
+    @property
+    def core(self):
+        return self.runtime.core  # replaced by a reset: always read it afresh
+
+    async def handle(self, route: routes.Route, call: Call) -> tuple[int, Any]:
+        """Run the route's handler: (status, JSON-ready body)."""
+        try:
+            answer = await getattr(self, route.name)(call)
+        except ApiError as exc:
+            return exc.status, {"error": exc.message}
+        except Exception:
+            log.exception("admin API: %s %s failed", route.method, route.path)
+            return 500, {"error": "internal error (see the server log)"}
+        if isinstance(answer, Answer):
+            return answer.status, to_json(answer.data)
+        return route.status, to_json(answer)
+
+    async def dispatch(self, method: str, path: str, query: dict[str, str],
+                       body: bytes) -> tuple[int, Any]:
+        """Find the route of ``method path`` and run it, as the HTTP server would."""
+        route, params, path_known = routes.match(method, path)
+        if route is None:
+            return not_allowed(method, path) if path_known else no_such_endpoint(method, path)
+        return await self.handle(route, Call(params, dict(query), body))
+
+    # -- health and description ---------------------------------------------------------------
+
+    async def health(self, call: Call):
+        if self.runtime.ready:
+            return Status(status="ok")
+        return Answer(503, Status(status="starting"))
+
+    async def openapi(self, call: Call):
+        return document()
+
+    # -- brokers ------------------------------------------------------------------------------
+
+    def _broker_id(self, call: Call) -> int:
+        node_id = _path_int(call, "broker_id", "broker")
+        try:
+            inspect.broker(self.core, node_id)
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+        return node_id
+
+    async def brokers(self, call: Call):
+        return inspect.brokers(self.core)
+
+    async def broker(self, call: Call):
+        return inspect.broker_view(self.core, self._broker_id(call))
+
+    async def stop_broker(self, call: Call):
+        node_id = self._broker_id(call)
+        await self.runtime.stop_broker(node_id)
+        return inspect.broker_view(self.core, node_id)
+
+    async def start_broker(self, call: Call):
+        node_id = self._broker_id(call)
+        await self.runtime.start_broker(node_id)
+        return inspect.broker_view(self.core, node_id)
+
+    async def set_broker_latency(self, call: Call):
+        node_id = self._broker_id(call)
+        body = _body(call)
+        _only(body, BrokerLatency)
+        delay_ms = _int_field(body, "delay_ms")
+        if delay_ms:
+            self.core.broker_latency_ms[node_id] = delay_ms
+        else:
+            self.core.broker_latency_ms.pop(node_id, None)
+        return inspect.broker_view(self.core, node_id)
+
+    # -- topics -------------------------------------------------------------------------------
+
+    def _topic(self, call: Call):
+        try:
+            return inspect.topic(self.core, call.path["name"])
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
+    async def topics(self, call: Call):
+        internal = call.query.get("internal", "false").lower()
+        if internal not in ("true", "false", "1", "0"):
+            raise _bad(f"query parameter internal must be true or false, got {internal!r}")
+        return inspect.topics(self.core, include_internal=internal in ("true", "1"))
+
+    async def create_topic(self, call: Call):
+        body = _body(call)
+        _only(body, NewTopic)
+        name = body.get("name")
+        if not isinstance(name, str):
+            raise _bad("name is required and must be a string")
+        problem = topic_name_error(name)
+        if problem:
+            raise _bad(problem)
+        partitions = _int_field(body, "partitions", minimum=1, required=False, default=-1)
+        replication = _int_field(body, "replication_factor", minimum=1, required=False,
+                                 default=-1)
+        configs = body.get("configs") or {}
+        if not isinstance(configs, dict) or not all(
+                isinstance(k, str) and (v is None or isinstance(v, str))
+                for k, v in configs.items()):
+            raise _bad("configs must map config names to string values")
+        try:
+            topic = self.core.cluster.create_topic(
+                name, partitions, replication, list(configs.items()) or None)
+        except ApiException as exc:
+            status = 409 if exc.error_code == errors.TOPIC_ALREADY_EXISTS else 400
+            raise ApiError(status, str(exc)) from None
+        return inspect.topic_view(topic)
+
+    async def topic(self, call: Call):
+        return inspect.topic_view(self._topic(call))
+
+    async def delete_topic(self, call: Call):
+        topic = self._topic(call)
+        self.core.cluster.delete_topic(topic.name)
+        return Deleted(deleted=topic.name)
+
+    async def records(self, call: Call):
+        topic = self._topic(call)
+        _only_query(call, "records")
+        partition = _int_param(call, "partition")
+        offset = _int_param(call, "offset")
+        limit = _int_param(call, "limit", default=100)
+        try:
+            return inspect.records(self.core, topic.name, partition, offset, limit)
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
+    def _target_broker(self, call: Call) -> int:
+        body = _body(call)
+        _only(body, TargetBroker)
+        node_id = _int_field(body, "broker")
+        if node_id not in self.core.cluster.brokers:
+            raise ApiError(404, f"unknown broker {node_id}")
+        return node_id
+
+    async def move_leader(self, call: Call):
+        topic = self._topic(call)
+        index = _path_int(call, "partition", "partition")
+        if not 0 <= index < len(topic.partitions):
+            raise ApiError(404, f"topic {topic.name!r} has no partition {index}")
+        node_id = self._target_broker(call)
+        try:
+            self.core.cluster.move_leader(topic.partitions[index], node_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        return inspect.topic_view(topic)
+
+    # -- groups -------------------------------------------------------------------------------
+
+    def _group(self, call: Call):
+        try:
+            return inspect.group(self.core, call.path["group_id"])
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
+    async def groups(self, call: Call):
+        return inspect.groups(self.core)
+
+    async def group(self, call: Call):
+        return inspect.group_view(self.core, *self._group(call))
+
+    async def move_coordinator(self, call: Call):
+        """Move the leader of the group's ``__consumer_offsets`` partition, as a reassignment
+        would: the new coordinator loads the group from the partition (other groups on that
+        partition move with it)."""
+        shard, group = self._group(call)
+        node_id = self._target_broker(call)
+        core = self.core
+        try:
+            core.groups.admin.move_coordinator(group.group_id, node_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        try:
+            return inspect.group_view(core, *inspect.group(core, group.group_id))
+        except inspect.NotFound:  # the new coordinator is still loading the partition
+            return GroupLoadingView(group_id=group.group_id, coordinator=node_id,
+                                    state="loading")
+
+    async def rebalance(self, call: Call):
+        shard, group = self._group(call)
+        _body(call, required=False)
+        try:
+            self.core.groups.admin.force_rebalance(group.group_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        return inspect.group_view(self.core, shard, group)
+
+    async def expire_member(self, call: Call):
+        shard, group = self._group(call)
+        member_id = call.path["member_id"]
+        if member_id not in group.members:
+            raise ApiError(404, f"group {group.group_id!r} has no member {member_id!r}")
+        _body(call, required=False)
+        self.core.groups.admin.expire_member(group.group_id, member_id)
+        return inspect.group_view(self.core, shard, group)
+
+    # -- faults -------------------------------------------------------------------------------
+
+    def _fault(self, call: Call):
+        fault_id = _path_int(call, "fault_id", "fault")
+        fault = self.core.faults.get(fault_id)
+        if fault is None:
+            raise ApiError(404, f"no fault {fault_id}")
+        return fault
+
+    async def faults(self, call: Call):
+        return inspect.faults(self.core)
+
+    async def add_fault(self, call: Call):
+        body = _body(call)
+        try:
+            fault = self.core.faults.add(body)
+        except FaultSpecError as exc:
+            raise _bad(str(exc)) from None
+        return inspect.fault_view(fault)
+
+    async def get_fault(self, call: Call):
+        return inspect.fault_view(self._fault(call))
+
+    async def remove_fault(self, call: Call):
+        return inspect.fault_view(self.core.faults.remove(self._fault(call).id))
+
+    async def clear_faults(self, call: Call):
+        return Removed(removed=self.core.faults.clear())
+
+    # -- the request log ----------------------------------------------------------------------
+
+    async def requests(self, call: Call):
+        _only_query(call, "requests")
+        api = call.query.get("api")
+        if api is not None:
+            try:
+                api = resolve_api(api)
+            except (KeyError, TypeError) as exc:
+                raise _bad(f"api: {exc.args[0]}") from None
+        broker_id = _int_param(call, "broker")
+        if broker_id is not None and broker_id not in self.core.cluster.brokers:
+            raise ApiError(404, f"unknown broker {broker_id}")
+        limit = _int_param(call, "limit")
+        return inspect.requests(self.core, api, broker_id, call.query.get("client_id"), limit)
+
+    async def clear_requests(self, call: Call):
+        self.core.requests.clear()
+        return Status(status="ok")
+
+    # -- reset --------------------------------------------------------------------------------
+
+    async def reset(self, call: Call):
+        _body(call, required=False)
+        await self.runtime.reset()
+        return Status(status="ok")
