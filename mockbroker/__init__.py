@@ -3,6 +3,7 @@
 __version__ = "0.1.0"
 
 from mockbroker.admin import AdminClient, AdminError  # noqa: E402
+from mockbroker.core.control import DISCONNECT  # noqa: E402
 from mockbroker.mock_cluster import MockCluster  # noqa: E402
 
-__all__ = ["AdminClient", "AdminError", "MockCluster"]
+__all__ = ["AdminClient", "AdminError", "DISCONNECT", "MockCluster"]

@@ -156,10 +156,12 @@ class AdminClient:
                   broker: int | None = None, topic: str | None = None,
                   partition: int | None = None, client_id: str | None = None,
                   delay_ms: int = 0, probability: float = 1.0, **more: Any) -> Fault:
-        """Add a fault.  ``api``: a Kafka API name or key (None: any).  ``action``: error
-        (the default when ``error`` is given), delay (the default otherwise), drop or
-        disconnect.  ``count``: how many requests it picks; None until removed.  Other
-        keyword arguments are sent as fields of the fault (see ``FaultSpec``)."""
+        """Add a fault (a control rule).  ``api``: a Kafka API name or key (None: any).
+        ``action``: error (the default when ``error`` is given), delay (the default otherwise),
+        drop, disconnect, or a control action (stop_broker, start_broker, move_leader,
+        move_coordinator, expire_member) with its ``target_*`` fields.  ``count``: how many
+        requests it picks; None until removed.  Other keyword arguments (``after``, ``group``,
+        ``chain``, ``target_broker``, ...) are sent as fields of the rule (see ``FaultSpec``)."""
         spec: dict[str, Any] = {"api": api, "count": count, "broker": broker, "topic": topic,
                                 "partition": partition, "client_id": client_id,
                                 "delay_ms": delay_ms, "probability": probability, **more}

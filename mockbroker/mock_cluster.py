@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from mockbroker.admin import AdminClient
 from mockbroker.core.settings import resolve_settings
@@ -134,6 +134,17 @@ class MockCluster:
             return fn(*args)
 
         return asyncio.run_coroutine_threadsafe(invoke(), self._loop).result()
+
+    def control(self, api: int | str | None, fn: Callable, *, keep: bool = False,
+                broker: int | None = None) -> int:
+        """Control requests to ``api`` (a Kafka API name or key; None: any) in-process, as
+        franz-go's kfake ControlKey does: ``fn(request)`` runs on the cluster's thread with the
+        decoded request (``.body``, ``.api_key``, ``.api_version``, ``.broker_id``,
+        ``.client_id``) and returns a response message to answer with, ``DISCONNECT`` to close
+        the connection, or None to let the request through.  It is removed once it answers,
+        unless ``keep``.  Returns the rule id (``admin.remove_fault(id)`` removes it)."""
+        return self.call(lambda: self._started().core.control.control(
+            api, fn, keep=keep, broker=broker).id)
 
     def stop_broker(self, node_id: int) -> None:
         """Take broker ``node_id`` down as if it had died; leaders and coordinators move."""

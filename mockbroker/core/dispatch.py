@@ -19,7 +19,7 @@ from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
 from mockbroker.core.groups.coordinator import GroupCoordinator
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, later
-from mockbroker.core.faults import FaultTable, apply_fault, named_partitions
+from mockbroker.core.control import ControlTable, apply
 from mockbroker.core.producers import ProducerIds
 from mockbroker.core.requests import RequestLog
 from mockbroker.core.settings import resolve_settings
@@ -60,10 +60,11 @@ class Core:
         self.registry = registry
         self.groups = GroupCoordinator(self.cluster, self.settings)
         self.producers = ProducerIds()
-        self.faults = FaultTable(self.cluster.brokers, self.registry)
+        self.control = ControlTable(self)
         self.requests = RequestLog()
-        #: broker id -> milliseconds added to every answer it gives
-        self.broker_latency_ms: dict[int, int] = {}
+        #: called with (broker id, alive) when a broker stops or starts; the I/O layer closes
+        #: or reopens its listener
+        self.broker_listeners: list = []
 
     @property
     def clock(self) -> Clock:
@@ -72,6 +73,21 @@ class Core:
     @property
     def timers(self):
         return self.cluster.timers
+
+    # -- brokers going down and coming back ------------------------------------------------------
+
+    def stop_broker(self, node_id: int) -> None:
+        """A broker dies: its leadership and coordination move to live brokers, and its
+        listener closes (with every connection)."""
+        self.cluster.stop_broker(node_id)
+        for listener in list(self.broker_listeners):
+            listener(node_id, False)
+
+    def start_broker(self, node_id: int) -> None:
+        """A stopped broker comes back on its port and takes back what it prefers to lead."""
+        self.cluster.start_broker(node_id)
+        for listener in list(self.broker_listeners):
+            listener(node_id, True)
 
     # -- bytes in, bytes out ---------------------------------------------------------------------
 
@@ -126,20 +142,20 @@ class Core:
         logged = self.requests.record(ctx.now_ms, ctx.broker_id, api_key, version,
                                       request.header.correlation_id, ctx.client_id)
         try:
-            fault = self.faults.pick(
-                api_key, ctx.broker_id, ctx.client_id,
-                lambda: named_partitions(self.cluster, api_key, request.body)) \
-                if self.faults else None
-            if fault is None:
+            rule, delay = None, 0
+            if self.control:
+                delay, rule, fired = self.control.pick(api_key, ctx.broker_id, ctx.client_id,
+                                                       request.body)
+                logged.rules = [r.id for r in fired]
+            if rule is None:
                 result = entry.handler(self, ctx, request.body)
             else:
-                logged.fault = fault.id
-                result = apply_fault(self, fault, entry.handler, request, ctx)
-                if fault.action == "drop":
+                logged.fault = rule.id
+                result = apply(self, self.control, rule, entry.handler, request, ctx)
+                if rule.action == "drop":
                     logged.outcome = "dropped"
-            latency = self.broker_latency_ms.get(ctx.broker_id)
-            if latency:
-                result = later(self.timers, result, latency)
+            if delay:
+                result = later(self.timers, result, delay)
         except Exception as exc:
             # A bug of ours must not take the broker down: this connection is closed, as Kafka
             # closes one whose request it failed to process, and everything else goes on.

@@ -28,7 +28,7 @@ def brokers(core) -> list[BrokerView]:
     return [from_object(
         BrokerView, broker, id=broker.node_id, state="up" if broker.alive else "down",
         controller=broker.node_id == cluster.controller_id,
-        latency_ms=core.broker_latency_ms.get(broker.node_id, 0),
+        latency_ms=core.control.latency_ms(broker.node_id),
         leader_partitions=leads.get(broker.node_id, 0),
     ) for broker in sorted(cluster.brokers.values(), key=lambda b: b.node_id)]
 
@@ -194,7 +194,7 @@ def fault_view(fault) -> FaultView:
 
 
 def faults(core) -> list[FaultView]:
-    return [fault_view(fault) for fault in core.faults]
+    return [fault_view(rule) for rule in core.control]
 
 
 def requests(core, api: int | None = None, broker_id: int | None = None,

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from mockbroker.core import error_responses
 from mockbroker.core.deferred import NO_RESPONSE, Close
-from wire import errors
-from wire.apis import API_NAMES
 
 #: What became of a request.
 
@@ -34,7 +31,10 @@ class LoggedRequest:
     #: one of :data:`OUTCOMES`
     outcome: str = "pending"
     error_code: int = 0
+    #: the rule that acted on it (not counting chained delays)
     fault: int | None = None
+    #: every rule that fired on it, chained delays included
+    rules: list[int] = field(default_factory=list)
 
     def finish(self, response) -> None:
         if self.outcome != "pending":
@@ -46,22 +46,6 @@ class LoggedRequest:
         else:
             self.outcome = "answered"
             self.error_code = error_responses.first_error(response)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "time_ms": self.time_ms,
-            "broker": self.broker,
-            "api": API_NAMES.get(self.api_key, str(self.api_key)),
-            "api_key": self.api_key,
-            "api_version": self.api_version,
-            "correlation_id": self.correlation_id,
-            "client_id": self.client_id,
-            "outcome": self.outcome,
-            "error": errors.error_by_code(self.error_code).name if self.error_code else None,
-            "error_code": self.error_code,
-            "fault": self.fault,
-        }
 
 
 class RequestLog:

@@ -30,8 +30,9 @@ __all__ = [
 BrokerState = Literal["up", "down"]
 #: a classic group's state, in Kafka's names (``GroupState`` of the coordinator)
 GroupState = Literal["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"]
-#: what a fault does to a request it picks (``ACTIONS`` of :mod:`mockbroker.core.faults`)
-FaultAction = Literal["error", "delay", "drop", "disconnect"]
+#: what a rule does to a request it picks (``ACTIONS`` of :mod:`mockbroker.core.control`)
+FaultAction = Literal["error", "delay", "drop", "disconnect", "stop_broker", "start_broker",
+                      "move_leader", "move_coordinator", "expire_member", "callback"]
 RequestOutcome = Literal["pending", "answered", "no response", "dropped", "disconnected",
                          "failed"]
 TimestampType = Literal["CreateTime", "LogAppendTime"]
@@ -172,7 +173,8 @@ class GroupSummaryView:
 
 @_view
 class FaultView:
-    """A fault in force (``count`` is what is left; None: until removed)."""
+    """A rule in force (a fault, a broker's latency, a control action); ``count`` is what is
+    left (None: until removed)."""
 
     id: int
     action: FaultAction
@@ -181,13 +183,23 @@ class FaultView:
     error: str | None = describe("Kafka error name (action error only)")
     error_code: int | None
     count: int | None = describe("firings left; null: until removed")
+    after: int = describe("matching requests let through before it fires", default=0)
     fired: int
     broker: int | None
     topic: str | None
     partition: int | None
+    group: str | None = describe("a group the request names", default=None)
     client_id: str | None
     delay_ms: int
     probability: float
+    chain: bool = describe("a delay that adds up with the next rule (a broker's latency)",
+                           default=False)
+    target_broker: int | None = describe("the broker a control action acts on", default=None)
+    target_topic: str | None = describe("move_leader: the topic", default=None)
+    target_partition: int | None = describe("move_leader: the partition", default=None)
+    target_group: str | None = describe("move_coordinator, expire_member: the group",
+                                        default=None)
+    target_member: str | None = describe("expire_member: the member id", default=None)
 
 
 @_view
@@ -205,7 +217,9 @@ class LoggedRequestView:
     outcome: RequestOutcome
     error: str | None = describe("the first error code in the response, by name")
     error_code: int
-    fault: int | None = describe("the fault that picked it")
+    fault: int | None = describe("the rule (fault) that acted on it")
+    rules: list[int] = describe("every rule that fired on it, chained delays included",
+                                default_factory=list)
 
 
 # -- small bodies ----------------------------------------------------------------------------
@@ -245,7 +259,8 @@ class NewTopic:
 
 @_view
 class FaultSpec:
-    """What POST /faults takes: which requests a fault picks and what it does to them."""
+    """What POST /faults takes: which requests a rule picks and what it does to them (the
+    control actions act on their targets, then the request is handled as usual)."""
 
     closed: ClassVar[bool] = True
 
@@ -258,13 +273,28 @@ class FaultSpec:
         default=None)
     count: int | None = describe(
         "how many requests it picks (default 1); null: until removed", default=1, minimum=1)
+    after: int = describe("let this many matching requests through first", default=0,
+                          minimum=0)
     broker: int | None = None
     topic: str | None = None
     partition: int | None = describe(default=None, minimum=0)
+    group: str | None = describe("pick requests that name this group", default=None)
     client_id: str | None = None
     delay_ms: int = describe("wait before the action (the whole action for delay)",
                              default=0, minimum=0)
     probability: float = describe(default=1.0, exclusiveMinimum=0, maximum=1)
+    chain: bool = describe("a delay that adds up with the next rule that picks the request",
+                           default=False)
+    target_broker: int | None = describe(
+        "stop_broker, start_broker: the broker; move_leader, move_coordinator: where to",
+        default=None, minimum=0)
+    target_topic: str | None = describe("move_leader: the topic (default: topic)",
+                                        default=None)
+    target_partition: int | None = describe("move_leader: the partition (default: partition)",
+                                            default=None, minimum=0)
+    target_group: str | None = describe(
+        "move_coordinator, expire_member: the group (default: group)", default=None)
+    target_member: str | None = describe("expire_member: the member id", default=None)
 
 
 @_view

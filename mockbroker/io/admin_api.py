@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from mockbroker.core import inspect, routes
 from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.errors import ApiException
-from mockbroker.core.faults import FaultSpecError
+from mockbroker.core.control import RuleError
 from mockbroker.core.jsonview import to_json
 from mockbroker.core.views import (
     BrokerLatency, Deleted, GroupLoadingView, NewTopic, Removed, Status, TargetBroker,
@@ -212,10 +212,7 @@ class AdminApi:
         body = _body(call)
         _only(body, BrokerLatency)
         delay_ms = _int_field(body, "delay_ms")
-        if delay_ms:
-            self.core.broker_latency_ms[node_id] = delay_ms
-        else:
-            self.core.broker_latency_ms.pop(node_id, None)
+        self.core.control.set_latency(node_id, delay_ms)
         return inspect.broker_view(self.core, node_id)
 
     # -- topics -------------------------------------------------------------------------------
@@ -349,7 +346,7 @@ class AdminApi:
 
     def _fault(self, call: Call):
         fault_id = _path_int(call, "fault_id", "fault")
-        fault = self.core.faults.get(fault_id)
+        fault = self.core.control.get(fault_id)
         if fault is None:
             raise ApiError(404, f"no fault {fault_id}")
         return fault
@@ -360,8 +357,8 @@ class AdminApi:
     async def add_fault(self, call: Call):
         body = _body(call)
         try:
-            fault = self.core.faults.add(body)
-        except FaultSpecError as exc:
+            fault = self.core.control.add(body)
+        except RuleError as exc:
             raise _bad(str(exc)) from None
         return inspect.fault_view(fault)
 
@@ -369,10 +366,10 @@ class AdminApi:
         return inspect.fault_view(self._fault(call))
 
     async def remove_fault(self, call: Call):
-        return inspect.fault_view(self.core.faults.remove(self._fault(call).id))
+        return inspect.fault_view(self.core.control.remove(self._fault(call).id))
 
     async def clear_faults(self, call: Call):
-        return Removed(removed=self.core.faults.clear())
+        return Removed(removed=self.core.control.clear())
 
     # -- the request log ----------------------------------------------------------------------
 

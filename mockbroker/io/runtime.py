@@ -33,7 +33,8 @@ class ClusterRuntime:
         self._settings = dict(settings or {})
         self._clock = clock
         self.core = new_core([Broker(i, self.advertised_host, 0) for i in range(brokers)],
-                         self._settings, clock)
+                             self._settings, clock)
+        self.core.broker_listeners.append(self._broker_changed)
         max_request = self.core.settings["socket_request_max_bytes"]
         self.listeners = [BrokerListener(self.core, i, host, port + i if port else 0,
                                          max_request_bytes=max_request)
@@ -43,6 +44,7 @@ class ClusterRuntime:
         self.ready = False
         self._wakeup: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pending: set[asyncio.Task] = set()
 
     @property
     def bootstrap_servers(self) -> str:
@@ -82,22 +84,32 @@ class ClusterRuntime:
         its partition leadership and group coordination to live brokers."""
         listener = self._listener(node_id)
         await listener.stop()
-        self.core.cluster.stop_broker(node_id)
+        self.core.stop_broker(node_id)
 
     async def start_broker(self, node_id: int) -> None:
         """Bring a stopped broker back on its old port; it takes back what it prefers to lead."""
         listener = self._listener(node_id)
         if not listener.serving:
             await listener.start()
-        self.core.cluster.start_broker(node_id)
+        self.core.start_broker(node_id)
+
+    def _broker_changed(self, node_id: int, alive: bool) -> None:
+        """The core stopped or started a broker (a control rule): close or reopen its
+        listener to match."""
+        listener = self._listener(node_id)
+        if alive != listener.serving and self._loop is not None:
+            self._pending.add(self._loop.create_task(
+                listener.start() if alive else listener.stop()))
+            self._pending = {task for task in self._pending if not task.done()}
 
     async def reset(self) -> None:
         """Forget everything (topics, groups, offsets, faults, broker latency, the request log,
         dynamic configs) as if the cluster had just started; every broker is up again on its
         port, and client connections are closed so that clients start afresh."""
         core = new_core([Broker(listener.broker_id, self.advertised_host, listener.port)
-                     for listener in self.listeners], self._settings, self._clock)
+                         for listener in self.listeners], self._settings, self._clock)
         core.timers.on_change = self._rearm
+        core.broker_listeners.append(self._broker_changed)
         self.core = core
         for listener in self.listeners:
             listener.core = core

@@ -1,4 +1,4 @@
-"""Fault injection in the core, driven with a manual clock and no sockets: which requests a fault
+"""Control rules (faults and control actions) in the core, driven with a manual clock and no sockets: which requests a fault
 picks, what each action does, the error responses' shapes for every API and version served, and
 the request log."""
 
@@ -11,7 +11,9 @@ import wire
 from mockbroker.core import error_responses
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.deferred import Close
-from mockbroker.core.faults import FaultSpecError
+from mockbroker.core import inspect
+from mockbroker.core.control import ControlTable, RuleError
+from mockbroker.core.jsonview import to_json
 from mockbroker.handlers import REGISTRY
 from tests.wire.strategies import message_values
 from tests.core.harness import make_core, send
@@ -101,44 +103,45 @@ def _high_watermarks(core, topic):
     ({"api": "AddPartitionsToTxn", "error": 6}, "not served by mockbroker"),
 ])
 def test_a_bad_fault_is_refused_with_the_reason_and_nothing_is_added(core, spec, message):
-    with pytest.raises(FaultSpecError, match=message):
-        core.faults.add(spec)
-    assert list(core.faults) == []
+    with pytest.raises(RuleError, match=message):
+        core.control.add(spec)
+    assert list(core.control) == []
 
 
 def test_an_error_given_with_another_action_is_not_used(core):
-    fault = core.faults.add({"api": "Produce", "action": "drop", "error": 6})
+    fault = core.control.add({"api": "Produce", "action": "drop", "error": 6})
     assert (fault.action, fault.error) == ("drop", None)
 
 
 def test_apis_and_errors_by_name_or_number(core):
-    by_name = core.faults.add({"api": "produce", "error": "not_leader_or_follower"})
-    by_number = core.faults.add({"api": 0, "error": 6})
-    assert by_name.to_json()["api"] == by_number.to_json()["api"] == "Produce"
+    by_name = core.control.add({"api": "produce", "error": "not_leader_or_follower"})
+    by_number = core.control.add({"api": 0, "error": 6})
+    shown = to_json(inspect.fault_view(by_name))
+    assert shown["api"] == to_json(inspect.fault_view(by_number))["api"] == "Produce"
     assert by_name.error == by_number.error == errors.NOT_LEADER_OR_FOLLOWER
-    assert by_name.to_json()["error"] == "NOT_LEADER_OR_FOLLOWER"
+    assert shown["error"] == "NOT_LEADER_OR_FOLLOWER"
 
 
 # -- which requests a fault picks -----------------------------------------------------------------
 
 def test_count_fires_that_many_times_then_the_fault_is_gone(core):
-    fault = core.faults.add({"api": "Heartbeat", "error": "COORDINATOR_LOAD_IN_PROGRESS",
+    fault = core.control.add({"api": "Heartbeat", "error": "COORDINATOR_LOAD_IN_PROGRESS",
                              "count": 2})
     codes = [_heartbeat(core).error_code for _ in range(3)]
     assert codes[:2] == [errors.COORDINATOR_LOAD_IN_PROGRESS] * 2
     assert codes[2] != errors.COORDINATOR_LOAD_IN_PROGRESS  # the real answer again
-    assert fault.fired == 2 and core.faults.get(fault.id) is None
+    assert fault.fired == 2 and core.control.get(fault.id) is None
 
 
 def test_count_null_fires_until_removed(core):
-    fault = core.faults.add({"api": "Heartbeat", "error": 15, "count": None})
+    fault = core.control.add({"api": "Heartbeat", "error": 15, "count": None})
     assert all(_heartbeat(core).error_code == 15 for _ in range(5))
-    core.faults.remove(fault.id)
+    core.control.remove(fault.id)
     assert _heartbeat(core).error_code != 15
 
 
 def test_broker_and_client_id_filters(core):
-    core.faults.add({"api": "Heartbeat", "error": 15, "broker": 2, "client_id": "victim",
+    core.control.add({"api": "Heartbeat", "error": 15, "broker": 2, "client_id": "victim",
                      "count": None})
     assert _heartbeat(core, broker=2, client_id="victim").error_code == 15
     assert _heartbeat(core, broker=1, client_id="victim").error_code != 15
@@ -146,24 +149,24 @@ def test_broker_and_client_id_filters(core):
 
 
 def test_probability_picks_about_that_share(core):
-    core.faults = type(core.faults)(core.cluster.brokers, core.registry, seed=7)
-    core.faults.add({"api": "Heartbeat", "error": 15, "count": None, "probability": 0.25})
+    core.control = ControlTable(core, seed=7)
+    core.control.add({"api": "Heartbeat", "error": 15, "count": None, "probability": 0.25})
     hits = sum(_heartbeat(core).error_code == 15 for _ in range(400))
     assert 60 < hits < 140
 
 
 def test_the_first_matching_fault_applies(core):
-    first = core.faults.add({"api": "Heartbeat", "error": 15, "count": 1})
-    core.faults.add({"error": 16, "count": 1})  # any API
+    first = core.control.add({"api": "Heartbeat", "error": 15, "count": 1})
+    core.control.add({"error": 16, "count": 1})  # any API
     assert _heartbeat(core).error_code == 15
     assert _heartbeat(core).error_code == 16
-    assert first.fired == 1 and list(core.faults) == []
+    assert first.fired == 1 and list(core.control) == []
 
 
 # -- errors in each API's shape -------------------------------------------------------------------
 
 def test_a_partition_fault_fails_only_that_partition_and_the_rest_is_written(core):
-    core.faults.add({"api": "Produce", "error": "NOT_ENOUGH_REPLICAS", "topic": "orders",
+    core.control.add({"api": "Produce", "error": "NOT_ENOUGH_REPLICAS", "topic": "orders",
                      "partition": 1, "count": None})
     cls = wire.request_class(PRODUCE)
     batch = records.encode_batch([(b"k", b"v", [], 1)])
@@ -186,7 +189,7 @@ def test_a_partition_fault_fails_only_that_partition_and_the_rest_is_written(cor
 
 
 def test_an_error_fault_writes_nothing_and_counts_per_request(core):
-    fault = core.faults.add({"api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER", "count": 2})
+    fault = core.control.add({"api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER", "count": 2})
     first = _produce(core, {"orders": [0]})
     second = _produce(core, {"orders": [0]})
     third = _produce(core, {"orders": [0]})
@@ -196,7 +199,7 @@ def test_an_error_fault_writes_nothing_and_counts_per_request(core):
 
 
 def test_acks_zero_produce_in_error_closes_the_connection(core):
-    core.faults.add({"api": "Produce", "error": 6})
+    core.control.add({"api": "Produce", "error": 6})
     assert isinstance(_produce(core, {"orders": [0]}, acks=0)[("orders", 0)], Close)
     assert _high_watermarks(core, "orders")[0] == 0
 
@@ -204,7 +207,7 @@ def test_acks_zero_produce_in_error_closes_the_connection(core):
 def test_a_fetch_with_a_failed_partition_answers_at_once(core):
     for partition in core.cluster.all_partitions():
         partition.leader, partition.replicas = 0, [0]
-    core.faults.add({"api": "Fetch", "error": "UNKNOWN_LEADER_EPOCH", "topic": "orders",
+    core.control.add({"api": "Fetch", "error": "UNKNOWN_LEADER_EPOCH", "topic": "orders",
                      "partition": 2})
     cls = wire.request_class(FETCH)
     body = cls(max_wait_ms=5000, min_bytes=1, max_bytes=1 << 20, topics=[
@@ -219,7 +222,7 @@ def test_a_fetch_with_a_failed_partition_answers_at_once(core):
 
 
 def test_metadata_errors_land_on_the_picked_topic_and_brokers_are_still_listed(core):
-    core.faults.add({"api": "Metadata", "error": "LEADER_NOT_AVAILABLE", "topic": "orders"})
+    core.control.add({"api": "Metadata", "error": "LEADER_NOT_AVAILABLE", "topic": "orders"})
     cls = wire.request_class(METADATA)
     body = cls(topics=[cls.MetadataRequestTopic(name="orders"),
                        cls.MetadataRequestTopic(name="audit")])
@@ -230,13 +233,13 @@ def test_metadata_errors_land_on_the_picked_topic_and_brokers_are_still_listed(c
 
 
 def test_keyed_and_top_level_shapes(core):
-    core.faults.add({"api": "DescribeGroups", "error": "COORDINATOR_NOT_AVAILABLE"})
+    core.control.add({"api": "DescribeGroups", "error": "COORDINATOR_NOT_AVAILABLE"})
     body = wire.request_class(DESCRIBE_GROUPS)(groups=["a", "b"])
     response = _send(core, DESCRIBE_GROUPS, 5, body)
     assert [(g.group_id, g.error_code) for g in response.groups] == [
         ("a", errors.COORDINATOR_NOT_AVAILABLE), ("b", errors.COORDINATOR_NOT_AVAILABLE)]
 
-    core.faults.add({"api": "JoinGroup", "error": "COORDINATOR_LOAD_IN_PROGRESS"})
+    core.control.add({"api": "JoinGroup", "error": "COORDINATOR_LOAD_IN_PROGRESS"})
     cls = wire.request_class(JOIN_GROUP)
     body = cls(group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=10000,
                member_id="m-1", protocol_type="consumer",
@@ -284,7 +287,7 @@ def test_every_served_api_and_version_can_answer_an_error_that_encodes(api_key, 
 # -- delay, drop, disconnect, latency ---------------------------------------------------------------
 
 def test_delay_answers_after_the_delay_and_handles_the_request_at_once(core):
-    core.faults.add({"api": "Produce", "action": "delay", "delay_ms": 250})
+    core.control.add({"api": "Produce", "action": "delay", "delay_ms": 250})
     (pending,) = _produce(core, {"orders": [0]}).values()
     assert isinstance(pending, Deferred) and not pending.done
     assert _high_watermarks(core, "orders")[0] == 1  # written already
@@ -295,14 +298,14 @@ def test_delay_answers_after_the_delay_and_handles_the_request_at_once(core):
 
 
 def test_an_error_can_be_delayed_too(core):
-    core.faults.add({"api": "Heartbeat", "error": 27, "delay_ms": 100})
+    core.control.add({"api": "Heartbeat", "error": 27, "delay_ms": 100})
     pending = _heartbeat(core)
     core.clock.advance(100)
     assert pending.value.error_code == errors.REBALANCE_IN_PROGRESS
 
 
 def test_drop_handles_the_request_and_never_answers(core):
-    core.faults.add({"api": "Produce", "action": "drop"})
+    core.control.add({"api": "Produce", "action": "drop"})
     (lost,) = _produce(core, {"orders": [0]}).values()
     core.clock.advance(3_600_000)
     assert isinstance(lost, Deferred) and not lost.done
@@ -312,10 +315,10 @@ def test_drop_handles_the_request_and_never_answers(core):
 
 
 def test_disconnect_closes_without_handling(core):
-    core.faults.add({"api": "Produce", "action": "disconnect"})
+    core.control.add({"api": "Produce", "action": "disconnect"})
     assert isinstance(_produce(core, {"orders": [0]})[("orders", 0)], Close)
     assert _high_watermarks(core, "orders")[0] == 0
-    core.faults.add({"api": "Heartbeat", "action": "disconnect", "delay_ms": 50})
+    core.control.add({"api": "Heartbeat", "action": "disconnect", "delay_ms": 50})
     closing = _heartbeat(core)
     core.clock.advance(50)
     assert isinstance(closing.value, Close)
@@ -324,7 +327,7 @@ def test_disconnect_closes_without_handling(core):
 
 
 def test_broker_latency_delays_every_answer_of_that_broker_only(core):
-    core.broker_latency_ms[1] = 40
+    core.control.set_latency(1, 40)
     slow = _heartbeat(core, broker=1)
     fast = _heartbeat(core, broker=2)
     assert not isinstance(fast, Deferred)
@@ -332,16 +335,16 @@ def test_broker_latency_delays_every_answer_of_that_broker_only(core):
     core.clock.advance(39)
     assert not slow.done
     core.clock.advance(1)
-    del core.broker_latency_ms[1]
+    core.control.set_latency(1, 0)
     assert slow.value == _heartbeat(core, broker=1)  # the same answer, only later
 
 
 def test_the_request_log_says_what_each_request_got(core):
-    core.faults.add({"api": "Heartbeat", "error": "ILLEGAL_GENERATION"})
+    core.control.add({"api": "Heartbeat", "error": "ILLEGAL_GENERATION"})
     _heartbeat(core, client_id="one")
     _produce(core, {"orders": [0]}, client_id="two")
     _produce(core, {"orders": [1]}, acks=0, client_id="three")
-    logged = [r.to_json() for r in core.requests]
+    logged = [to_json(view) for view in inspect.requests(core)]
     assert [(r["api"], r["client_id"], r["outcome"], r["error"], r["fault"] is not None)
             for r in logged] == [
         ("Heartbeat", "one", "answered", "ILLEGAL_GENERATION", True),
@@ -349,3 +352,149 @@ def test_the_request_log_says_what_each_request_got(core):
         ("Produce", "three", "no response", None, False),
     ]
     assert logged[0]["correlation_id"] == 7 and logged[0]["api_version"] == 4
+
+
+# -- the rest of the rule model: after, groups, control actions, chains, callbacks ----------------
+
+def _fetch(core, broker):
+    cls = wire.request_class(FETCH)
+    body = cls(max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, topics=[cls.FetchTopic(
+        topic="orders", partitions=[cls.FetchPartition(partition=0, fetch_offset=0,
+                                                        partition_max_bytes=1 << 20)])])
+    return _send(core, FETCH, 12, body, broker=broker)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"action": "stop_broker"}, "needs target_broker"),
+    ({"action": "stop_broker", "target_broker": 9}, "unknown target_broker 9"),
+    ({"action": "move_leader", "target_broker": 1}, "needs target_topic"),
+    ({"action": "move_coordinator", "target_broker": 1}, "needs target_group"),
+    ({"action": "expire_member", "target_group": "g"}, "needs target_member"),
+    ({"error": 6, "target_broker": 1}, "target_broker is for"),
+    ({"action": "callback"}, "action must be one of"),
+    ({"error": 6, "chain": True}, "only a delay can chain"),
+    ({"error": 6, "after": -1}, "after must be at least 0"),
+    ({"error": 6, "group": 5}, "group must be a string"),
+])
+def test_a_bad_rule_is_refused_with_the_reason_and_nothing_is_added(core, spec, message):
+    with pytest.raises(RuleError, match=message):
+        core.control.add(spec)
+    assert list(core.control) == []
+
+
+def test_after_lets_that_many_matching_requests_through_first(core):
+    normal = _heartbeat(core).error_code
+    assert normal != errors.COORDINATOR_NOT_AVAILABLE
+    rule = core.control.add({"api": "Heartbeat", "error": 15, "after": 2})
+    codes = [_heartbeat(core).error_code for _ in range(4)]
+    assert codes == [normal, normal, errors.COORDINATOR_NOT_AVAILABLE, normal]
+    assert rule.fired == 1 and core.control.get(rule.id) is None
+
+
+def test_stop_a_broker_when_the_third_fetch_arrives(core):
+    partition = core.cluster.topics["orders"].partitions[0]
+    leader = partition.leader
+    other = next(b for b in core.cluster.brokers if b != leader)
+    stopped = []
+    core.broker_listeners.append(lambda node, alive: stopped.append((node, alive)))
+    core.control.add({"api": "Fetch", "after": 2, "action": "stop_broker",
+                      "target_broker": leader})
+    assert [_fetch(core, leader).responses[0].partitions[0].error_code
+            for _ in range(2)] == [errors.NONE, errors.NONE]
+    assert stopped == []
+    # the third Fetch stops the leader it was sent to: it gets no answer, the partition moves
+    third = _fetch(core, leader)
+    assert isinstance(third, Close)
+    assert stopped == [(leader, False)] and not core.cluster.brokers[leader].alive
+    assert partition.leader != leader
+    # a Fetch to another broker after that is answered by the cluster as it now is
+    core.control.add({"api": "Fetch", "action": "start_broker", "target_broker": leader})
+    answer = _fetch(core, other).responses[0].partitions[0]
+    assert core.cluster.brokers[leader].alive and stopped[-1] == (leader, True)
+    expected = errors.NONE if partition.leader == other else errors.NOT_LEADER_OR_FOLLOWER
+    assert answer.error_code == expected
+
+
+def test_move_a_leader_when_a_produce_arrives(core):
+    core.cluster.create_topic("spread", 1, 3)
+    partition = core.cluster.topics["spread"].partitions[0]
+    before, epoch = partition.leader, partition.leader_epoch
+    target = next(r for r in partition.replicas if r != before)
+    core.control.add({"api": "Produce", "topic": "spread", "partition": 0,
+                      "action": "move_leader", "target_broker": target})
+    (answer,) = _produce(core, {"spread": [0]}).values()
+    # the leader moved first, so the produce reached a broker that no longer leads
+    assert (partition.leader, partition.leader_epoch) == (target, epoch + 1)
+    assert answer.error_code == errors.NOT_LEADER_OR_FOLLOWER
+    (again,) = _produce(core, {"spread": [0]}).values()
+    assert again.error_code == errors.NONE
+
+
+def test_a_group_rule_picks_only_requests_naming_that_group(core):
+    other = wire.request_class(HEARTBEAT)(group_id="other", generation_id=1, member_id="m")
+    node = core.groups.placement.coordinator_for("other")
+    assert _send(core, HEARTBEAT, 4, other, broker=node).error_code == errors.UNKNOWN_MEMBER_ID
+    core.control.add({"group": "g", "error": 24, "count": None})
+    assert _heartbeat(core).error_code == errors.INVALID_GROUP_ID
+    assert _send(core, HEARTBEAT, 4, other, broker=node).error_code == errors.UNKNOWN_MEMBER_ID
+    describe = wire.request_class(DESCRIBE_GROUPS)(groups=["x", "g"])
+    answered = _send(core, DESCRIBE_GROUPS, 5, describe)
+    assert [g.error_code for g in answered.groups] == [errors.INVALID_GROUP_ID] * 2
+
+
+def test_move_the_coordinator_and_expire_a_member_by_rule(core):
+    group = core.groups.classic
+    node = core.groups.placement.coordinator_for("g")
+    target = next(b for b in core.cluster.brokers if b != node)
+    from mockbroker.core.groups.classic.group import JoinRequest
+
+    join = group.join_group(node, JoinRequest("g", "", "static-1", "c", "/h", 10_000, 10_000,
+                                              "consumer", [("range", b"")], 5))
+    core.clock.advance(0)
+    member = join.value.member_id
+    core.control.add({"api": "Heartbeat", "action": "expire_member", "target_group": "g",
+                      "target_member": member})
+    _heartbeat(core, broker=node)
+    assert member not in core.groups.find_group("g").members
+    core.control.add({"api": "Heartbeat", "group": "g", "action": "move_coordinator",
+                      "target_broker": target})
+    answered = _heartbeat(core, broker=node)
+    assert core.groups.placement.coordinator_for("g") == target
+    assert answered.error_code == errors.NOT_COORDINATOR  # it reached the old coordinator
+
+
+def test_a_chained_latency_adds_to_the_fault_that_applies(core):
+    core.control.set_latency(1, 40)
+    fault = core.control.add({"api": "Heartbeat", "error": 15, "delay_ms": 10})
+    answer = _heartbeat(core, broker=1)
+    core.clock.advance(49)
+    assert not answer.done
+    core.clock.advance(1)
+    assert answer.value.error_code == errors.COORDINATOR_NOT_AVAILABLE
+    (logged,) = [r for r in core.requests if r.api_key == HEARTBEAT]
+    latency = next(r for r in core.control if r.chain)
+    assert logged.fault == fault.id and logged.rules == [latency.id, fault.id]
+    assert core.control.latency_ms(1) == 40 and core.control.latency_ms(0) == 0
+
+
+def test_a_callback_answers_passes_or_disconnects(core):
+    seen = []
+
+    def answer_once(request):
+        seen.append((request.api_key, request.broker_id, request.body.member_id))
+        return wire.response_class(HEARTBEAT)(error_code=errors.REBALANCE_IN_PROGRESS)
+
+    normal = _heartbeat(core, broker=2).error_code
+    core.control.control("Heartbeat", answer_once)
+    assert _heartbeat(core, broker=2).error_code == errors.REBALANCE_IN_PROGRESS
+    assert seen == [(HEARTBEAT, 2, "m")]
+    assert _heartbeat(core, broker=2).error_code == normal  # one-shot: gone
+    passes = []
+    kept = core.control.control("Heartbeat", lambda request: passes.append(1), keep=True)
+    assert [_heartbeat(core, broker=2).error_code for _ in range(2)] == [normal] * 2
+    assert passes == [1, 1] and core.control.get(kept.id) is kept
+    core.control.remove(kept.id)
+    from mockbroker import DISCONNECT
+
+    core.control.control(None, lambda request: DISCONNECT)
+    assert isinstance(_heartbeat(core), Close)
