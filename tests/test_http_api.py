@@ -4,12 +4,14 @@ OpenAPI document against the routes, and every bad call refused with a 4xx and n
 from __future__ import annotations
 
 import json
+import socket
 import urllib.error
 import urllib.request
 
 import confluent_kafka as ck
 import pytest
 
+import wire
 from mockbroker import AdminClient, AdminError
 from tests.clients.helpers import RDKAFKA_LOG, wait_for
 
@@ -257,3 +259,15 @@ def test_moving_a_partition_leader_to_a_stopped_broker_is_refused(kafka_admin):
         kafka_admin.move_leader("orders", 0, other)
     assert refused.value.status == 409 and "stopped" in refused.value.message
     assert _state(kafka_admin) == before
+
+
+def test_a_request_the_broker_does_not_serve_is_in_the_log_before_its_connection_closes(
+        kafka_cluster, kafka_admin):
+    host, port = kafka_cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    frame = wire.encode_request(24, 3, 9, "txn-client", wire.request_class(24)())
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(frame)
+        assert conn.recv(4) == b""  # closed, with no answer
+    (logged,) = kafka_admin.requests(client_id="txn-client")
+    assert (logged.api, logged.api_version, logged.outcome) == \
+        ("AddPartitionsToTxn", 3, "unsupported")

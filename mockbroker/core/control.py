@@ -51,10 +51,6 @@ _TARGETS = {"stop_broker": ("target_broker",), "start_broker": ("target_broker",
             "move_leader": ("target_topic", "target_partition", "target_broker"),
             "move_coordinator": ("target_group", "target_broker"),
             "expire_member": ("target_group", "target_member")}
-#: APIs whose requests name topics (a rule's ``topic`` can pick them).
-TOPIC_APIS = frozenset(error_responses.PARTITIONED) | {3, 9, 19, 20, 35, 37, 47, 75}
-#: APIs whose requests name partitions (a rule's ``partition`` can pick them).
-PARTITION_APIS = frozenset(error_responses.PARTITIONED) | {47}
 log = logging.getLogger("mockbroker.control")
 _SPEC_KEYS = ("api", "action", "error", "count", "after", "broker", "topic", "partition",
               "group", "client_id", "delay_ms", "probability", "chain", "target_broker",
@@ -249,7 +245,8 @@ class ControlTable:
         rule.delay_ms = delay_ms
         if action == "error" and rule.api is not None:
             served = self._core.registry.get(rule.api)
-            if not error_responses.can_express(rule.api, served.max_version):
+            if not error_responses.can_express(rule.api, served.max_version,
+                                               served.error_shape):
                 raise RuleError(f"{API_NAMES[rule.api]} responses have no error code to set")
         chain = spec.get("chain", False)
         if not isinstance(chain, bool):
@@ -277,13 +274,14 @@ class ControlTable:
             raise RuleError(f"unknown broker {broker}; brokers are "
                             f"{', '.join(map(str, sorted(brokers)))}")
         topic = _topic(spec, "topic")
-        if topic is not None and api is not None and api not in TOPIC_APIS:
+        registration = self._core.registry.get(api) if api is not None else None
+        if topic is not None and registration is not None and not registration.names_topics:
             raise RuleError(f"topic: {API_NAMES[api]} requests name no topics")
         partition = _int(spec, "partition", minimum=0, default=None)
         if partition is not None:
             if topic is None:
                 raise RuleError("partition needs a topic")
-            if api is not None and api not in PARTITION_APIS:
+            if registration is not None and not registration.names_partitions:
                 raise RuleError(f"partition: {API_NAMES[api]} requests name no partitions")
         group = _str(spec, "group")
         client_id = _str(spec, "client_id")
@@ -337,7 +335,8 @@ class ControlTable:
                 continue
             if rule.topic is not None:
                 if names is None:
-                    names = named_partitions(self._core.cluster, api_key, body)
+                    names = named_partitions(self._core.cluster,
+                                             self._core.registry.get(api_key).error_shape, body)
                 if not any(rule.hits(topic, partition) for topic, partition in names):
                     continue
             if rule.group is not None:
@@ -424,26 +423,26 @@ def _error_answer(core, rule: Rule, handler, request, ctx):
     partitions only the rule's partitions fail and the rest is handled as usual."""
     api_key, version, body, code = request.api_key, request.api_version, request.body, \
         rule.error
-    if api_key in error_responses.PARTITIONED:
-        shape = error_responses.PARTITIONED[api_key]
+    shape = core.registry.get(api_key).error_shape
+    if isinstance(shape, error_responses.PartitionShape):
         rest, hit = error_responses.split_partitioned(
-            api_key, body, lambda topic, partition: rule.hits(
+            shape, body, lambda topic, partition: rule.hits(
                 topic_name(core.cluster, topic, shape.request_name),
                 getattr(partition, shape.request_index)))
-        if rest is not None and api_key == error_responses.FETCH:
-            rest.max_wait_ms = 0  # a partition in error answers a fetch at once
+        if rest is not None and shape.answers_at_once:
+            rest.max_wait_ms = 0
         result = handler(core, ctx, rest) if rest is not None else None
-        if api_key == error_responses.PRODUCE and body.acks == 0:
-            return Close(f"rule {rule.id}: produce with acks=0 failed")
+        if shape.acks_zero_closes and body.acks == 0:
+            return Close(f"rule {rule.id}: a request with acks=0 failed")
         if isinstance(result, Deferred):
             return result.map(lambda value: error_responses.merge_partitioned(
-                api_key, version, value, hit, code))
-        return error_responses.merge_partitioned(api_key, version, result, hit, code)
-    if api_key == error_responses.METADATA:
+                api_key, shape, value, hit, code))
+        return error_responses.merge_partitioned(api_key, shape, result, hit, code)
+    if isinstance(shape, error_responses.TopicErrors):
         result = handler(core, ctx, body)
         error_responses.set_topic_errors(result, code, lambda name: rule.hits(name, None))
         return result
     try:
-        return error_responses.error_response(api_key, version, body, code)
+        return error_responses.error_response(api_key, version, body, code, shape)
     except error_responses.CannotExpress as exc:
         return Close(f"rule {rule.id}: {exc}")

@@ -1,8 +1,9 @@
 """Responses that carry an injected error, shaped as the real broker shapes its own errors.
 
 A fault that answers a request with an error must answer in that API's own way: a Produce error
-sits on each partition, a JoinGroup error at the top, a DescribeGroups error on each group.  Three
-shapes cover the APIs mockbroker serves:
+sits on each partition, a JoinGroup error at the top, a DescribeGroups error on each group.  Each
+handler declares its API's shape beside itself when it registers
+(``REGISTRY.handler(..., errors=...)``); an API that declares none has the top-level shape:
 
 * **partitioned**: the request names topics and partitions and the response mirrors them with an
   error per partition (Produce, Fetch, ListOffsets, OffsetCommit, DeleteRecords,
@@ -14,8 +15,10 @@ shapes cover the APIs mockbroker serves:
 * **top-level**: one ``error_code`` for the whole response (JoinGroup, SyncGroup, Heartbeat,
   LeaveGroup, InitProducerId, ListGroups, ...).
 
-Metadata is answered by the real handler and then the error is set on the matching topics, so
-the client still learns the brokers.  Fields Kafka fills with -1 in its error responses (offsets,
+* **topic errors** (Metadata): answered by the real handler, then the error is set on the matching
+  topics, so the client still learns the brokers.
+
+  Fields Kafka fills with -1 in its error responses (offsets,
 epochs, ids, node ids) get -1 here too.
 """
 
@@ -37,8 +40,6 @@ _MINUS_ONE = frozenset({
     "leader_id",
 })
 
-PRODUCE, FETCH, METADATA = 0, 1, 3
-
 
 @dataclass(frozen=True, slots=True)
 class PartitionShape:
@@ -52,22 +53,10 @@ class PartitionShape:
     response_name: str
     response_partitions: str
     response_index: str
-
-
-PARTITIONED: dict[int, PartitionShape] = {
-    0: PartitionShape("topic_data", "name", "partition_data", "index",
-                      "responses", "name", "partition_responses", "index"),
-    1: PartitionShape("topics", "topic", "partitions", "partition",
-                      "responses", "topic", "partitions", "partition_index"),
-    2: PartitionShape("topics", "name", "partitions", "partition_index",
-                      "topics", "name", "partitions", "partition_index"),
-    8: PartitionShape("topics", "name", "partitions", "partition_index",
-                      "topics", "name", "partitions", "partition_index"),
-    21: PartitionShape("topics", "name", "partitions", "partition_index",
-                       "topics", "name", "partitions", "partition_index"),
-    23: PartitionShape("topics", "topic", "partitions", "partition",
-                       "topics", "topic", "partitions", "partition"),
-}
+    #: Fetch: a partition in error answers the fetch at once, so the rest must not long-poll
+    answers_at_once: bool = False
+    #: Produce: with acks=0 there is no answer to carry an error, so the connection is closed
+    acks_zero_closes: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,20 +71,14 @@ class KeyedShape:
     response_key: str
 
 
-KEYED: dict[int, tuple[KeyedShape, ...]] = {
-    9: (KeyedShape("groups", "group_id", "groups", "group_id"),),
-    10: (KeyedShape("coordinator_keys", None, "coordinators", "key"),),
-    15: (KeyedShape("groups", None, "groups", "group_id"),),
-    19: (KeyedShape("topics", "name", "topics", "name"),),
-    20: (KeyedShape("topics", "name", "responses", "name"),
-         KeyedShape("topic_names", None, "responses", "name")),
-    32: (KeyedShape("resources", "resource_name", "results", "resource_name"),),
-    33: (KeyedShape("resources", "resource_name", "responses", "resource_name"),),
-    37: (KeyedShape("topics", "name", "results", "name"),),
-    42: (KeyedShape("groups_names", None, "results", "group_id"),),
-    44: (KeyedShape("resources", "resource_name", "responses", "resource_name"),),
-    75: (KeyedShape("topics", "name", "topics", "name"),),
-}
+@dataclass(frozen=True, slots=True)
+class TopicErrors:
+    """Metadata's shape: the real answer, with the error set on the topics the fault picks (so
+    the client still learns the brokers)."""
+
+
+#: what a handler may declare as its API's error shape
+ErrorShape = PartitionShape | tuple[KeyedShape, ...] | TopicErrors | None
 
 
 class CannotExpress(Exception):
@@ -131,12 +114,12 @@ def _blank(cls, error_code: int):
     return entry
 
 
-def can_express(api_key: int, version: int) -> bool:
+def can_express(api_key: int, version: int, shape: ErrorShape) -> bool:
     """Whether an error fault can be answered for this API version."""
-    if api_key in PARTITIONED or api_key == METADATA:
+    if isinstance(shape, (PartitionShape, TopicErrors)):
         return True
     request_cls, response_cls = _classes(api_key)
-    if _keyed_shape(api_key, version, request_cls, response_cls) is not None:
+    if _keyed_shape(shape, version, request_cls, response_cls) is not None:
         return True
     return _present(response_cls, "error_code", version)
 
@@ -145,8 +128,8 @@ def _classes(api_key: int):
     return request_class(api_key), response_class(api_key)
 
 
-def _keyed_shape(api_key, version, request_cls, response_cls) -> KeyedShape | None:
-    for shape in KEYED.get(api_key, ()):
+def _keyed_shape(shapes, version, request_cls, response_cls) -> KeyedShape | None:
+    for shape in shapes if isinstance(shapes, tuple) else ():
         if _present(request_cls, shape.request_list, version) and \
                 _present(response_cls, shape.response_list, version):
             return shape
@@ -155,20 +138,18 @@ def _keyed_shape(api_key, version, request_cls, response_cls) -> KeyedShape | No
 
 # -- partitioned APIs -------------------------------------------------------------------------
 
-def request_partitions(api_key: int, body, topic_of: Callable[[Any], str | None]):
+def request_partitions(shape: PartitionShape, body, topic_of: Callable[[Any], str | None]):
     """(topic name, partition) for every partition a partitioned request names.  ``topic_of``
     turns a request topic struct into its name (resolving topic ids)."""
-    shape = PARTITIONED[api_key]
     for topic in getattr(body, shape.request_topics) or ():
         name = topic_of(topic, shape.request_name)
         for partition in getattr(topic, shape.request_partitions) or ():
             yield name, getattr(partition, shape.request_index)
 
 
-def split_partitioned(api_key: int, body, hit: Callable[[Any, Any], bool]):
+def split_partitioned(shape: PartitionShape, body, hit: Callable[[Any, Any], bool]):
     """Split a partitioned request into (the request without the hit partitions, the hit
     (topic struct, partition struct) pairs).  The first is None when nothing is left."""
-    shape = PARTITIONED[api_key]
     kept_topics, hit_pairs = [], []
     for topic in getattr(body, shape.request_topics) or ():
         kept = []
@@ -183,10 +164,10 @@ def split_partitioned(api_key: int, body, hit: Callable[[Any, Any], bool]):
     return rest, hit_pairs
 
 
-def merge_partitioned(api_key: int, version: int, response, hit_pairs, error_code: int):
+def merge_partitioned(api_key: int, shape: PartitionShape, response, hit_pairs,
+                      error_code: int):
     """Add an error entry for each hit partition to ``response`` (a response object of the API,
     or None to build one)."""
-    shape = PARTITIONED[api_key]
     response_cls = response_class(api_key)
     if response is None:
         response = _blank(response_cls, 0)
@@ -216,11 +197,11 @@ def merge_partitioned(api_key: int, version: int, response, hit_pairs, error_cod
 
 # -- everything else --------------------------------------------------------------------------
 
-def error_response(api_key: int, version: int, body, error_code: int):
+def error_response(api_key: int, version: int, body, error_code: int, shapes: ErrorShape = None):
     """The whole response for a request of a keyed or top-level API answered with
     ``error_code``; raises :class:`CannotExpress` when the version has no place for it."""
     request_cls, response_cls = _classes(api_key)
-    shape = _keyed_shape(api_key, version, request_cls, response_cls)
+    shape = _keyed_shape(shapes, version, request_cls, response_cls)
     response = _blank(response_cls, error_code)
     if shape is not None:
         entry_cls = _element_class(response_cls, shape.response_list)

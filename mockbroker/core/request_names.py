@@ -18,11 +18,12 @@ def topic_name(cluster, item, name_field: str) -> str | None:
     return name
 
 
-def named_partitions(cluster, api_key: int, body) -> set[tuple[str, int | None]]:
-    """Every (topic, partition or None) a request names."""
-    if api_key in error_responses.PARTITIONED:
+def named_partitions(cluster, shape, body) -> set[tuple[str, int | None]]:
+    """Every (topic, partition or None) a request names; ``shape`` is its API's declared error
+    shape, which says where a partitioned request names them."""
+    if isinstance(shape, error_responses.PartitionShape):
         return set(error_responses.request_partitions(
-            api_key, body, lambda item, name_field: topic_name(cluster, item, name_field)))
+            shape, body, lambda item, name_field: topic_name(cluster, item, name_field)))
     found: set[tuple[str, int | None]] = set()
     _walk_names(cluster, body, found, depth=2)
     return found

@@ -4,6 +4,7 @@ exactly those sent (a topic config left out goes back to its default)."""
 from __future__ import annotations
 
 from mockbroker.core.config.alter import AlterResource, alter
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from wire import response_class
 
@@ -11,7 +12,10 @@ API_KEY = 33
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 2)
+ERRORS = (KeyedShape("resources", "resource_name", "responses", "resource_name"),)
+
+
+@REGISTRY.handler(API_KEY, 0, 2, errors=ERRORS)
 def handle(core, ctx, request):
     resources = [AlterResource(r.resource_type, r.resource_name,
                                [(c.name, c.value) for c in r.configs])

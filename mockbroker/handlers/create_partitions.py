@@ -4,6 +4,7 @@ assignments, or only check that they could be added (``validate_only``)."""
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import once_each
 from wire import errors, response_class
@@ -12,7 +13,10 @@ API_KEY = 37
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 3)
+ERRORS = (KeyedShape("topics", "name", "results", "name"),)
+
+
+@REGISTRY.handler(API_KEY, 0, 3, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     results = []

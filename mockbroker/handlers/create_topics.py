@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from mockbroker.core.config.topic import created_topic_configs
 from mockbroker.core.errors import ApiException
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import once_each
 from wire import errors, response_class
@@ -25,7 +26,10 @@ MAX_PARTITIONS_PER_REQUEST = 10_000
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 
 
-@REGISTRY.handler(API_KEY, 2, 7)
+ERRORS = (KeyedShape("topics", "name", "topics", "name"),)
+
+
+@REGISTRY.handler(API_KEY, 2, 7, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     names = [t.name for t in request.topics]

@@ -6,6 +6,7 @@ Each deletion writes tombstones (every offset, then the group metadata) to the g
 
 from __future__ import annotations
 
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from wire import response_class
 
@@ -13,7 +14,10 @@ API_KEY = 42
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 2)
+ERRORS = (KeyedShape("groups_names", None, "results", "group_id"),)
+
+
+@REGISTRY.handler(API_KEY, 0, 2, errors=ERRORS)
 def handle(core, ctx, request):
     group_ids = list(dict.fromkeys(request.groups_names))
     results = core.groups.admin.delete_groups(ctx.broker_id, group_ids)

@@ -7,6 +7,7 @@ answer comes at once with the new low watermark (the log start offset).
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
+from mockbroker.core.error_responses import PartitionShape
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -16,7 +17,11 @@ RESPONSE = response_class(API_KEY)
 INVALID_LOW_WATERMARK = -1
 
 
-@REGISTRY.handler(API_KEY, 0, 2)
+ERRORS = PartitionShape("topics", "name", "partitions", "partition_index", "topics", "name",
+                        "partitions", "partition_index")
+
+
+@REGISTRY.handler(API_KEY, 0, 2, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     topics = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 
 from mockbroker.core.errors import ApiException
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -18,7 +19,12 @@ RESPONSE = response_class(API_KEY)
 ZERO_UUID = uuid.UUID(int=0)
 
 
-@REGISTRY.handler(API_KEY, 1, 6)
+#: by name before v6, by name or id from v6
+ERRORS = (KeyedShape("topics", "name", "responses", "name"),
+          KeyedShape("topic_names", None, "responses", "name"))
+
+
+@REGISTRY.handler(API_KEY, 1, 6, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     version = ctx.api_version

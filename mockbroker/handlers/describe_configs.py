@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from mockbroker.core.config.describe import describe
 from mockbroker.core.errors import ApiException
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -13,7 +14,10 @@ API_KEY = 32
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 1, 4)
+ERRORS = (KeyedShape("resources", "resource_name", "results", "resource_name"),)
+
+
+@REGISTRY.handler(API_KEY, 1, 4, errors=ERRORS)
 def handle(core, ctx, request):
     include_documentation = request.include_documentation if ctx.api_version >= 3 else False
     results = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.classic.state import GroupState
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import NO_OPERATIONS
 from wire import errors, response_class
@@ -47,7 +48,10 @@ def _describe(core, ctx, group_id: str):
         protocol_data=group.protocol_name if stable else "", members=members)
 
 
-@REGISTRY.handler(API_KEY, 0, 6)
+ERRORS = (KeyedShape("groups", None, "groups", "group_id"),)
+
+
+@REGISTRY.handler(API_KEY, 0, 6, errors=ERRORS)
 def handle(core, ctx, request):
     asked = ctx.api_version >= 3 and request.include_authorized_operations
     groups = []

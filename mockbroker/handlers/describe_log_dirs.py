@@ -16,7 +16,7 @@ RESPONSE = response_class(API_KEY)
 LOG_DIR = "/tmp/kafka-logs"
 
 
-@REGISTRY.handler(API_KEY, 1, 5)
+@REGISTRY.handler(API_KEY, 1, 5, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     wanted = None

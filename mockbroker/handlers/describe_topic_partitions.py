@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 
 from mockbroker.core.names import topic_name_error
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import NO_OPERATIONS, TOPIC_OPERATIONS
 from wire import errors, response_class
@@ -23,7 +24,10 @@ MAX_PARTITIONS = 2000
 ZERO_UUID = uuid.UUID(int=0)
 
 
-@REGISTRY.handler(API_KEY, 0, 0)
+ERRORS = (KeyedShape("topics", "name", "topics", "name"),)
+
+
+@REGISTRY.handler(API_KEY, 0, 0, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     cursor = request.cursor

@@ -13,6 +13,7 @@ UnknownBrokerIdError).
 from __future__ import annotations
 
 from mockbroker.core import fetch
+from mockbroker.core.error_responses import PartitionShape
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import find_topic, node_endpoints
 from wire import errors, response_class
@@ -22,7 +23,12 @@ RESPONSE = response_class(API_KEY)
 READ_COMMITTED = 1
 
 
-@REGISTRY.handler(API_KEY, 4, 18)
+#: an injected error sits on each partition it picks, and answers the fetch at once
+ERRORS = PartitionShape("topics", "topic", "partitions", "partition", "responses", "topic",
+                        "partitions", "partition_index", answers_at_once=True)
+
+
+@REGISTRY.handler(API_KEY, 4, 18, errors=ERRORS)
 def handle(core, ctx, request):
     if request.session_id != 0:
         return RESPONSE(error_code=errors.FETCH_SESSION_ID_NOT_FOUND, session_id=0, responses=[])

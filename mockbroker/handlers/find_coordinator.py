@@ -7,6 +7,7 @@ key's ``__consumer_offsets`` (or ``__transaction_state``) partition, created on 
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -29,7 +30,11 @@ def _lookup(core, key: str, key_type: int):
     return errors.NONE, node_id, broker.host, broker.port
 
 
-@REGISTRY.handler(API_KEY, 0, 6)
+#: from v4 an injected error sits on each key (before, at the top)
+ERRORS = (KeyedShape("coordinator_keys", None, "coordinators", "key"),)
+
+
+@REGISTRY.handler(API_KEY, 0, 6, errors=ERRORS)
 def handle(core, ctx, request):
     if ctx.api_version < 4:
         error, node_id, host, port = _lookup(core, request.key, request.key_type)

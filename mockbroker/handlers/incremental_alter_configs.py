@@ -4,6 +4,7 @@ topics and brokers; a resource with any bad change keeps its configs as they wer
 from __future__ import annotations
 
 from mockbroker.core.config.alter import AlterResource, alter
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from wire import response_class
 
@@ -11,7 +12,10 @@ API_KEY = 44
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 1)
+ERRORS = (KeyedShape("resources", "resource_name", "responses", "resource_name"),)
+
+
+@REGISTRY.handler(API_KEY, 0, 1, errors=ERRORS)
 def handle(core, ctx, request):
     resources = [AlterResource(r.resource_type, r.resource_name,
                                [(c.name, c.config_operation, c.value) for c in r.configs])

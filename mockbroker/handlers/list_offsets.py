@@ -6,6 +6,7 @@ from collections import Counter
 
 from mockbroker.core.fetch import list_offset
 from mockbroker.core.replica import replica_error
+from mockbroker.core.error_responses import PartitionShape
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -17,7 +18,11 @@ RESPONSE = response_class(API_KEY)
 FIRST_VERSION = {-1: 1, -2: 1, -3: 7, -4: 8, -5: 9, -6: 11}
 
 
-@REGISTRY.handler(API_KEY, 1, 11)
+ERRORS = PartitionShape("topics", "name", "partitions", "partition_index", "topics", "name",
+                        "partitions", "partition_index")
+
+
+@REGISTRY.handler(API_KEY, 1, 11, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     asked = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mockbroker.core.error_responses import TopicErrors
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import CLUSTER_OPERATIONS, NO_OPERATIONS, TOPIC_OPERATIONS
 from wire import errors, response_class
@@ -10,7 +11,7 @@ API_KEY = 3
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 13)
+@REGISTRY.handler(API_KEY, 0, 13, errors=TopicErrors(), names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     version = ctx.api_version

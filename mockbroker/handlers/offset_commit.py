@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.errors import ApiException
+from mockbroker.core.error_responses import PartitionShape
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -15,7 +16,11 @@ RESPONSE = response_class(API_KEY)
 MAX_METADATA_BYTES = 4096
 
 
-@REGISTRY.handler(API_KEY, 2, 10)
+ERRORS = PartitionShape("topics", "name", "partitions", "partition_index", "topics", "name",
+                        "partitions", "partition_index")
+
+
+@REGISTRY.handler(API_KEY, 2, 10, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     by_id = ctx.api_version >= 10

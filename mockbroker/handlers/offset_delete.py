@@ -17,7 +17,7 @@ API_KEY = 47
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 0)
+@REGISTRY.handler(API_KEY, 0, 0, names_partitions=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     answers: dict[str, list[tuple[int, int]]] = {}

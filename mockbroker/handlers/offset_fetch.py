@@ -4,6 +4,7 @@ group's partitions when the topic list is null."""
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
+from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -45,7 +46,11 @@ def _partition(cls, partition, entry, error=errors.NONE):
                error_code=error)
 
 
-@REGISTRY.handler(API_KEY, 1, 10)
+#: from v8 an injected error sits on each group (before, at the top)
+ERRORS = (KeyedShape("groups", "group_id", "groups", "group_id"),)
+
+
+@REGISTRY.handler(API_KEY, 1, 10, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     version = ctx.api_version
     if version < 8:

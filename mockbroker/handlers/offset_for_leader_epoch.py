@@ -4,6 +4,7 @@ position after a leader change (KIP-320)."""
 from __future__ import annotations
 
 from mockbroker.core.replica import replica_error
+from mockbroker.core.error_responses import PartitionShape
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -11,7 +12,11 @@ API_KEY = 23
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 2, 4)
+ERRORS = PartitionShape("topics", "topic", "partitions", "partition", "topics", "topic",
+                        "partitions", "partition")
+
+
+@REGISTRY.handler(API_KEY, 2, 4, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     topics = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from mockbroker.core.deferred import Close
 from mockbroker.core.produce import append_records
+from mockbroker.core.error_responses import PartitionShape
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import find_topic, node_endpoints
 from wire import errors, response_class
@@ -19,7 +20,12 @@ API_KEY = 0
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 3, 13, advertised_min=0)
+#: an injected error sits on each partition it picks; with acks=0 it closes the connection
+ERRORS = PartitionShape("topic_data", "name", "partition_data", "index", "responses", "name",
+                        "partition_responses", "index", acks_zero_closes=True)
+
+
+@REGISTRY.handler(API_KEY, 3, 13, advertised_min=0, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     version = ctx.api_version

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from mockbroker.core.error_responses import PartitionShape
 from wire.apis import API_NAMES
 from wire.definitions import APIS
 
@@ -26,6 +27,12 @@ class Registration:
     #: ``fn(core, header) -> (version, response)``: the answer to a request in a version this
     #: API does not serve, instead of closing the connection (ApiVersions' KIP-511 fallback)
     unsupported: Callable | None = None
+    #: how an injected error is shaped in this API's response
+    #: (:data:`mockbroker.core.error_responses.ErrorShape`; None: one top-level error code)
+    error_shape: Any = None
+    #: whether its requests name topics, and partitions (for control rules that pick them)
+    names_topics: bool = False
+    names_partitions: bool = False
 
     @property
     def name(self) -> str:
@@ -39,7 +46,9 @@ class ApiRegistry:
         self._entries: dict[int, Registration] = {}
 
     def register(self, api_key: int, min_version: int, max_version: int, handler: Any, *,
-                 advertised_min: int | None = None, unsupported: Callable | None = None) -> None:
+                 advertised_min: int | None = None, unsupported: Callable | None = None,
+                 errors: Any = None, names_topics: bool = False,
+                 names_partitions: bool = False) -> None:
         spec = APIS.get(api_key)
         if spec is None:
             raise ValueError(f"no definition for API key {api_key}")
@@ -51,16 +60,16 @@ class ApiRegistry:
             raise ValueError(f"{spec.name} is already registered")
         if advertised_min is not None and advertised_min > min_version:
             raise ValueError(f"{spec.name}: advertised minimum above the served minimum")
-        self._entries[api_key] = Registration(api_key, min_version, max_version, handler,
-                                              advertised_min, unsupported)
+        partitioned = isinstance(errors, PartitionShape)
+        self._entries[api_key] = Registration(
+            api_key, min_version, max_version, handler, advertised_min, unsupported, errors,
+            names_topics or names_partitions or partitioned, names_partitions or partitioned)
 
-    def handler(self, api_key: int, min_version: int, max_version: int, *,
-                advertised_min: int | None = None, unsupported: Callable | None = None
-                ) -> Callable:
+    def handler(self, api_key: int, min_version: int, max_version: int,
+                **options: Any) -> Callable:
         """Decorator form of :meth:`register`."""
         def decorate(fn):
-            self.register(api_key, min_version, max_version, fn, advertised_min=advertised_min,
-                          unsupported=unsupported)
+            self.register(api_key, min_version, max_version, fn, **options)
             return fn
         return decorate
 

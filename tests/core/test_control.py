@@ -264,20 +264,21 @@ def test_every_served_api_and_version_can_answer_an_error_that_encodes(api_key, 
     spec = APIS[api_key]
     body = data.draw(message_values(spec.request, wire.request_class(api_key), version))
     code = errors.NOT_COORDINATOR
-    if api_key in error_responses.PARTITIONED:
-        rest, hit = error_responses.split_partitioned(api_key, body, lambda t, p: True)
+    declared = REGISTRY.get(api_key).error_shape
+    if isinstance(declared, error_responses.PartitionShape):
+        rest, hit = error_responses.split_partitioned(declared, body, lambda t, p: True)
         assert rest is None
-        response = error_responses.merge_partitioned(api_key, version, None, hit, code)
+        response = error_responses.merge_partitioned(api_key, declared, None, hit, code)
         expect_error = bool(hit)
-    elif api_key == error_responses.METADATA:
+    elif isinstance(declared, error_responses.TopicErrors):
         return  # answered by the real handler, then marked (tested above)
-    elif not error_responses.can_express(api_key, version):
+    elif not error_responses.can_express(api_key, version, declared):
         with pytest.raises(error_responses.CannotExpress):
-            error_responses.error_response(api_key, version, body, code)
+            error_responses.error_response(api_key, version, body, code, declared)
         return
     else:
-        response = error_responses.error_response(api_key, version, body, code)
-        shape = error_responses._keyed_shape(api_key, version, type(body), type(response))
+        response = error_responses.error_response(api_key, version, body, code, declared)
+        shape = error_responses._keyed_shape(declared, version, type(body), type(response))
         expect_error = shape is None or bool(getattr(body, shape.request_list))
     frame = wire.encode_response(api_key, version, 3, response)
     _, decoded = wire.decode_response(api_key, version, frame[4:])
@@ -498,3 +499,20 @@ def test_a_callback_answers_passes_or_disconnects(core):
 
     core.control.control(None, lambda request: DISCONNECT)
     assert isinstance(_heartbeat(core), Close)
+
+
+def test_the_apis_declared_to_name_topics_are_those_whose_requests_carry_them():
+    """A rule's ``topic`` can pick an API's requests only where the handler declares that its
+    requests name topics; the declarations must agree with Kafka's message definitions."""
+    def field_names(fields, depth=2):
+        found = set()
+        for f in fields:
+            found.add(f.name)
+            if f.name == "groups" and depth:
+                found |= field_names(f.fields, depth - 1)
+        return found
+
+    for registration in REGISTRY:
+        names = field_names(APIS[registration.api_key].request.fields)
+        assert registration.names_topics == bool(names & {"topics", "topic_data", "topic_names"}), \
+            registration.name

@@ -1,12 +1,7 @@
-"""The classic group protocol: JoinGroup, SyncGroup, Heartbeat and LeaveGroup, rebalancing,
-and the classic checks of an offset commit.
-
-Faithful to Kafka's classic group coordinator (``GroupMetadataManager`` for classic groups, the
-Scala ``GroupCoordinator`` before it): InitialDelayedJoin and DelayedJoin; the first member to
-join leads; every member's JoinGroup is answered at once, with the member list only to the
-leader; the leader's SyncGroup assignment is stored before anyone is answered; heartbeats reset
-session expiry.  Every state change fires an event on the group's transition table
-(:mod:`~mockbroker.core.groups.classic.state`).
+"""The requests of the classic group protocol: JoinGroup (new, known and static members,
+KIP-394's MEMBER_ID_REQUIRED), SyncGroup, Heartbeat and LeaveGroup, and the classic checks of an
+offset commit.  Each answers with a result object; the rebalancing they set off is
+:mod:`~mockbroker.core.groups.classic.rebalance`'s.
 """
 
 from __future__ import annotations
