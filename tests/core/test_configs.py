@@ -6,18 +6,17 @@ from __future__ import annotations
 import pytest
 
 from mockbroker.core import config
-from mockbroker.core.cluster import Broker
 from mockbroker.core.errors import ApiException
 from mockbroker.core.config import ConfigSource, ConfigType, OpType, ResourceType
 from mockbroker.core.dispatch import Core
-from mockbroker.handlers import new_core
+from tests.core import harness
 from wire import errors
 
 SET, DELETE, APPEND, SUBTRACT = OpType.SET, OpType.DELETE, OpType.APPEND, OpType.SUBTRACT
 
 
 def make_core(brokers: int = 3, **settings) -> Core:
-    core = new_core([Broker(i, "127.0.0.1", 9092 + i) for i in range(brokers)], settings)
+    core = harness.make_core(brokers, **settings)
     core.cluster.create_topic("orders", 3)
     return core
 

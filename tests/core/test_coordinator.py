@@ -15,7 +15,6 @@ import struct
 import pytest
 
 from mockbroker.core.clock import ManualClock
-from mockbroker.core.cluster import Broker
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.classic.group import ClassicGroup, JoinRequest, JoinResult, \
     SyncResult
@@ -23,7 +22,7 @@ from mockbroker.core.groups.classic.state import TRANSITIONS, Event, GroupState
 from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.groups.placement import partition_for
 from mockbroker.core.deferred import Deferred
-from mockbroker.handlers import new_core
+from tests.core.harness import make_core
 from wire import decode_embedded, embedded_struct, encode_embedded, errors, records
 
 GROUP = "test-group"
@@ -73,8 +72,7 @@ def waiting(result) -> bool:
 class Harness:
     def __init__(self, brokers: int = 1, **settings):
         self.clock = ManualClock(start_ms=0)
-        self.core = new_core([Broker(i, "127.0.0.1", 9092 + i) for i in range(brokers)], settings,
-                         self.clock)
+        self.core = make_core(brokers, clock=self.clock, **settings)
         self.gc = self.core.groups
 
     # where the group lives

@@ -10,10 +10,9 @@ import pytest
 
 from mockbroker.cli import build_parser
 from mockbroker.core import config
-from mockbroker.core.cluster import Broker
 from mockbroker.core.config.broker import BROKER_CONFIG_KEYS
 from mockbroker.core.config.values import KAFKA_DEFAULT, ConfigSource
-from mockbroker.handlers import new_core
+from tests.core.harness import make_core
 from mockbroker.core.settings import SETTINGS, coerce, resolve_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,8 +92,7 @@ def test_every_cli_flag_of_the_kafka_group_is_a_setting_and_so_a_broker_config()
 
 
 def test_a_setting_that_differs_from_kafka_is_a_static_broker_config():
-    core = new_core([Broker(0, "127.0.0.1", 9092)], {"offsets_retention_check_interval_ms": 1000,
-                                                     "cluster_id": "abc"})
+    core = make_core(offsets_retention_check_interval_ms=1000, cluster_id="abc")
     entries = {e.name: e for e in config.describe_broker(core.cluster, "0", 0)}
     checked = entries["offsets.retention.check.interval.ms"]
     assert (checked.value, checked.source) == ("1000", ConfigSource.STATIC_BROKER_CONFIG)
