@@ -104,29 +104,39 @@ def incremental_alter_topic(cluster: ConfigCluster, name: str,
     """Apply SET / DELETE / APPEND / SUBTRACT to a topic's overrides, all or nothing."""
     topic = cluster.topics.get(name)
     current = dict(topic.configs) if topic is not None else {}
-    new = dict(current)
+
+    def list_op(config: str, op: int, value: str, new: dict[str, str]) -> str:
+        # a topic's list is changed from its value before the request, as Kafka does
+        key = TOPIC_CONFIGS.get(config)
+        if key is None or key.type is not ConfigType.LIST:
+            raise ApiException(errors.INVALID_CONFIG, f"Can't {OpType(op).name} to key "
+                               f"{config} because its type is not LIST.")
+        base = current[config] if config in current else key.default_string
+        parts = [p for p in (base or "").split(",") if p]
+        if op == OpType.APPEND:
+            parts += [v for v in value.split(",") if v not in parts]
+        else:
+            for v in value.split(","):
+                if v in parts:
+                    parts.remove(v)
+        return ",".join(parts)
+
+    _store_topic_configs(cluster, name, _apply_ops(ops, dict(current), list_op), validate_only)
+
+
+def _apply_ops(ops: Iterable[tuple[str, int, str | None]], props: dict[str, str],
+               list_op) -> dict[str, str]:
+    """SET and DELETE, and APPEND / SUBTRACT through ``list_op``, applied in order."""
     for config, op, value in ops:
         if op == OpType.SET:
-            new[config] = value
+            props[config] = value
         elif op == OpType.DELETE:
-            new.pop(config, None)
+            props.pop(config, None)
         elif op in (OpType.APPEND, OpType.SUBTRACT):
-            key = TOPIC_CONFIGS.get(config)
-            if key is None or key.type is not ConfigType.LIST:
-                raise ApiException(errors.INVALID_CONFIG, f"Can't {OpType(op).name} to key "
-                                   f"{config} because its type is not LIST.")
-            base = current[config] if config in current else key.default_string
-            parts = [p for p in (base or "").split(",") if p]
-            if op == OpType.APPEND:
-                parts += [v for v in value.split(",") if v not in parts]
-            else:
-                for v in value.split(","):
-                    if v in parts:
-                        parts.remove(v)
-            new[config] = ",".join(parts)
+            props[config] = list_op(config, op, value, props)
         else:
             raise ApiException(errors.INVALID_REQUEST, f"Unknown operations type {op}")
-    _store_topic_configs(cluster, name, new, validate_only)
+    return props
 
 
 def _store_topic_configs(cluster: ConfigCluster, name: str, new: dict[str, str],
@@ -189,29 +199,24 @@ def incremental_alter_broker(cluster: ConfigCluster, name: str, broker_id: int,
     target = broker_resource(name, broker_id)
     state = cluster.broker_configs
     props = dict(state.dynamic_default if target is None else state.per_broker(target))
-    for config, op, value in ops:
-        if op == OpType.SET:
-            props[config] = value
-        elif op == OpType.DELETE:
-            props.pop(config, None)
-        elif op in (OpType.APPEND, OpType.SUBTRACT):
-            key = BROKER_CONFIGS.get(config)
-            if key is None:
-                raise ApiException(errors.INVALID_CONFIG, f"Unknown config name: {config}")
-            verb = "append" if op == OpType.APPEND else "subtract"
-            if key.type is not ConfigType.LIST:
-                raise ApiException(errors.INVALID_CONFIG, f"Config value {verb} is not allowed "
-                                   f"for config key: {config}")
-            base = props.get(config, key.default_string) or ""
-            if op == OpType.APPEND:
-                parts = [p for p in base.split(",") if p]
-                parts += [v for v in value.split(",") if v not in parts]
-            else:
-                removed = value.split(",")
-                parts = [p for p in base.split(",") if p not in removed]
-            props[config] = ",".join(parts)
-        else:
-            raise ApiException(errors.INVALID_REQUEST, f"Unknown operations type {op}")
+
+    def list_op(config: str, op: int, value: str, props: dict[str, str]) -> str:
+        # a broker's list is changed from its value so far in the request
+        key = BROKER_CONFIGS.get(config)
+        if key is None:
+            raise ApiException(errors.INVALID_CONFIG, f"Unknown config name: {config}")
+        verb = "append" if op == OpType.APPEND else "subtract"
+        if key.type is not ConfigType.LIST:
+            raise ApiException(errors.INVALID_CONFIG, f"Config value {verb} is not allowed "
+                               f"for config key: {config}")
+        base = props.get(config, key.default_string) or ""
+        if op == OpType.APPEND:
+            parts = [p for p in base.split(",") if p]
+            return ",".join(parts + [v for v in value.split(",") if v not in parts])
+        removed = value.split(",")
+        return ",".join(p for p in base.split(",") if p not in removed)
+
+    props = _apply_ops(ops, props, list_op)
     _store_broker_configs(cluster, target, _check_broker_props(props, target is not None),
                           validate_only)
 
