@@ -64,7 +64,7 @@ class Core:
         self.requests = RequestLog()
         #: called with (broker id, alive) when a broker stops or starts; the I/O layer closes
         #: or reopens its listener
-        self.broker_listeners: list = []
+        self.broker_watchers: list = []
 
     @property
     def clock(self) -> Clock:
@@ -80,14 +80,14 @@ class Core:
         """A broker dies: its leadership and coordination move to live brokers, and its
         listener closes (with every connection)."""
         self.cluster.stop_broker(node_id)
-        for listener in list(self.broker_listeners):
-            listener(node_id, False)
+        for watcher in list(self.broker_watchers):
+            watcher(node_id, False)
 
     def start_broker(self, node_id: int) -> None:
         """A stopped broker comes back on its port and takes back what it prefers to lead."""
         self.cluster.start_broker(node_id)
-        for listener in list(self.broker_listeners):
-            listener(node_id, True)
+        for watcher in list(self.broker_watchers):
+            watcher(node_id, True)
 
     # -- bytes in, bytes out ---------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ class ClusterRuntime:
         self._clock = clock
         self.core = new_core([Broker(i, self.advertised_host, 0) for i in range(brokers)],
                              self._settings, clock)
-        self.core.broker_listeners.append(self._broker_changed)
+        self.core.broker_watchers.append(self._broker_changed)
         max_request = self.core.settings["socket_request_max_bytes"]
         self.listeners = [BrokerListener(self.core, i, host, port + i if port else 0,
                                          max_request_bytes=max_request)
@@ -109,7 +109,7 @@ class ClusterRuntime:
         core = new_core([Broker(listener.broker_id, self.advertised_host, listener.port)
                          for listener in self.listeners], self._settings, self._clock)
         core.timers.on_change = self._rearm
-        core.broker_listeners.append(self._broker_changed)
+        core.broker_watchers.append(self._broker_changed)
         self.core = core
         for listener in self.listeners:
             listener.core = core

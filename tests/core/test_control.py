@@ -397,7 +397,7 @@ def test_stop_a_broker_when_the_third_fetch_arrives(core):
     leader = partition.leader
     other = next(b for b in core.cluster.brokers if b != leader)
     stopped = []
-    core.broker_listeners.append(lambda node, alive: stopped.append((node, alive)))
+    core.broker_watchers.append(lambda node, alive: stopped.append((node, alive)))
     core.control.add({"api": "Fetch", "after": 2, "action": "stop_broker",
                       "target_broker": leader})
     assert [_fetch(core, leader).responses[0].partitions[0].error_code
