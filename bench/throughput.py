@@ -5,22 +5,52 @@ topic, then consumes them all back, and prints messages per second for both phas
 ``--compare HOST:PORT`` (any Kafka broker) the same runs go against it too and the ratio
 mockbroker / other is printed; targets: >= 0.5 with confluent-kafka, >= 0.9 with kafka-python.
 
+The broker runs in its own process (``python -m mockbroker.cli serve``, the interpreter running
+this script, importing mockbroker from its usual path or PYTHONPATH), as it does for a user's
+clients and as the other Kafka does: a broker sharing this interpreter would share its GIL with
+kafka-python's client threads and measure them as much as itself.
+
     .venv/bin/python bench/throughput.py [--messages 50000] [--compare localhost:9092]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
+import subprocess
+import sys
 import time
 import uuid
+from collections.abc import Iterator
 
 import confluent_kafka
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from mockbroker import MockCluster
-
 PAYLOAD = b"x" * 100
+READY = "mockbroker ready bootstrap="
+
+
+@contextlib.contextmanager
+def serve() -> Iterator[str]:
+    """A one-broker ``mockbroker serve`` on ephemeral ports; yields its bootstrap servers."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockbroker.cli", "serve", "--port", "0", "--http-port", "0"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        if not line.startswith(READY):
+            raise SystemExit(f"mockbroker serve did not start (exit {proc.poll()}): {line!r}")
+        yield line.split()[2].removeprefix("bootstrap=")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
 
 
 def make_topic(bootstrap: str) -> str:
@@ -96,8 +126,8 @@ def main() -> None:
     parser.add_argument("--compare", metavar="HOST:PORT",
                         help="bootstrap of another Kafka to measure in the same run")
     args = parser.parse_args()
-    with MockCluster() as cluster:
-        targets = [("mockbroker", cluster.bootstrap_servers)]
+    with serve() as bootstrap:
+        targets = [("mockbroker", bootstrap)]
         if args.compare:
             targets.append(("other", args.compare))
         results = {}

@@ -2,7 +2,8 @@
 # Set up a checkout and run it.
 #
 #   bash ci/dev.sh serve [mockbroker serve flags]   set up, then run a broker in the foreground
-#   bash ci/dev.sh test  [pytest args]              set up, then run the whole test suite
+#   bash ci/dev.sh test  [pytest args]              set up, check the import layering, then run
+#                                                   the whole test suite
 #   bash ci/dev.sh setup                            set up only
 #
 # Set-up is idempotent: a virtual environment at .venv/ with the package (editable) and its test
@@ -93,6 +94,9 @@ command=${1:-}
 case "$command" in
   setup) setup ;;
   serve) setup_venv; exec .venv/bin/mockbroker serve "$@" ;;
-  test)  setup; exec .venv/bin/python -m pytest -n auto "$@" ;;
+  test)  setup
+         # the layering contracts in pyproject.toml first: a broken one fails the command
+         .venv/bin/lint-imports --no-logo
+         exec .venv/bin/python -m pytest -n auto "$@" ;;
   *) echo "usage: bash ci/dev.sh {serve|test|setup} [args...]" >&2; exit 2 ;;
 esac

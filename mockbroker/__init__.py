@@ -1,6 +1,6 @@
 """mockbroker: a Kafka-wire-compatible mock broker for integration tests."""
 
-__version__ = "0.1.0"
+from mockbroker._version import __version__  # noqa: F401
 
 from mockbroker.admin import AdminClient, AdminError  # noqa: E402
 from mockbroker.core.control import DISCONNECT  # noqa: E402

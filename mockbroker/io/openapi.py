@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from mockbroker import __version__
+from mockbroker._version import __version__
 from mockbroker.core.jsonview import component_schema, schema, schema_name, views_in
 from mockbroker.core.routes import ROUTES, Param, Route
 from mockbroker.core.views import VIEWS
