@@ -1349,3 +1349,14 @@ def test_a_stable_consumer_groups_subscribed_offsets_do_not_expire():
         assert h.heartbeat(member, generation) == errors.NONE
     left = h.gc.offsets.fetch(h.coordinator(), GROUP, None)
     assert set(left) == {("t", 0)} and left[("t", 0)].offset == 7
+
+
+def test_a_classic_group_gives_the_shared_parts_all_they_ask_of_a_group():
+    from mockbroker.core.groups import Group as GroupProtocol
+
+    asked = {name for name in vars(GroupProtocol) if not name.startswith("_")} | \
+        set(GroupProtocol.__annotations__)
+    group = ClassicGroup("g", 0)
+    missing = sorted(name for name in asked if not hasattr(group, name))
+    assert not missing
+    assert group.type == "classic" and group.is_empty and not group.is_dead

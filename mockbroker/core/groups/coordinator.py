@@ -57,6 +57,8 @@ class GroupCoordinator:
         self.placement = Placement(cluster, settings, self._load)
         self.offsets = Offsets(self)
         self.classic = ClassicProtocol(self)
+        #: group type -> its protocol
+        self.protocols = {ClassicGroup.type: self.classic}
         self.admin = GroupAdmin(self)
         cluster.leadership_listeners.append(self._on_leadership_change)
         self._schedule_retention_check()
@@ -133,7 +135,7 @@ class GroupCoordinator:
             shard.groups = self._replay(partition)
             shard.loading = False
             for group in shard.groups.values():
-                self.classic.loaded(group)
+                self.protocols[group.type].loaded(group)
 
         if self.load_delay_ms > 0:
             self.cluster.timers.call_later(self.load_delay_ms, finish)
