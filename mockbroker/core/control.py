@@ -27,6 +27,7 @@ core's clock and timers, so a :class:`~mockbroker.core.clock.ManualClock` drives
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import random
@@ -36,6 +37,7 @@ from typing import Any, Callable
 from mockbroker.core import error_responses
 from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.deferred import Close, Deferred, later, never
+from mockbroker.core.context import InjectedError
 from mockbroker.core.errors import ApiException
 from mockbroker.core.request_names import named_groups, named_partitions, topic_name
 from wire import errors
@@ -335,8 +337,10 @@ class ControlTable:
                 continue
             if rule.topic is not None:
                 if names is None:
-                    names = named_partitions(self._core.cluster,
-                                             self._core.registry.get(api_key).error_shape, body)
+                    entry = self._core.registry.get(api_key)
+                    names = named_partitions(self._core.cluster, entry.error_shape, body)
+                    if entry.names is not None:
+                        names |= entry.names(self._core, broker_id, body)
                 if not any(rule.hits(topic, partition) for topic, partition in names):
                     continue
             if rule.group is not None:
@@ -424,13 +428,14 @@ def _error_answer(core, rule: Rule, handler, request, ctx):
     api_key, version, body, code = request.api_key, request.api_version, request.body, \
         rule.error
     shape = core.registry.get(api_key).error_shape
+    if isinstance(shape, error_responses.PartitionShape) and shape.handler_injects:
+        injected = InjectedError(code, lambda topic, partition: rule.hits(topic, partition))
+        return handler(core, dataclasses.replace(ctx, injected=injected), body)
     if isinstance(shape, error_responses.PartitionShape):
         rest, hit = error_responses.split_partitioned(
             shape, body, lambda topic, partition: rule.hits(
                 topic_name(core.cluster, topic, shape.request_name),
                 getattr(partition, shape.request_index)))
-        if rest is not None and shape.answers_at_once:
-            rest.max_wait_ms = 0
         result = handler(core, ctx, rest) if rest is not None else None
         if shape.acks_zero_closes and body.acks == 0:
             return Close(f"rule {rule.id}: a request with acks=0 failed")

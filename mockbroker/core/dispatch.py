@@ -19,7 +19,9 @@ from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
 from mockbroker.core.groups.coordinator import GroupCoordinator
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, later
+from mockbroker.core.context import InjectedError, RequestContext
 from mockbroker.core.control import ControlTable, apply
+from mockbroker.core.fetch_sessions import FetchSessions
 from mockbroker.core.producers import ProducerIds
 from mockbroker.core.requests import RequestLog
 from mockbroker.core.settings import resolve_settings
@@ -27,18 +29,6 @@ from wire import Request, RequestHeader
 from wire.apis import API_NAMES
 
 log = logging.getLogger("mockbroker.core")
-
-
-@dataclass(frozen=True, slots=True)
-class RequestContext:
-    """What a handler may know about the request besides its body."""
-
-    broker_id: int
-    connection_id: int
-    client_id: str | None
-    api_version: int
-    now_ms: int
-    client_host: str = "127.0.0.1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +51,8 @@ class Core:
         self.groups = GroupCoordinator(self.cluster, self.settings)
         self.producers = ProducerIds()
         self.control = ControlTable(self)
+        self.fetch_sessions = FetchSessions(
+            self.settings["max_incremental_fetch_session_cache_slots"])
         self.requests = RequestLog()
         #: called with (broker id, alive) when a broker stops or starts; the I/O layer closes
         #: or reopens its listener
@@ -80,6 +72,7 @@ class Core:
         """A broker dies: its leadership and coordination move to live brokers, and its
         listener closes (with every connection)."""
         self.cluster.stop_broker(node_id)
+        self.fetch_sessions.close_broker(node_id)
         for watcher in list(self.broker_watchers):
             watcher(node_id, False)
 
@@ -167,4 +160,5 @@ class Core:
         return outcome
 
 
-__all__ = ["Core", "Connection", "RequestContext", "NO_RESPONSE", "Close", "Deferred"]
+__all__ = ["Core", "Connection", "RequestContext", "InjectedError", "NO_RESPONSE", "Close",
+           "Deferred"]

@@ -53,8 +53,9 @@ class PartitionShape:
     response_name: str
     response_partitions: str
     response_index: str
-    #: Fetch: a partition in error answers the fetch at once, so the rest must not long-poll
-    answers_at_once: bool = False
+    #: Fetch: the handler applies an injected error itself (``ctx.injected``), because the
+    #: partitions a fetch reads are its session's, not only those its request names
+    handler_injects: bool = False
     #: Produce: with acks=0 there is no answer to carry an error, so the connection is closed
     acks_zero_closes: bool = False
 

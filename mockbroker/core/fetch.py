@@ -5,7 +5,9 @@ log's offsets and whole stored batches, within the request's byte budget (the fi
 with data gets at least one whole batch even past it, as Kafka does, so a large batch cannot
 stall a consumer).  A ``read_committed`` fetcher reads up to the last stable offset and gets the
 aborted transactions of what it read.  When there is not yet ``min_bytes`` to give,
-:func:`long_poll` waits for appends to the fetched topics, up to ``max_wait_ms``.
+:func:`long_poll` waits for appends to the fetched topics, up to ``max_wait_ms``.  Which
+partitions a fetch reads, and which of them its answer carries, is its fetch session's to say
+(:mod:`mockbroker.core.fetch_sessions`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Callable
 
 from mockbroker.core.clock import Timers
 from mockbroker.core.cluster import Cluster, Partition
+from mockbroker.core.context import InjectedError
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.replica import replica_error
 from wire import errors
@@ -31,6 +34,9 @@ class FetchPosition:
     max_bytes: int
     current_leader_epoch: int = -1
     last_fetched_epoch: int = -1
+    #: how the fetcher names it (the topic's name, even for a topic that is not there)
+    topic_name: str | None = None
+    index: int = -1
 
 
 @dataclass(slots=True)
@@ -52,14 +58,18 @@ class PartitionRead:
 
 
 def read(positions: list[FetchPosition], *, broker_id: int, max_bytes: int,
-         read_committed: bool, check_last_fetched_epoch: bool, name_new_leader: bool
-         ) -> tuple[list[PartitionRead], int]:
-    """Each position read on ``broker_id``; returns the reads and the bytes they carry."""
+         read_committed: bool, check_last_fetched_epoch: bool, name_new_leader: bool,
+         injected: InjectedError | None = None) -> tuple[list[PartitionRead], int]:
+    """Each position read on ``broker_id``; returns the reads and the bytes they carry.  The
+    partitions an ``injected`` error hits get that error instead, as if the broker had it."""
     total = 0
     reads = []
     for position in positions:
         out = PartitionRead()
         reads.append(out)
+        if injected is not None and injected.hits(position.topic_name, position.index):
+            out.error_code = injected.error_code
+            continue
         partition = position.partition
         if partition is None:
             out.error_code = position.missing_error
@@ -118,22 +128,24 @@ def answer_now(reads: list[PartitionRead]) -> bool:
 
 
 def long_poll(cluster: Cluster, timers: Timers, positions: list[FetchPosition],
-              min_bytes: int, max_wait_ms: int,
-              reread: Callable[[], tuple[object, int]]) -> Deferred:
-    """Answer when ``reread()`` finds at least ``min_bytes`` after an append to one of the
-    fetched topics, or at ``max_wait_ms`` with whatever there is then.  ``reread`` returns
-    (the answer, the bytes it carries)."""
+              min_bytes: int, max_wait_ms: int, read: Callable[[], tuple[object, int]],
+              respond: Callable[[object], object]) -> Deferred:
+    """Answer with ``respond(reads)`` once ``read()`` finds at least ``min_bytes`` after an
+    append to one of the fetched topics, or at ``max_wait_ms`` with whatever there is then.
+    ``read`` returns (the reads, the bytes they carry); ``respond`` is called once."""
     deferred = Deferred()
     topics = {p.partition.topic for p in positions if p.partition is not None}
 
-    def finish() -> None:
+    def finish(reads=None) -> None:
         cluster.append_listeners.discard(on_append)
         timer.cancel()
-        deferred.resolve(reread()[0])
+        deferred.resolve(respond(read()[0] if reads is None else reads))
 
     def on_append(partition: Partition) -> None:
-        if partition.topic in topics and reread()[1] >= min_bytes:
-            finish()
+        if partition.topic in topics:
+            reads, size = read()
+            if size >= min_bytes:
+                finish(reads)
 
     cluster.append_listeners.add(on_append)
     timer = timers.call_later(max_wait_ms, finish)

@@ -33,6 +33,9 @@ class Registration:
     #: whether its requests name topics, and partitions (for control rules that pick them)
     names_topics: bool = False
     names_partitions: bool = False
+    #: ``fn(core, broker_id, body) -> {(topic, partition)}``: what a request names beyond its
+    #: own fields (a Fetch in a session names the session's partitions)
+    names: Callable | None = None
 
     @property
     def name(self) -> str:
@@ -48,7 +51,7 @@ class ApiRegistry:
     def register(self, api_key: int, min_version: int, max_version: int, handler: Any, *,
                  advertised_min: int | None = None, unsupported: Callable | None = None,
                  errors: Any = None, names_topics: bool = False,
-                 names_partitions: bool = False) -> None:
+                 names_partitions: bool = False, names: Callable | None = None) -> None:
         spec = APIS.get(api_key)
         if spec is None:
             raise ValueError(f"no definition for API key {api_key}")
@@ -63,7 +66,8 @@ class ApiRegistry:
         partitioned = isinstance(errors, PartitionShape)
         self._entries[api_key] = Registration(
             api_key, min_version, max_version, handler, advertised_min, unsupported, errors,
-            names_topics or names_partitions or partitioned, names_partitions or partitioned)
+            names_topics or names_partitions or partitioned, names_partitions or partitioned,
+            names)
 
     def handler(self, api_key: int, min_version: int, max_version: int,
                 **options: Any) -> Callable:

@@ -98,6 +98,9 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
          setting=_MOCK),
     _key("socket.request.max.bytes", I, 100 * 1024 * 1024, Range(1),
          "Largest request the broker reads.", setting=_MOCK),
+    _key("max.incremental.fetch.session.cache.slots", I, 1000, Range(0),
+         "Most fetch sessions (KIP-227) a broker keeps; 0 answers every fetch sessionless.",
+         setting=_MOCK),
     _key("log.roll.hours", I, 168, Range(1), "Segment roll time in hours, if log.roll.ms is "
                                              "not set."),
     _key("log.roll.jitter.hours", I, 0, Range(0), "Segment roll jitter in hours, if "

@@ -1,0 +1,28 @@
+"""What a handler may know about a request besides its body."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedError:
+    error_code: int
+    #: ``hits(topic name, partition) -> bool``: the partitions that get the error
+    hits: Callable[[str | None, int], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """What a handler may know about the request besides its body."""
+
+    broker_id: int
+    connection_id: int
+    client_id: str | None
+    api_version: int
+    now_ms: int
+    client_host: str = "127.0.0.1"
+    #: an error a control rule injects into some partitions, for an API whose handler applies
+    #: it itself (a Fetch in a session: see PartitionShape.handler_injects)
+    injected: InjectedError | None = None
