@@ -315,7 +315,8 @@ def join(stack, cluster: MockCluster, client: str, name: str, **config) -> Membe
     return member
 
 
-def settle(cluster: MockCluster, members, group_id: str = GROUP) -> dict[str, frozenset]:
+def settle(cluster: MockCluster, members, group_id: str = GROUP, *,
+           timeout: float = 15) -> dict[str, frozenset]:
     """Wait until the coordinator has exactly these members in a stable group and their
     assignments split the partitions: disjoint, all covered, nobody left out."""
     def settled():
@@ -330,7 +331,7 @@ def settle(cluster: MockCluster, members, group_id: str = GROUP) -> dict[str, fr
             return None
         return owned
     try:
-        return wait_for(settled, f"{len(members)} members to settle")
+        return wait_for(settled, f"{len(members)} members to settle", timeout)
     except AssertionError:
         held = {m.name: sorted(m.assignment()) for m in members}
         raise AssertionError(f"{len(members)} members did not settle: assignments {held}, "

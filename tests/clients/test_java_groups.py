@@ -25,6 +25,8 @@ from wire.definitions import KAFKA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(__file__).with_name("java") / "GroupMember.java"
+#: a JVM member's first join includes starting the JVM, which a busy machine makes slow
+JVM_TIMEOUT_S = 60
 CLASSPATH = [ROOT / ".cache" / "jars" / f"kafka-clients-{KAFKA_VERSION}.jar",
              ROOT / ".cache" / "jars" / "slf4j-api-1.7.36.jar"]
 
@@ -98,7 +100,7 @@ def java_member(stack, cluster, name: str, **config: str) -> JavaMember:
 def test_a_java_consumer_gets_every_partition_and_a_new_one_resumes_after_its_commit(stack):
     cluster = start(stack)
     first = java_member(stack, cluster, "java-1")
-    assert settle(cluster, [first]) == {"java-1": ALL}
+    assert settle(cluster, [first], timeout=JVM_TIMEOUT_S) == {"java-1": ALL}
     before = produce(stack, cluster, "before")
     consume_all([first], before)
     wait_for(lambda: sum(group_view(cluster).committed.values()) == len(before),
@@ -123,7 +125,7 @@ def test_java_kafka_python_and_confluent_members_share_one_range_group(stack):
         join(stack, cluster, "confluent-kafka", "ck",
              **{"partition.assignment.strategy": "range"}),
     ]
-    owned = settle(cluster, members)
+    owned = settle(cluster, members, timeout=JVM_TIMEOUT_S)
     assert sorted(map(len, owned.values())) == [2, 2, 2]
     view = group_view(cluster)
     assert view.protocol == "range" and len(view.members) == 3
@@ -136,7 +138,7 @@ def test_java_kafka_python_and_confluent_members_share_one_range_group(stack):
     # the Java member leaves; the other two take over its partitions
     members[0].close()
     rest = members[1:]
-    owned = settle(cluster, rest)
+    owned = settle(cluster, rest, timeout=JVM_TIMEOUT_S)
     assert sorted(map(len, owned.values())) == [3, 3]
     later = produce(stack, cluster, "later")
     consume_all(rest, later)
@@ -147,7 +149,7 @@ def test_java_kafka_python_and_confluent_members_share_one_range_group(stack):
 def test_a_java_member_follows_its_coordinator_when_the_broker_stops(stack):
     cluster = start(stack)
     member = java_member(stack, cluster, "java")
-    settle(cluster, [member])
+    settle(cluster, [member], timeout=JVM_TIMEOUT_S)
     consume_all([member], produce(stack, cluster, "before"))
     old = cluster.call(cluster.core.groups.placement.coordinator_for, GROUP)
     cluster.stop_broker(old)
