@@ -1,0 +1,261 @@
+"""Answers checked side by side with Apache Kafka 4.4: what its broker answered to the same
+requests, asserted as the client sees it (the decoded response)."""
+
+from __future__ import annotations
+
+import pytest
+
+import wire
+from tests.core.harness import START_MS, make_core, send
+from tests.core.test_coordinator import GROUP, Harness
+from wire import errors, records
+
+HOUR = 3600 * 1000
+PRODUCE = wire.request_class(0)
+FETCH = wire.request_class(1)
+COMMIT = wire.request_class(8)
+OFFSET_FETCH = wire.request_class(9)
+LEAVE = wire.request_class(13)
+
+
+# -- Produce: record timestamps ----------------------------------------------------------------
+
+def produce(core, topic: str, batch: bytes, version: int = 11):
+    body = PRODUCE(acks=-1, timeout_ms=1000, topic_data=[PRODUCE.TopicProduceData(
+        name=topic, partition_data=[PRODUCE.PartitionProduceData(index=0, records=batch)])])
+    return send(core, 0, version, body).responses[0].partition_responses[0]
+
+
+def record_errors(part) -> list[tuple[int, str]]:
+    return [(e.batch_index, e.batch_index_error_message) for e in part.record_errors]
+
+
+@pytest.fixture
+def core():
+    core = make_core()
+    core.cluster.create_topic("events", 1)
+    return core
+
+
+@pytest.mark.parametrize("compression", [records.NONE, records.GZIP])
+def test_a_create_time_two_hours_ahead_is_refused_record_by_record(core, compression):
+    now = START_MS
+    batch = records.encode_batch([(b"k", b"a", [], now), (b"k", b"b", [], now + 2 * HOUR),
+                                  (b"k", b"c", [], now + 3 * HOUR)], compression=compression)
+    part = produce(core, "events", batch)
+    assert part.error_code == errors.INVALID_TIMESTAMP
+    assert part.base_offset == -1
+    assert part.error_message == "One or more records have been rejected due to invalid timestamp"
+    bounds = f"[{now - (2 ** 63 - 1)}, {now + HOUR}]"
+    assert record_errors(part) == [
+        (1, f"Timestamp {now + 2 * HOUR} of message with offset 1 is out of range. "
+            f"The timestamp should be within {bounds}"),
+        (2, f"Timestamp {now + 3 * HOUR} of message with offset 2 is out of range. "
+            f"The timestamp should be within {bounds}")]
+    assert core.cluster.topics["events"].partitions[0].log.log_end_offset == 0
+
+
+def test_the_topic_bounds_apply_both_ways_and_a_missing_timestamp_passes(core):
+    core.cluster.create_topic("tight", 1, configs={"message.timestamp.before.max.ms": "60000",
+                                                   "message.timestamp.after.max.ms": "60000"})
+    now = START_MS
+    old = produce(core, "tight", records.encode_batch([(b"k", b"a", [], now - 120000)]))
+    assert old.error_code == errors.INVALID_TIMESTAMP
+    assert record_errors(old) == [(0, f"Timestamp {now - 120000} of message with offset 0 is "
+                                      f"out of range. The timestamp should be within "
+                                      f"[{now - 60000}, {now + 60000}]")]
+    assert produce(core, "tight", records.encode_batch([(b"k", b"a", [], -5)])).error_code == \
+        errors.INVALID_TIMESTAMP
+    assert produce(core, "tight", records.encode_batch([(b"k", b"a", [], -1)])).error_code == \
+        errors.NONE
+    # a year old is fine under the default before.max.ms (Long.MAX_VALUE)
+    assert produce(core, "events", records.encode_batch(
+        [(b"k", b"a", [], now - 365 * 24 * HOUR)])).error_code == errors.NONE
+
+
+def test_the_broker_default_bounds_apply_to_topics_without_an_override(core):
+    core.cluster.broker_configs.dynamic_default["log.message.timestamp.after.max.ms"] = "1000"
+    part = produce(core, "events", records.encode_batch([(b"k", b"a", [], START_MS + 5000)]))
+    assert part.error_code == errors.INVALID_TIMESTAMP
+
+
+def test_log_append_time_topics_take_any_timestamp_but_no_log_append_time_batch(core):
+    core.cluster.create_topic("stamped", 1, configs={"message.timestamp.type": "LogAppendTime"})
+    ahead = produce(core, "stamped", records.encode_batch([(b"k", b"a", [], START_MS + 2 * HOUR)]))
+    assert (ahead.error_code, ahead.log_append_time_ms) == (errors.NONE, START_MS)
+    claimed = produce(core, "stamped", records.encode_batch([(b"k", b"a", [], START_MS)],
+                                                            timestamp_type=records.LOG_APPEND_TIME))
+    assert claimed.error_code == errors.INVALID_TIMESTAMP
+    assert record_errors(claimed) == [(0, (
+        f"Invalid timestamp type in message DefaultRecord(offset=0, timestamp={START_MS}, "
+        "key=1 bytes, value=1 bytes). Producer should not set timestamp type to "
+        "LogAppendTime."))]
+
+
+def test_an_idempotent_batch_out_of_range_is_refused_before_its_sequence_is_taken(core):
+    ahead = records.encode_batch([(b"k", b"a", [], START_MS + 2 * HOUR)], producer_id=7,
+                                 producer_epoch=0, base_sequence=0)
+    assert produce(core, "events", ahead).error_code == errors.INVALID_TIMESTAMP
+    fine = records.encode_batch([(b"k", b"a", [], START_MS)], producer_id=7, producer_epoch=0,
+                                base_sequence=0)
+    assert produce(core, "events", fine).error_code == errors.NONE
+
+
+# -- Produce: the topic's compression.type ---------------------------------------------------
+
+def fetched(core, topic: str):
+    body = FETCH(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
+                 session_id=0, session_epoch=-1, topics=[FETCH.FetchTopic(
+                     topic=topic, partitions=[FETCH.FetchPartition(
+                         partition=0, current_leader_epoch=-1, fetch_offset=0,
+                         log_start_offset=-1, partition_max_bytes=1 << 20)])],
+                 forgotten_topics_data=[], rack_id="")
+    data = send(core, 1, 12, body).responses[0].partitions[0].records
+    return [(header, records.decode_records(bytes(memoryview(data)[start:end])))
+            for header, start, end in records.iter_batches(data)]
+
+
+RECORDS = [records.Record(0, START_MS, b"k1", b"v1" * 20, [("h", b"x")]),
+           records.Record(1, START_MS + 5, None, b"v2" * 20, []),
+           records.Record(2, START_MS - 3, b"k3", None, [("a", None)])]
+
+
+@pytest.mark.parametrize("topic_codec, sent, stored", [
+    ("gzip", records.NONE, records.GZIP),
+    ("gzip", records.LZ4, records.GZIP),
+    ("gzip", records.GZIP, records.GZIP),
+    ("uncompressed", records.GZIP, records.NONE),
+    ("producer", records.LZ4, records.LZ4),
+    ("producer", records.NONE, records.NONE),
+    ("zstd", records.SNAPPY, records.ZSTD),
+    ("snappy", records.NONE, records.SNAPPY),
+    ("lz4", records.ZSTD, records.LZ4),
+])
+def test_a_batch_is_stored_with_the_topics_codec(core, topic_codec, sent, stored):
+    core.cluster.create_topic("t", 1, configs={"compression.type": topic_codec})
+    produce(core, "t", records.encode_batch(RECORDS[:1]))  # so the next one starts at 1
+    batch = records.encode_batch(RECORDS, compression=sent, producer_id=77, producer_epoch=1,
+                                 base_sequence=0)
+    assert produce(core, "t", batch).base_offset == 1
+    header, got = fetched(core, "t")[-1]
+    assert header.compression == stored
+    assert (header.base_offset, header.last_offset_delta, header.records_count) == (1, 2, 3)
+    assert (header.base_timestamp, header.max_timestamp) == (START_MS, START_MS + 5)
+    assert (header.producer_id, header.producer_epoch, header.base_sequence) == (77, 1, 0)
+    assert header.timestamp_type == records.CREATE_TIME and not header.is_transactional
+    assert [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in got] == \
+        [(r.offset + 1, r.timestamp, r.key, r.value, r.headers) for r in RECORDS]
+    # written anew or not, the stored batch's CRC holds (stock consumers check it)
+    assert records.crc_ok(_stored(core, "t"))
+
+
+def _stored(core, topic: str) -> bytes:
+    return core.cluster.topics[topic].partitions[0].log.batches[-1].data
+
+
+def test_a_recompressed_batch_on_a_log_append_time_topic_is_stamped(core):
+    core.cluster.create_topic("t", 1, configs={"compression.type": "gzip",
+                                               "message.timestamp.type": "LogAppendTime"})
+    part = produce(core, "t", records.encode_batch(RECORDS))
+    assert part.log_append_time_ms == START_MS
+    header, got = fetched(core, "t")[0]
+    assert header.compression == records.GZIP and header.timestamp_type == records.LOG_APPEND_TIME
+    assert [r.timestamp for r in got] == [START_MS] * 3
+
+
+def test_a_recompressed_batch_over_max_message_bytes_is_refused(core):
+    core.cluster.create_topic("t", 1, configs={"compression.type": "uncompressed",
+                                               "max.message.bytes": "300"})
+    batch = records.encode_batch([(b"k", b"x" * 1000, [], START_MS)], compression=records.GZIP)
+    assert len(batch) < 300
+    assert produce(core, "t", batch).error_code == errors.MESSAGE_TOO_LARGE
+
+
+# -- LeaveGroup ------------------------------------------------------------------------------
+
+def test_leaving_a_group_the_coordinator_does_not_know():
+    h = Harness()
+    broker = h.coordinator()
+    members = [LEAVE.MemberIdentity(member_id="m1", group_instance_id=None),
+               LEAVE.MemberIdentity(member_id="", group_instance_id="i1")]
+    for version in (3, 5):
+        out = send(h.core, 13, version, LEAVE(group_id=GROUP, members=members), broker=broker)
+        assert out.error_code == errors.NONE
+        assert [(m.member_id, m.group_instance_id, m.error_code) for m in out.members] == [
+            ("m1", None, errors.UNKNOWN_MEMBER_ID), ("", "i1", errors.UNKNOWN_MEMBER_ID)]
+        empty = send(h.core, 13, version, LEAVE(group_id=GROUP, members=[]), broker=broker)
+        assert (empty.error_code, empty.members) == (errors.NONE, [])
+    for version in (0, 2):
+        out = send(h.core, 13, version, LEAVE(group_id=GROUP, member_id="m1"), broker=broker)
+        assert out.error_code == errors.UNKNOWN_MEMBER_ID
+
+
+# -- OffsetCommit ----------------------------------------------------------------------------
+
+def commit(h, topics, *, generation=-1, member="", instance=None, version=8, group=GROUP):
+    body = COMMIT(group_id=group, generation_id_or_member_epoch=generation, member_id=member,
+                  group_instance_id=instance, retention_time_ms=-1, topics=[
+                      COMMIT.OffsetCommitRequestTopic(name=name, partitions=[
+                          COMMIT.OffsetCommitRequestPartition(
+                              partition_index=p, committed_offset=5, committed_leader_epoch=-1,
+                              committed_metadata=md) for p, md in parts])
+                      for name, parts in topics])
+    out = send(h.core, 8, version, body, broker=h.coordinator(group))
+    return [(t.name, [(p.partition_index, p.error_code) for p in t.partitions])
+            for t in out.topics]
+
+
+@pytest.fixture
+def h():
+    h = Harness()
+    h.core.cluster.create_topic("t1", 2)
+    return h
+
+
+def test_offset_commit_checks_topics_before_the_group(h):
+    # an unknown group with a generation: Kafka's coordinator refuses the group, but the
+    # topics that do not exist are answered first, a topic named twice once
+    asked = [("t1", [(0, None), (99, None)]), ("nope", [(0, None)]), ("t1", [(1, None)])]
+    assert commit(h, asked, generation=5, member="m") == [
+        ("t1", [(99, errors.UNKNOWN_TOPIC_OR_PARTITION), (0, errors.ILLEGAL_GENERATION),
+                (1, errors.ILLEGAL_GENERATION)]),
+        ("nope", [(0, errors.UNKNOWN_TOPIC_OR_PARTITION)])]
+    assert commit(h, asked[:2], generation=5, member="m", version=9) == [
+        ("t1", [(99, errors.UNKNOWN_TOPIC_OR_PARTITION), (0, errors.GROUP_ID_NOT_FOUND)]),
+        ("nope", [(0, errors.UNKNOWN_TOPIC_OR_PARTITION)])]
+    # the group error also wins over the metadata size
+    assert commit(h, [("t1", [(0, "x" * 5000)])], generation=5, member="m", version=9) == [
+        ("t1", [(0, errors.GROUP_ID_NOT_FOUND)])]
+
+
+def test_a_fenced_static_member_committing_to_an_unknown_topic(h):
+    h.stable(1, instances=["i-a"])
+    generation = h.group().generation_id
+    assert commit(h, [("nope", [(0, None)])], generation=generation, member="someone-else",
+                  instance="i-a") == [("nope", [(0, errors.UNKNOWN_TOPIC_OR_PARTITION)])]
+    assert commit(h, [("t1", [(0, None)])], generation=generation, member="someone-else",
+                  instance="i-a") == [("t1", [(0, errors.FENCED_INSTANCE_ID)])]
+
+
+def fetch_metadata(h, group=GROUP) -> dict[int, str]:
+    body = OFFSET_FETCH(groups=[OFFSET_FETCH.OffsetFetchRequestGroup(
+        group_id=group, member_id=None, member_epoch=-1, topics=[
+            OFFSET_FETCH.OffsetFetchRequestTopics(name="t1", partition_indexes=[0, 1])])],
+        require_stable=False)
+    out = send(h.core, 9, 8, body, broker=h.coordinator(group))
+    return {p.partition_index: p.metadata for p in out.groups[0].topics[0].partitions}
+
+
+def test_commit_metadata_is_measured_in_java_chars(h):
+    # 4096 two-byte chars fit (Kafka counts UTF-16 units), 2049 emoji (4098 units) do not
+    assert commit(h, [("t1", [(0, "x" * 5000), (1, "é" * 4096)])]) == [
+        ("t1", [(0, errors.OFFSET_METADATA_TOO_LARGE), (1, errors.NONE)])]
+    assert commit(h, [("t1", [(0, "😀" * 2049), (1, "😀" * 2048)])]) == [
+        ("t1", [(0, errors.OFFSET_METADATA_TOO_LARGE), (1, errors.NONE)])]
+
+
+def test_commit_metadata_that_is_not_utf8_is_stored_with_replacement_chars(h):
+    # the codec keeps invalid UTF-8 as surrogate escapes; Kafka's decoder replaces it
+    assert commit(h, [("t1", [(0, "a\udcffb\udcc3"), (1, "ok")])]) == [
+        ("t1", [(0, errors.NONE), (1, errors.NONE)])]
+    assert fetch_metadata(h) == {0: "a\ufffdb\ufffd", 1: "ok"}
