@@ -259,3 +259,15 @@ def test_commit_metadata_that_is_not_utf8_is_stored_with_replacement_chars(h):
     assert commit(h, [("t1", [(0, "a\udcffb\udcc3"), (1, "ok")])]) == [
         ("t1", [(0, errors.NONE), (1, errors.NONE)])]
     assert fetch_metadata(h) == {0: "a\ufffdb\ufffd", 1: "ok"}
+
+
+# -- DescribeLogDirs -------------------------------------------------------------------------
+
+def test_log_dirs_report_the_size_and_free_space_of_a_real_disk(core):
+    import shutil
+    import tempfile
+    out = send(core, 35, 4, wire.request_class(35)(topics=None))
+    (result,) = out.results
+    disk = shutil.disk_usage(tempfile.gettempdir())
+    assert result.total_bytes == disk.total > 0
+    assert 0 <= result.usable_bytes <= result.total_bytes
