@@ -271,3 +271,172 @@ def test_log_dirs_report_the_size_and_free_space_of_a_real_disk(core):
     disk = shutil.disk_usage(tempfile.gettempdir())
     assert result.total_bytes == disk.total > 0
     assert 0 <= result.usable_bytes <= result.total_bytes
+
+
+# -- group configs ---------------------------------------------------------------------------
+
+DESCRIBE = wire.request_class(32)
+INCREMENTAL = wire.request_class(44)
+ALTER = wire.request_class(33)
+GROUP_RESOURCE = 32
+DEFAULT, GROUP_CONFIG = 5, 8
+INT, STRING, BOOLEAN, LIST = 3, 2, 1, 7
+
+#: Kafka 4.4's answer for a group it has never heard of, in its order: (name, value, type,
+#: synonym)
+KAFKA_GROUP_CONFIGS = [
+    ("consumer.session.timeout.ms", "45000", INT, "group.consumer.session.timeout.ms"),
+    ("streams.assignor.name", "sticky", STRING, "group.streams.assignors"),
+    ("consumer.assignment.interval.ms", "1000", INT, "group.consumer.assignment.interval.ms"),
+    ("errors.deadletterqueue.copy.record.enable", "false", BOOLEAN,
+     "errors.deadletterqueue.copy.record.enable"),
+    ("share.auto.offset.reset", "latest", STRING, "share.auto.offset.reset"),
+    ("streams.rack.aware.assignment.tags", "", LIST, "group.streams.rack.aware.assignment.tags"),
+    ("share.renew.acknowledge.enable", "true", BOOLEAN, "share.renew.acknowledge.enable"),
+    ("streams.initial.rebalance.delay.ms", "3000", INT,
+     "group.streams.initial.rebalance.delay.ms"),
+    ("share.session.timeout.ms", "45000", INT, "group.share.session.timeout.ms"),
+    ("streams.assignment.interval.ms", "1000", INT, "group.streams.assignment.interval.ms"),
+    ("share.heartbeat.interval.ms", "5000", INT, "group.share.heartbeat.interval.ms"),
+    ("streams.heartbeat.interval.ms", "5000", INT, "group.streams.heartbeat.interval.ms"),
+    ("share.delivery.count.limit", "5", INT, "group.share.delivery.count.limit"),
+    ("errors.deadletterqueue.topic.name", "", STRING, "errors.deadletterqueue.topic.name"),
+    ("consumer.heartbeat.interval.ms", "5000", INT, "group.consumer.heartbeat.interval.ms"),
+    ("share.record.lock.duration.ms", "30000", INT, "group.share.record.lock.duration.ms"),
+    ("share.assignment.interval.ms", "1000", INT, "group.share.assignment.interval.ms"),
+    ("share.isolation.level", "read_uncommitted", STRING, "share.isolation.level"),
+    ("streams.session.timeout.ms", "45000", INT, "group.streams.session.timeout.ms"),
+    ("share.partition.max.record.locks", "2000", INT, "group.share.partition.max.record.locks"),
+    ("streams.num.standby.replicas", "0", INT, "group.streams.num.standby.replicas"),
+]
+
+
+def describe_group(core, name: str, keys=None):
+    body = DESCRIBE(resources=[DESCRIBE.DescribeConfigsResource(
+        resource_type=GROUP_RESOURCE, resource_name=name, configuration_keys=keys)],
+        include_synonyms=True, include_documentation=True)
+    (result,) = send(core, 32, 4, body).results
+    return result
+
+
+def alter_group(core, name: str, ops, *, validate_only=False):
+    body = INCREMENTAL(resources=[INCREMENTAL.AlterConfigsResource(
+        resource_type=GROUP_RESOURCE, resource_name=name, configs=[
+            INCREMENTAL.AlterableConfig(name=n, config_operation=op, value=v)
+            for n, op, v in ops])], validate_only=validate_only)
+    (result,) = send(core, 44, 1, body).responses
+    return result.error_code, result.error_message
+
+
+def test_an_unknown_group_is_described_with_kafkas_group_configs(core):
+    result = describe_group(core, "never-seen")
+    assert (result.error_code, result.resource_type) == (errors.NONE, GROUP_RESOURCE)
+    assert [(e.name, e.value, e.config_type, [(s.name, s.value, s.source) for s in e.synonyms])
+            for e in result.configs] == [
+        (name, value, kind, [(synonym, value, DEFAULT)])
+        for name, value, kind, synonym in KAFKA_GROUP_CONFIGS]
+    assert all(e.config_source == DEFAULT and not e.read_only and not e.is_sensitive
+               and e.documentation for e in result.configs)
+    empty = describe_group(core, "")
+    assert (empty.error_code, empty.error_message) == (errors.INVALID_REQUEST,
+                                                       "Group name must not be empty")
+
+
+def test_group_configs_are_set_per_group_and_deleted(core):
+    assert alter_group(core, "g1", [("consumer.session.timeout.ms", 0, "50000"),
+                                    ("share.auto.offset.reset", 0, "by_duration:PT1H")]) == \
+        (errors.NONE, None)
+    got = describe_group(core, "g1", ["consumer.session.timeout.ms", "share.auto.offset.reset"])
+    assert [(e.name, e.value, e.config_source, [(s.name, s.value, s.source) for s in e.synonyms])
+            for e in got.configs] == [
+        ("consumer.session.timeout.ms", "50000", GROUP_CONFIG,
+         [("consumer.session.timeout.ms", "50000", GROUP_CONFIG),
+          ("group.consumer.session.timeout.ms", "45000", DEFAULT)]),
+        ("share.auto.offset.reset", "by_duration:PT1H", GROUP_CONFIG,
+         [("share.auto.offset.reset", "by_duration:PT1H", GROUP_CONFIG),
+          ("share.auto.offset.reset", "latest", DEFAULT)])]
+    assert describe_group(core, "g2", ["consumer.session.timeout.ms"]).configs[0].value == \
+        "45000"
+    assert alter_group(core, "g1", [("consumer.session.timeout.ms", 1, None)]) == \
+        (errors.NONE, None)
+    values = {e.name: e.value for e in describe_group(core, "g1").configs}
+    assert values["consumer.session.timeout.ms"] == "45000"
+    assert values["share.auto.offset.reset"] == "by_duration:PT1H"
+    assert alter_group(core, "g3", [("share.isolation.level", 0, "read_committed")],
+                       validate_only=True) == (errors.NONE, None)
+    assert describe_group(core, "g3", ["share.isolation.level"]).configs[0].config_source == \
+        DEFAULT
+
+
+@pytest.mark.parametrize("ops, message", [
+    ([("consumer.session.timeout.ms", 0, "5000")],
+     "consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive."),
+    ([("consumer.session.timeout.ms", 0, "0")],
+     "Invalid value 0 for configuration consumer.session.timeout.ms: Value must be at least 1"),
+    ([("consumer.session.timeout.ms", 0, "abc")], "Invalid value abc for configuration "
+     "consumer.session.timeout.ms: Not a number of type INT"),
+    ([("consumer.heartbeat.interval.ms", 0, "60000")],
+     "consumer.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive."),
+    ([("consumer.session.timeout.ms", 0, "5"), ("consumer.heartbeat.interval.ms", 0, "1")],
+     "consumer.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive."),
+    ([("share.heartbeat.interval.ms", 0, "5"), ("streams.session.timeout.ms", 0, "1")],
+     "share.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive."),
+    ([("share.record.lock.duration.ms", 0, "99999999")],
+     "share.record.lock.duration.ms must be in the range 15000 to 60000 inclusive."),
+    ([("share.delivery.count.limit", 0, "100")],
+     "share.delivery.count.limit must be in the range 2 to 10 inclusive."),
+    ([("share.partition.max.record.locks", 0, "10")], "Invalid value 10 for configuration "
+     "share.partition.max.record.locks: Value must be at least 100"),
+    ([("consumer.assignment.interval.ms", 0, "99999999")],
+     "consumer.assignment.interval.ms must be in the range 0 to 15000 inclusive."),
+    ([("streams.num.standby.replicas", 0, "5")],
+     "streams.num.standby.replicas must be less than or equal to 2"),
+    ([("streams.assignor.name", 0, "bogus")], "streams.assignor.name 'bogus' is not a "
+     "registered task assignor. Registered assignors are: [sticky]."),
+    ([("share.auto.offset.reset", 0, "LATEST")], "Invalid value LATEST for configuration "
+     "share.auto.offset.reset: Invalid value `LATEST` for configuration "
+     "share.auto.offset.reset. The value must be either 'earliest', 'latest' or of the format "
+     "'by_duration:<PnDTnHnMn.nS>'."),
+    ([("share.isolation.level", 0, "bogus")], "Invalid value bogus for configuration "
+     "share.isolation.level: String must be one of: read_committed, read_uncommitted"),
+    ([("no.such.config", 0, "1")], "Unknown group config name: no.such.config"),
+    ([("streams.rack.aware.assignment.tags", 2, "a")], "Can't APPEND to key "
+     "streams.rack.aware.assignment.tags because its type is not LIST."),
+])
+def test_group_config_values_are_checked_as_kafka_checks_them(core, ops, message):
+    assert alter_group(core, "g", ops) == (errors.INVALID_CONFIG, message)
+    assert all(e.config_source == DEFAULT for e in describe_group(core, "g").configs)
+
+
+def test_group_config_requests_kafka_refuses_outright(core):
+    assert alter_group(core, "", [("share.auto.offset.reset", 0, "earliest")]) == \
+        (errors.INVALID_REQUEST, "Default group resources are not allowed.")
+    assert alter_group(core, "g", [("consumer.session.timeout.ms", 0, "50000"),
+                                   ("consumer.session.timeout.ms", 0, "50001")]) == \
+        (errors.INVALID_REQUEST, "Error due to duplicate config keys")
+
+
+def test_the_legacy_alter_configs_replaces_a_groups_configs(core):
+    assert alter_group(core, "g", [("share.isolation.level", 0, "read_committed")])[0] == \
+        errors.NONE
+    body = ALTER(resources=[ALTER.AlterConfigsResource(
+        resource_type=GROUP_RESOURCE, resource_name="g", configs=[
+            ALTER.AlterableConfig(name="consumer.session.timeout.ms", value="50000")])],
+        validate_only=False)
+    assert send(core, 33, 2, body).responses[0].error_code == errors.NONE
+    overridden = [(e.name, e.value) for e in describe_group(core, "g").configs
+                  if e.config_source == GROUP_CONFIG]
+    assert overridden == [("consumer.session.timeout.ms", "50000")]
+
+
+def test_group_configs_outlive_the_group():
+    h = Harness()
+    h.stable(1)
+    assert alter_group(h.core, GROUP, [("consumer.heartbeat.interval.ms", 0, "6000")])[0] == \
+        errors.NONE
+    leave = send(h.core, 13, 5, LEAVE(group_id=GROUP, members=[
+        LEAVE.MemberIdentity(member_id=m, group_instance_id=None)
+        for m in list(h.group().members)]), broker=h.coordinator())
+    assert leave.error_code == errors.NONE and h.state() == "Empty"
+    values = {e.name: e.value for e in describe_group(h.core, GROUP).configs}
+    assert values["consumer.heartbeat.interval.ms"] == "6000"
