@@ -4,16 +4,21 @@ Checks run in Kafka's order: the request's shape (exactly one record batch, in t
 ``ProduceRequest.validateRecords``), the acks, the topic (clients may not write internal topics),
 the leader, then the batch itself as the log validates it (base offset 0, size against
 ``max.message.bytes``, CRC and record framing, no control batches from clients, sequence
-numbers for idempotent producers).  The batch bytes are split once; what is stored is the bytes
-the producer sent, with the base offset and leader epoch patched in by the log.
+numbers for idempotent producers), then its records as Kafka's LogValidator checks them
+(timestamps within ``message.timestamp.before.max.ms`` / ``after.max.ms`` on a CreateTime
+topic: :mod:`mockbroker.core.log.validator`).  The batch bytes are split once; what is stored is
+the bytes the producer sent, or the batch rebuilt with the topic's ``compression.type`` when that
+names another codec, with the base offset and leader epoch patched in by the log.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mockbroker.core.cluster import Cluster, Partition
+from mockbroker.core.config import topic_value_from_broker
 from mockbroker.core.errors import ApiException
+from mockbroker.core.log import validator
 from mockbroker.core.replica import replica_error
 from wire import CorruptRecordBatchError, errors, records
 
@@ -35,6 +40,9 @@ class PartitionAppend:
     #: refusal this broker makes with the error code alone (it writes an error message only for
     #: per-record validation failures, which carry record errors)
     reason: str | None = None
+    #: per-record validation failures: the message Kafka sends, and (record index, message)
+    error_message: str | None = None
+    record_errors: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _split_one(data: bytes | None):
@@ -64,6 +72,36 @@ def check_request_records(data: bytes | None) -> PartitionAppend | None:
     return split if isinstance(split, PartitionAppend) else None
 
 
+class _TopicConfig:
+    """A topic's config values as the data path reads them: the override, else the broker's
+    (the settings' values for the configs that are settings of the mock)."""
+
+    def __init__(self, cluster: Cluster, partition: Partition, broker_id: int | None = None):
+        self._cluster = cluster
+        self._overrides = partition.topic.configs
+        self._broker_id = broker_id
+        self._broker: dict[str, str] | None = None
+
+    @property
+    def max_message_bytes(self) -> int:
+        return int(self._overrides.get("max.message.bytes",
+                                       self._cluster.settings["message_max_bytes"]))
+
+    def __getitem__(self, name: str) -> str:
+        if name in self._overrides:
+            return self._overrides[name]
+        if name == "message.timestamp.type":
+            return self._cluster.settings["log_message_timestamp_type"]
+        if self._broker is None:
+            # the configs read here are no settings of the mock: only the dynamic layers can
+            # hold them, above Kafka's defaults
+            state = self._cluster.broker_configs
+            self._broker = dict(state.dynamic_default)
+            if self._broker_id is not None:
+                self._broker.update(state.per_broker(self._broker_id))
+        return topic_value_from_broker(name, self._broker)
+
+
 def _check_batch(cluster: Cluster, partition: Partition, header, view, tail: int
                  ) -> PartitionAppend | None:
     """The log's validation of a client's batch (``LogValidator``); ``tail`` counts the bytes
@@ -71,8 +109,7 @@ def _check_batch(cluster: Cluster, partition: Partition, header, view, tail: int
     if tail:
         return PartitionAppend(errors.CORRUPT_MESSAGE, reason=(
             f"{tail} bytes of a partial record batch after the batch"))
-    max_bytes = int(partition.topic.configs.get("max.message.bytes",
-                                                cluster.settings["message_max_bytes"]))
+    max_bytes = _TopicConfig(cluster, partition).max_message_bytes
     if header.base_offset != 0:
         return PartitionAppend(errors.INVALID_RECORD, reason=(
             f"a client's record batch must have base offset 0, not {header.base_offset}"))
@@ -113,11 +150,33 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
     if refused is not None:
         return refused
     log = partition.log
-    log_append_time = partition.topic.configs.get(
-        "message.timestamp.type",
-        cluster.settings["log_message_timestamp_type"]) == "LogAppendTime"
+    config = _TopicConfig(cluster, partition, broker_id)
+    log_append_time = config["message.timestamp.type"] == "LogAppendTime"
+    batch_records = records.decode_records(view, verify_crc=False)
+    policy = validator.TimestampPolicy(log_append_time,
+                                       int(config["message.timestamp.before.max.ms"]),
+                                       int(config["message.timestamp.after.max.ms"]))
+    invalid = validator.timestamp_errors(header, batch_records, policy, now_ms)
+    if invalid:
+        return PartitionAppend(errors.INVALID_TIMESTAMP, log_start_offset=log.log_start_offset,
+                               reason=invalid[0][1],
+                               error_message=validator.INVALID_TIMESTAMP_MESSAGE,
+                               record_errors=invalid)
+    data = bytes(view)
+    codec = validator.target_codec(config["compression.type"], header)
+    if codec != header.compression:
+        level = config[validator.LEVEL_CONFIGS[codec]] if codec in validator.LEVEL_CONFIGS \
+            else None
+        data = validator.recompress(header, batch_records, codec,
+                                    None if level is None else
+                                    validator.codec_level(codec, int(level)))
+        header = records.read_batch_header(data)
+        if header.size > config.max_message_bytes:
+            return PartitionAppend(errors.MESSAGE_TOO_LARGE, reason=(
+                f"batch of {header.size} bytes recompressed is larger than max.message.bytes "
+                f"{config.max_message_bytes}"))
     try:
-        result = log.append(bytes(view), header, partition.leader_epoch, now_ms,
+        result = log.append(data, header, partition.leader_epoch, now_ms,
                             log_append_time=log_append_time)
     except ApiException as exc:
         return PartitionAppend(exc.error_code, reason=str(exc),

@@ -1,11 +1,16 @@
 """DescribeLogDirs (key 35): one log directory per broker, holding every replica the broker
 has, each with its partition's size in bytes.
 
-A mock has no disk, so total and usable bytes (v4+) are -1 ("unknown"), and no replica lags
-(offset lag 0, never a future replica).
+Total and usable bytes (v4+) are those of the file system holding the host's temporary
+directory, where Kafka's default log dir lives: Kafka reports its log dir's file store
+(``getTotalSpace`` and ``getUsableSpace``), and tools show them as the disk's size and free
+space.  No replica lags (offset lag 0, never a future replica).
 """
 
 from __future__ import annotations
+
+import shutil
+import tempfile
 
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
@@ -33,7 +38,8 @@ def handle(core, ctx, request):
             if ctx.broker_id in p.replicas and (wanted is None or (name, p.index) in wanted)]
         if partitions:
             topics.append(RESPONSE.DescribeLogDirsTopic(name=name, partitions=partitions))
+    disk = shutil.disk_usage(tempfile.gettempdir())
     result = RESPONSE.DescribeLogDirsResult(error_code=errors.NONE, log_dir=LOG_DIR,
-                                            topics=topics, total_bytes=-1, usable_bytes=-1,
-                                            is_cordoned=False)
+                                            topics=topics, total_bytes=disk.total,
+                                            usable_bytes=disk.free, is_cordoned=False)
     return RESPONSE(throttle_time_ms=0, error_code=errors.NONE, results=[result])

@@ -1,6 +1,13 @@
 """OffsetCommit (key 8): store committed offsets in the group's ``__consumer_offsets``
-partition.  Group-level refusals (unknown member, old generation, rebalance in progress) are
-given to every partition, as Kafka does."""
+partition.
+
+Kafka's broker checks the topics before it asks the coordinator: an unknown topic or partition
+is answered UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by id) whatever the group's state, and
+only the partitions that exist go to the coordinator, whose group-level refusal (unknown member,
+fenced instance, old generation, rebalance in progress) is given to each of them; then the
+metadata size.  The answer lists the refused topics first, in request order, then the
+coordinator's, a topic named twice being answered once (Kafka's OffsetCommitResponse builder).
+"""
 
 from __future__ import annotations
 
@@ -12,18 +19,56 @@ from wire import errors, response_class
 
 API_KEY = 8
 RESPONSE = response_class(API_KEY)
-#: Kafka's offset.metadata.max.bytes
-MAX_METADATA_BYTES = 4096
+#: Kafka's offset.metadata.max.bytes, which Kafka compares with the metadata's length in Java
+#: chars (UTF-16 code units), not bytes
+MAX_METADATA_CHARS = 4096
 
 
 ERRORS = PartitionShape("topics", "name", "partitions", "partition_index", "topics", "name",
                         "partitions", "partition_index")
 
 
+def java_string(text: str | None) -> str | None:
+    """The string as Kafka reads it off the wire: invalid UTF-8 (which the codec keeps as
+    surrogate escapes) becomes U+FFFD, as Java's UTF-8 decoder replaces it."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def java_length(text: str) -> int:
+    """``String.length()``: UTF-16 code units."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
 @REGISTRY.handler(API_KEY, 2, 10, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     by_id = ctx.api_version >= 10
+    answer: dict = {}  # topic key -> response topic, in the order Kafka's builder adds them
+
+    def add(t, partition_index: int, code: int) -> None:
+        key = t.topic_id if by_id else t.name
+        out = answer.get(key)
+        if out is None:
+            out = answer[key] = RESPONSE.OffsetCommitResponseTopic(
+                name=t.name, topic_id=t.topic_id, partitions=[])
+        out.partitions.append(RESPONSE.OffsetCommitResponsePartition(
+            partition_index=partition_index, error_code=code))
+
+    valid = []
+    for t in request.topics:
+        topic = cluster.topics_by_id.get(t.topic_id) if by_id else cluster.topics.get(t.name)
+        for p in t.partitions:
+            if topic is None:
+                add(t, p.partition_index, errors.UNKNOWN_TOPIC_ID if by_id
+                    else errors.UNKNOWN_TOPIC_OR_PARTITION)
+            elif not 0 <= p.partition_index < len(topic.partitions):
+                add(t, p.partition_index, errors.UNKNOWN_TOPIC_OR_PARTITION)
+            else:
+                valid.append((t, topic, p))
+    if not valid:
+        return RESPONSE(topics=list(answer.values()))
     try:
         group = core.groups.classic.validate_offset_commit(
             ctx.broker_id, request.group_id, request.member_id, request.group_instance_id,
@@ -32,28 +77,17 @@ def handle(core, ctx, request):
     except ApiException as exc:
         group, group_error = None, exc.error_code
     entries = {}
-    topics = []
-    for t in request.topics:
-        topic = cluster.topics_by_id.get(t.topic_id) if by_id else cluster.topics.get(t.name)
-        partitions = []
-        for p in t.partitions:
-            if group_error != errors.NONE:
-                code = group_error
-            elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
-                code = errors.UNKNOWN_TOPIC_ID if by_id and topic is None \
-                    else errors.UNKNOWN_TOPIC_OR_PARTITION
-            elif p.committed_metadata is not None and \
-                    len(p.committed_metadata.encode()) > MAX_METADATA_BYTES:
-                code = errors.OFFSET_METADATA_TOO_LARGE
-            else:
-                code = errors.NONE
-                entries[(topic.name, p.partition_index)] = OffsetEntry(
-                    p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "",
-                    ctx.now_ms)
-            partitions.append(RESPONSE.OffsetCommitResponsePartition(
-                partition_index=p.partition_index, error_code=code))
-        topics.append(RESPONSE.OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id,
-                                                         partitions=partitions))
+    for t, topic, p in valid:
+        metadata = java_string(p.committed_metadata)
+        if group_error != errors.NONE:
+            code = group_error
+        elif metadata is not None and java_length(metadata) > MAX_METADATA_CHARS:
+            code = errors.OFFSET_METADATA_TOO_LARGE
+        else:
+            code = errors.NONE
+            entries[(topic.name, p.partition_index)] = OffsetEntry(
+                p.committed_offset, p.committed_leader_epoch, metadata or "", ctx.now_ms)
+        add(t, p.partition_index, code)
     if entries:
         core.groups.offsets.store(group, entries)
-    return RESPONSE(topics=topics)
+    return RESPONSE(topics=list(answer.values()))

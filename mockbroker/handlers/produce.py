@@ -49,6 +49,12 @@ def handle(core, ctx, request):
                 out.base_offset = result.base_offset
                 out.log_append_time_ms = result.log_append_time
                 out.log_start_offset = result.log_start_offset
+                if result.record_errors:
+                    out.error_message = result.error_message
+                    out.record_errors = [
+                        RESPONSE.BatchIndexAndErrorMessage(batch_index=index,
+                                                           batch_index_error_message=message)
+                        for index, message in result.record_errors]
                 if out.error_code == errors.NOT_LEADER_OR_FOLLOWER and version >= 10:
                     out.current_leader = RESPONSE.LeaderIdAndEpoch(
                         leader_id=partition.leader, leader_epoch=partition.leader_epoch)

@@ -172,7 +172,7 @@ def test_describe_filters_by_configuration_keys():
     entries = config.describe(core.cluster, ResourceType.TOPIC, "orders", 0,
                                ["retention.ms", "no.such.config"], False, False)
     assert [e.name for e in entries] == ["retention.ms"]
-    error = refused(config.describe, core.cluster, ResourceType.GROUP, "g", 0, None, False,
+    error = refused(config.describe, core.cluster, ResourceType.CLIENT_METRICS, "g", 0, None, False,
                     False)
     assert error.error_code == errors.INVALID_REQUEST
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from mockbroker.core.config.broker import BROKER_CONFIGS, broker_resource
+from mockbroker.core.config.group import validate_group_overrides
 from mockbroker.core.config.topic import TOPIC_CONFIGS, ConfigCluster, validate_topic_overrides
 from mockbroker.core.config.values import (
     ConfigType, InvalidValue, OpType, ResourceType, resource_type_name,
@@ -80,7 +81,14 @@ def _alter_one(cluster: ConfigCluster, resource: AlterResource, broker_id: int,
         else:
             alter_broker(cluster, name, broker_id, dict(resource.configs),
                          validate_only=validate_only)
-    elif kind in (ResourceType.CLIENT_METRICS, ResourceType.GROUP) or \
+    elif kind == ResourceType.GROUP:
+        if incremental:
+            incremental_alter_group(cluster, name, broker_id, resource.configs,
+                                    validate_only=validate_only)
+        else:
+            alter_group(cluster, name, broker_id, dict(resource.configs),
+                        validate_only=validate_only)
+    elif kind == ResourceType.CLIENT_METRICS or \
             (kind == ResourceType.BROKER_LOGGER and incremental):
         raise ApiException(errors.INVALID_REQUEST,
                            f"Unsupported resource type: {resource_type_name(kind)}")
@@ -155,6 +163,49 @@ def _store_topic_configs(cluster: ConfigCluster, name: str, new: dict[str, str],
         # in place: the data path holds on to the topic, not to its config dict
         topic.configs.clear()
         topic.configs.update(normalised)
+
+
+
+# -- groups ---------------------------------------------------------------------------------------
+
+
+def alter_group(cluster: ConfigCluster, name: str, broker_id: int, new: dict[str, str], *,
+                validate_only: bool) -> None:
+    """Give a group exactly these config overrides (the legacy AlterConfigs)."""
+    _store_group_configs(cluster, name, broker_id, dict(new), validate_only)
+
+
+def incremental_alter_group(cluster: ConfigCluster, name: str, broker_id: int,
+                            ops: Iterable[tuple[str, int, str | None]], *,
+                            validate_only: bool) -> None:
+    """Apply SET and DELETE to a group's config overrides, all or nothing (Kafka refuses
+    APPEND and SUBTRACT on every group config, lists included)."""
+    props = dict(cluster.broker_configs.group_configs.get(name, {}))
+    for config, op, value in ops:
+        if op == OpType.SET:
+            props[config] = value
+        elif op == OpType.DELETE:
+            props.pop(config, None)
+        elif op in (OpType.APPEND, OpType.SUBTRACT):
+            raise ApiException(errors.INVALID_CONFIG, f"Can't {OpType(op).name} to key "
+                               f"{config} because its type is not LIST.")
+        else:
+            raise ApiException(errors.UNKNOWN_SERVER_ERROR)
+    _store_group_configs(cluster, name, broker_id, props, validate_only)
+
+
+def _store_group_configs(cluster: ConfigCluster, name: str, broker_id: int,
+                         new: dict[str, str], validate_only: bool) -> None:
+    if name == "":
+        raise ApiException(errors.INVALID_REQUEST, "Default group resources are not allowed.")
+    state = cluster.broker_configs
+    normalised = validate_group_overrides(new, state.effective(broker_id))
+    if validate_only:
+        return
+    if normalised:
+        state.group_configs[name] = normalised
+    else:
+        state.group_configs.pop(name, None)
 
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from mockbroker.core.config.group import GROUP_BROKER_KEYS
 from mockbroker.core.config.topic import TOPIC_CONFIGS, TOPIC_SYNONYMS
 from mockbroker.core.config.values import (
     B, I, INT_MAX, L, LONG_MAX, LS, S, SH, ConfigKey, ConfigSource, OneOf, Range, Setting,
@@ -122,6 +123,8 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
          dynamic=True),
     _key("log.retention.ms", L, None, None, "How long logs are kept; -1 for ever.",
          dynamic=True),
+    # the group coordinator's: defaults and bounds of the group configs
+    *GROUP_BROKER_KEYS,
 )
 
 #: The broker configs Kafka has (what DescribeConfigs reports and AlterConfigs knows).
@@ -188,6 +191,9 @@ class BrokerConfigs:
         self._static_replication_factor = default_replication_factor
         self.dynamic_default: dict[str, str] = {}
         self.dynamic_per_broker: dict[int, dict[str, str]] = {}
+        #: group id -> that group's config overrides (kept apart from the group, which may
+        #: not exist)
+        self.group_configs: dict[str, dict[str, str]] = {}
 
     def static(self, broker_id: int) -> dict[str, str]:
         """What ``server.properties`` would hold: identity, listener, and every setting the
@@ -251,7 +257,8 @@ class BrokerConfigs:
                 self._settings[setting] = BROKER_CONFIGS[name].parse(value)
 
     def reset(self) -> None:
-        """Forget every dynamic broker config (for a cluster reset)."""
+        """Forget every dynamic broker config and group config (for a cluster reset)."""
         self.dynamic_default.clear()
         self.dynamic_per_broker.clear()
+        self.group_configs.clear()
         self.sync_settings()

@@ -10,6 +10,7 @@ A topic's value comes from its override, else from its broker synonym in the hig
 from __future__ import annotations
 
 from mockbroker.core.config.broker import BROKER_CONFIGS, broker_resource
+from mockbroker.core.config.group import DESCRIBE_ORDER, GROUP_CONFIGS, group_default
 from mockbroker.core.config.topic import (
     TOPIC_CONFIGS, TOPIC_SYNONYMS, ConfigCluster, topic_value_from_broker,
 )
@@ -31,6 +32,9 @@ def describe(cluster: ConfigCluster, resource_type: int, resource_name: str, bro
     elif resource_type == ResourceType.BROKER:
         entries = describe_broker(cluster, resource_name, broker_id, include_synonyms,
                                   include_documentation)
+    elif resource_type == ResourceType.GROUP:
+        entries = describe_group(cluster, resource_name, broker_id, include_synonyms,
+                                 include_documentation)
     elif resource_type == ResourceType.BROKER_LOGGER:
         if not resource_name:
             raise ApiException(errors.INVALID_REQUEST, "Broker id must not be empty")
@@ -120,4 +124,33 @@ def describe_broker(cluster: ConfigCluster, name: str, broker_id: int,
             read_only=key is None or not key.dynamic, sensitive=sensitive,
             synonyms=synonyms if include_synonyms else [],
             documentation=(key.doc if key else "") if include_documentation else None))
+    return out
+
+
+def describe_group(cluster: ConfigCluster, name: str, broker_id: int,
+                   include_synonyms: bool = False, include_documentation: bool = False
+                   ) -> list[ConfigEntry]:
+    """Every config of a group (known to the coordinator or not), as DescribeConfigs reports
+    it: the group's override, else its broker synonym's value."""
+    if name == "":
+        raise ApiException(errors.INVALID_REQUEST, "Group name must not be empty")
+    state = cluster.broker_configs
+    broker = state.effective(broker_id)
+    overrides = state.group_configs.get(name, {})
+    out = []
+    for config in DESCRIBE_ORDER:
+        group_key = GROUP_CONFIGS[config]
+        key = group_key.key
+        if group_key.synonym is not None:
+            synonyms = state.synonyms(group_key.synonym, broker_id)
+        else:
+            synonyms = [(config, key.default_string, ConfigSource.DEFAULT_CONFIG)]
+        value = group_default(config, broker)
+        if config in overrides:
+            value = overrides[config]
+            synonyms.insert(0, (config, value, ConfigSource.GROUP_CONFIG))
+        source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG
+        out.append(ConfigEntry(config, value, source, key.type, False, False,
+                               synonyms if include_synonyms else [],
+                               key.doc if include_documentation else None))
     return out

@@ -261,7 +261,9 @@ class ClassicProtocol(Rebalancer):
             return LeaveResult(exc.error_code)
         group = shard.groups.get(group_id)
         if group is None:
-            return LeaveResult(errors.UNKNOWN_MEMBER_ID)
+            # Kafka's coordinator answers a group it does not know member by member (the
+            # top-level error stays NONE); before v3 the one member's error is the answer
+            return LeaveResult(errors.NONE, [errors.UNKNOWN_MEMBER_ID] * len(members))
         if group.is_(DEAD):
             return LeaveResult(errors.COORDINATOR_NOT_AVAILABLE)
         results = []
