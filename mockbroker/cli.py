@@ -123,7 +123,8 @@ ENV_PREFIX = "MOCKBROKER_"
 #: variables of the project's other parts (the Spark fixture's), never flags of serve
 _OTHER_PARTS = ("MOCKBROKER_SPARK_",)
 #: the names Kubernetes gives service links for a Service named mockbroker or mockbroker-<x>:
-#: <NAME>_SERVICE_HOST, <NAME>_SERVICE_PORT[_<PORT NAME>], <NAME>_PORT_<N>_<PROTO>[_PROTO|_PORT|_ADDR]
+#: <NAME>_SERVICE_HOST, <NAME>_SERVICE_PORT[_<PORT NAME>],
+#: <NAME>_PORT_<N>_<PROTO>[_PROTO|_PORT|_ADDR]
 _SERVICE_LINK_NAME = re.compile(
     r"MOCKBROKER_(?:\w+_)?(?:SERVICE_(?:HOST|PORT)(?:_\w+)?|PORT_\d+_(?:TCP|UDP|SCTP)(?:_\w+)?)")
 #: ... and the value of <NAME>_PORT, which is also how --port and --http-port are spelled
