@@ -21,15 +21,20 @@ For other scopes, :func:`cluster_fixture` makes a cluster fixture of your own::
     shared_kafka = cluster_fixture(scope="session", topics={"events": 3})
 
 Every cluster listens on ephemeral ports, so ``pytest -n auto`` workers never clash.
+
+pytest loads this module in every project of the environment, Kafka or not: it imports nothing
+of mockbroker at load time (the broker, its event loop and aiohttp come with the first fixture
+or setting that needs them), so a run that uses none of it does not pay for them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 
-from mockbroker import AdminClient, MockCluster
+if TYPE_CHECKING:
+    from mockbroker import AdminClient, MockCluster
 
 _EXTERNAL_KEY = pytest.StashKey[str | None]()
 _SETTINGS_KEY = pytest.StashKey[dict[str, Any]]()
@@ -90,10 +95,11 @@ def pytest_configure(config: pytest.Config) -> None:
             settings["brokers"] = int(brokers)
         except ValueError:
             raise pytest.UsageError(f"kafka_brokers must be a number, got {brokers!r}") from None
-    try:
-        MockCluster(**settings)  # checks every name and value without starting anything
-    except ValueError as exc:
-        raise pytest.UsageError(f"mockbroker settings: {exc}") from None
+    if settings:  # only a run that configures clusters imports the broker to check them
+        try:
+            _check(settings)
+        except ValueError as exc:
+            raise pytest.UsageError(f"mockbroker settings: {exc}") from None
     config.stash[_SETTINGS_KEY] = settings
     external = config.getoption("kafka_bootstrap") or config.getini("kafka_bootstrap") or None
     config.stash[_EXTERNAL_KEY] = external.strip() if external else None
@@ -127,6 +133,13 @@ def marker_settings(node: pytest.Item) -> dict[str, Any]:
     return settings
 
 
+def _check(settings: dict[str, Any]) -> None:
+    """Every name and value of ``settings`` checked (``ValueError``), nothing started."""
+    from mockbroker import MockCluster
+
+    MockCluster(**settings)
+
+
 def _skip_external(config: pytest.Config, what: str) -> None:
     external = external_bootstrap(config)
     if external:
@@ -135,6 +148,8 @@ def _skip_external(config: pytest.Config, what: str) -> None:
 
 
 def _start(settings: dict[str, Any], where: str) -> MockCluster:
+    from mockbroker import MockCluster
+
     try:
         cluster = MockCluster(**settings)
     except ValueError as exc:
@@ -188,6 +203,8 @@ def kafka_admin(request: pytest.FixtureRequest) -> AdminClient:
     """A client for the test cluster's admin HTTP API (faults, brokers, groups, topics,
     reset), as a user outside the process sees it."""
     _skip_external(request.config, "kafka_admin")
+    from mockbroker import AdminClient
+
     return AdminClient(request.getfixturevalue("kafka_cluster").admin_url)
 
 
@@ -200,7 +217,7 @@ def cluster_fixture(*, scope: str = "function", name: str | None = None,
     The run's settings apply underneath; the fixture is skipped under ``--kafka-bootstrap``.
     """
     try:
-        MockCluster(**settings)  # a bad name or value fails at import time, not in a test
+        _check(settings)  # a bad name or value fails at import time, not in a test
     except ValueError as exc:
         raise ValueError(f"cluster_fixture: {exc}") from None
 

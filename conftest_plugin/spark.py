@@ -16,9 +16,11 @@ Outside fixtures, :func:`kafka_spark_options` gives the same options for any boo
 and :func:`spark_session` builds the same session (benchmarks, scripts).
 
 The connector's jars (``spark-sql-kafka-0-10`` at PySpark's version, with the jars it needs
-beyond PySpark's own) are read from ``$MOCKBROKER_SPARK_JARS``, else from the checkout's
-``.cache/jars/spark/`` (``bash ci/dev.sh setup`` fetches them there).  Nothing is downloaded
-when a session starts.
+beyond PySpark's own) are read from ``$MOCKBROKER_SPARK_JARS``; else, in a mockbroker source
+checkout, from its ``.cache/jars/spark/`` (``bash ci/dev.sh setup`` fetches them there); else,
+installed from a wheel, from the per-user cache ``$XDG_CACHE_HOME/mockbroker/jars/spark/``
+(``~/.cache/mockbroker/jars/spark/`` without XDG_CACHE_HOME).  Nothing is downloaded when a
+session starts.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ import pytest
 
 JARS_ENV = "MOCKBROKER_SPARK_JARS"
 LOG_LEVEL_ENV = "MOCKBROKER_SPARK_LOG_LEVEL"
-_CHECKOUT_JARS = Path(__file__).resolve().parents[1] / ".cache" / "jars" / "spark"
+#: where this package's sources are: a checkout's root, or site-packages once installed
+_SOURCE_ROOT = Path(__file__).resolve().parents[1]
 CONNECTOR = "spark-sql-kafka-0-10_2.13"
 
 #: Settings of the session the fixture starts; small and quiet, for tests.
@@ -84,22 +87,53 @@ def find_java() -> str | None:
     return shutil.which("java")
 
 
-def jars_dir() -> Path:
-    """Where the connector's jars are: ``$MOCKBROKER_SPARK_JARS``, else the checkout's cache."""
+def checkout_root(source_root: Path | None = None) -> Path | None:
+    """The mockbroker source checkout this module runs from (the one ``ci/dev.sh`` sets up),
+    or None when it is installed (from a wheel, into site-packages)."""
+    root = _SOURCE_ROOT if source_root is None else source_root
+    return root if (root / "ci" / "dev.sh").is_file() else None
+
+
+def user_cache_dir() -> Path:
+    """mockbroker's per-user cache: ``$XDG_CACHE_HOME/mockbroker``, else
+    ``~/.cache/mockbroker``."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base or not Path(base).is_absolute():  # the XDG spec ignores a relative path
+        base = str(Path.home() / ".cache")
+    return Path(base) / "mockbroker"
+
+
+def jars_dir(source_root: Path | None = None) -> Path:
+    """Where the connector's jars are: ``$MOCKBROKER_SPARK_JARS``, else a checkout's
+    ``.cache/jars/spark``, else (installed) ``jars/spark`` in :func:`user_cache_dir`."""
     configured = os.environ.get(JARS_ENV)
-    return Path(configured) if configured else _CHECKOUT_JARS
+    if configured:
+        return Path(configured)
+    checkout = checkout_root(source_root)
+    if checkout is not None:
+        return checkout / ".cache" / "jars" / "spark"
+    return user_cache_dir() / "jars" / "spark"
 
 
-def connector_jars(spark_version: str) -> list[str]:
+def connector_jars(spark_version: str, source_root: Path | None = None) -> list[str]:
     """Every jar in :func:`jars_dir`, checked to hold the connector for ``spark_version``."""
-    directory = jars_dir()
+    directory = jars_dir(source_root)
     jars = sorted(str(p) for p in directory.glob("*.jar")) if directory.is_dir() else []
     wanted = f"{CONNECTOR}-{spark_version}.jar"
     if not any(Path(j).name == wanted for j in jars):
-        raise ConnectorJarsMissing(
-            f"Spark's Kafka connector {wanted} is not in {directory}: run `bash ci/dev.sh setup` "
-            f"in a mockbroker checkout, or point {JARS_ENV} at a directory holding "
-            f"org.apache.spark:{CONNECTOR}:{spark_version} and its runtime dependencies")
+        artifact = f"org.apache.spark:{CONNECTOR}:{spark_version}"
+        if os.environ.get(JARS_ENV):
+            how = f"put {artifact} and its runtime dependencies there ({JARS_ENV} names it)"
+        elif checkout_root(source_root) is not None:
+            how = (f"run `bash ci/dev.sh setup` in this checkout to fetch them, or point "
+                   f"{JARS_ENV} at a directory holding {artifact} and its runtime "
+                   f"dependencies")
+        else:
+            how = (f"put {artifact} and its runtime dependencies (those PySpark lacks) in that "
+                   f"per-user folder, or point {JARS_ENV} at a directory holding them "
+                   f"(`bash ci/dev.sh setup` fetches them in a mockbroker checkout)")
+        raise ConnectorJarsMissing(f"Spark's Kafka connector {wanted} is not in {directory}: "
+                                   f"{how}")
     return jars
 
 

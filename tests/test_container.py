@@ -16,11 +16,14 @@ import os
 import re
 import select
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tomllib
+import zipfile
+import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -186,13 +189,106 @@ def test_build_context_has_everything_the_package_needs(image):
                if line.strip() and not line.startswith("#")]
     assert {".git", ".venv", ".cache"} <= set(ignored)
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    needed = {"pyproject.toml", project["project"]["readme"]}
+    needed = {"pyproject.toml", project["project"]["readme"],
+              *project["project"]["license-files"]}
     needed |= {pattern.rstrip("*") for pattern in
                project["tool"]["setuptools"]["packages"]["find"]["include"]}
     assert needed <= set(image.copied), "a file the wheel is built from is not copied"
     for path in image.copied:
         assert (ROOT / path).exists(), path
         assert not any(fnmatch.fnmatch(path, pattern) for pattern in ignored), path
+
+
+# --- the package the image installs (and users install from an index) --------------------------
+
+@dataclass
+class Built:
+    sdist: Path
+    wheel: Path
+    site: Path  # the wheel installed there, alone on the path (the dependencies are the venv's)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Built:
+    """The sdist and wheel built from a copy of this checkout as ``python -m build`` does: the
+    build-system requirements installed into a folder of their own, then the backend's hooks."""
+    work = tmp_path_factory.mktemp("package")
+    source = work / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".cache", "__pycache__", "*.egg-info", "build", "dist", ".pytest_cache",
+        ".hypothesis", ".import_linter_cache", "spark-warehouse", "metastore_db"))
+    system = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                    "--disable-pip-version-check", "--target", str(work / "backend"),
+                    *system["requires"]],
+                   check=True, capture_output=True, timeout=300)
+    # (setuptools' hooks rewrite sys.argv: the output folder is read before the first one)
+    hooks = (f"import importlib, sys; out = sys.argv[1]; "
+             f"backend = importlib.import_module({system['build-backend']!r}); "
+             f"names = [backend.build_sdist(out), backend.build_wheel(out)]; print(*names)")
+    result = subprocess.run([sys.executable, "-c", hooks, str(work / "dist")], cwd=source,
+                            env={**os.environ, "PYTHONPATH": str(work / "backend")},
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    sdist, wheel = (work / "dist" / name for name in result.stdout.split()[-2:])
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                    "--disable-pip-version-check", "--no-deps", "--target", str(work / "site"),
+                    str(wheel)],
+                   check=True, capture_output=True, timeout=300)
+    return Built(sdist, wheel, work / "site")
+
+
+def _version() -> str:
+    from mockbroker import __version__
+
+    return __version__
+
+
+def test_sdist_holds_the_sources_and_license_but_no_tests(built):
+    with tarfile.open(built.sdist) as sdist:
+        names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+        top = sdist.getnames()[0].split("/")[0]
+        info = sdist.extractfile(f"{top}/PKG-INFO").read().decode()
+    assert {"pyproject.toml", "README.md", "LICENSE", "mockbroker/py.typed",
+            "conftest_plugin/plugin.py", "wire/__init__.py"} <= names
+    assert not [name for name in names if name.startswith(("tests/", "bench/", "ci/"))]
+    assert top == f"mockbroker-{_version()}" and "License-Expression: Apache-2.0" in info
+
+
+def test_wheel_metadata_is_what_an_index_shows(built):
+    with zipfile.ZipFile(built.wheel) as wheel:
+        names = set(wheel.namelist())
+        info = f"mockbroker-{_version()}.dist-info"
+        metadata = wheel.read(f"{info}/METADATA").decode()
+        entry_points = wheel.read(f"{info}/entry_points.txt").decode()
+    headers = [line.split(": ", 1) for line in metadata.split("\n\n")[0].splitlines()]
+    assert ["Version", _version()] in headers  # one version, from mockbroker/_version.py
+    assert ["License-Expression", "Apache-2.0"] in headers
+    assert ["License-File", "LICENSE"] in headers and f"{info}/licenses/LICENSE" in names
+    assert not [value for key, value in headers if key == "Classifier"
+                and value.startswith("License ::")]  # the expression says it
+    assert ["Classifier", "Typing :: Typed"] in headers and "mockbroker/py.typed" in names
+    assert ["Classifier", "Framework :: Pytest"] in headers
+    assert {"mockbroker/__main__.py", "conftest_plugin/spark.py"} <= names
+    assert not [name for name in names if name.startswith("tests/")]
+    assert "mockbroker = mockbroker.cli:main" in entry_points
+    assert "mockbroker = conftest_plugin.plugin" in entry_points
+    assert "mockbroker_spark = conftest_plugin.spark" in entry_points
+
+
+def test_the_installed_wheel_runs_and_keeps_spark_jars_in_the_user_cache(built, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOCKBROKER_")}
+    env.update(PYTHONPATH=str(built.site), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    where = subprocess.run(
+        [sys.executable, "-c", "import mockbroker, conftest_plugin.spark as s; "
+                               "print(mockbroker.__file__); print(s.jars_dir())"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=True)
+    package, jars = where.stdout.splitlines()
+    assert Path(package).is_relative_to(built.site)  # the installed copy, not the checkout
+    assert Path(jars) == tmp_path / "xdg" / "mockbroker" / "jars" / "spark"
+    version = subprocess.run([sys.executable, "-m", "mockbroker", "--version"], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=60)
+    assert (version.returncode, version.stdout) == (0, f"mockbroker {_version()}\n")
 
 
 # --- the entry command, run as the image runs it ------------------------------------------------

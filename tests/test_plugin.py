@@ -3,6 +3,7 @@ with only the installed package (its ``pytest11`` entry point) and their own ini
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -157,3 +158,42 @@ def test_bad_settings_are_a_usage_error(tmp_path):
     result, _ = _run(tmp_path, "--kafka-setting", "num_partitions=zero", "--co")
     assert result.returncode == 4
     assert "num_partitions" in result.stderr
+
+
+#: modules a project that never uses Kafka must not pay for at pytest's start
+HEAVY = ("aiohttp", "mockbroker.io", "mockbroker.core", "mockbroker.mock_cluster", "pyspark")
+
+
+def _heavy_loaded(modules) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_importing_the_plugin_modules_imports_no_broker_aiohttp_or_pyspark():
+    code = ("import json, sys\n"
+            "import conftest_plugin, conftest_plugin.plugin, conftest_plugin.spark\n"
+            "print(json.dumps(sorted(sys.modules)))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, check=True)
+    assert _heavy_loaded(json.loads(result.stdout)) == []
+
+
+NO_KAFKA_TESTS = '''
+import sys
+
+HEAVY = {heavy!r}
+
+
+def test_a_project_without_kafka_does_not_load_the_broker(pytestconfig):
+    assert pytestconfig.pluginmanager.has_plugin("mockbroker")
+    assert pytestconfig.pluginmanager.has_plugin("mockbroker_spark")
+    assert sorted(m for m in sys.modules
+                  if any(m == h or m.startswith(h + ".") for h in HEAVY)) == []
+'''
+
+
+def test_a_run_that_uses_no_kafka_fixture_never_imports_the_broker(tmp_path):
+    (tmp_path / "test_plain.py").write_text(NO_KAFKA_TESTS.format(heavy=HEAVY))
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "1 passed" in result.stdout

@@ -9,6 +9,7 @@ import socket
 import struct
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -18,6 +19,8 @@ import wire
 from mockbroker.handlers import REGISTRY
 
 MOCKBROKER = [sys.executable, "-m", "mockbroker.cli"]
+#: the environment without any MOCKBROKER_* variable of the caller's
+CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith("MOCKBROKER_")}
 
 
 def _ready(proc: subprocess.Popen) -> tuple[list[tuple[str, int]], str]:
@@ -34,10 +37,10 @@ def parse_ready_line(line: str) -> tuple[list[tuple[str, int]], str]:
 
 @pytest.fixture
 def served(request):
-    args = getattr(request, "param", [])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOCKBROKER_")}
+    # ephemeral ports unless a test names its own (the default is Kafka's fixed 9092)
+    args = ["--port", "0", *getattr(request, "param", [])]
     proc = subprocess.Popen([*MOCKBROKER, "serve", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+                            stderr=subprocess.PIPE, text=True, env=CLEAN_ENV)
     try:
         yield proc, *_ready(proc)
     finally:
@@ -138,7 +141,8 @@ def test_signals_stop_with_exit_code_zero(served, sig):
 
 
 def test_environment_configures_like_flags():
-    env = dict(os.environ, MOCKBROKER_BROKERS="2", MOCKBROKER_ADVERTISED_HOST="localhost")
+    env = dict(CLEAN_ENV, MOCKBROKER_BROKERS="2", MOCKBROKER_ADVERTISED_HOST="localhost",
+               MOCKBROKER_PORT="0")
     proc = subprocess.Popen([*MOCKBROKER, "serve"], stdout=subprocess.PIPE, text=True, env=env)
     try:
         brokers, admin = _ready(proc)
@@ -160,7 +164,8 @@ def test_environment_configures_like_flags():
     ([], "command"),
 ])
 def test_bad_flags_are_one_line_errors_with_exit_code_two(args, message):
-    result = subprocess.run([*MOCKBROKER, *args], capture_output=True, text=True, timeout=30)
+    result = subprocess.run([*MOCKBROKER, *args], capture_output=True, text=True, timeout=30,
+                            env=CLEAN_ENV)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
@@ -224,9 +229,9 @@ def test_a_port_in_use_is_a_one_line_error():
 
 
 def test_topic_lists_from_the_environment_add_to_flags():
-    env = dict(os.environ, MOCKBROKER_TOPIC="orders:4, audit:1")
-    proc = subprocess.Popen([*MOCKBROKER, "serve", "--topic", "extra:2"], stdout=subprocess.PIPE,
-                            text=True, env=env)
+    env = dict(CLEAN_ENV, MOCKBROKER_TOPIC="orders:4, audit:1")
+    proc = subprocess.Popen([*MOCKBROKER, "serve", "--port", "0", "--topic", "extra:2"],
+                            stdout=subprocess.PIPE, text=True, env=env)
     try:
         brokers, _ = _ready(proc)
         cls = wire.request_class(3)
@@ -249,3 +254,127 @@ def test_in_process_cluster_on_every_interface_advertises_loopback_and_ipv6_in_b
     with MockCluster(host="::1") as ipv6:
         assert ipv6.bootstrap_servers.startswith("[::1]:")
         assert ipv6.admin_url.startswith("http://[::1]:") and AdminClient(ipv6.admin_url).health()
+
+
+#: what Kubernetes puts in every pod of a namespace with a Service named mockbroker
+SERVICE_LINKS = {
+    "MOCKBROKER_PORT": "tcp://10.96.0.12:9092",
+    "MOCKBROKER_SERVICE_HOST": "10.96.0.12",
+    "MOCKBROKER_SERVICE_PORT": "9092",
+    "MOCKBROKER_SERVICE_PORT_KAFKA": "9092",
+    "MOCKBROKER_PORT_9092_TCP": "tcp://10.96.0.12:9092",
+    "MOCKBROKER_PORT_9092_TCP_PROTO": "tcp",
+    "MOCKBROKER_PORT_9092_TCP_PORT": "9092",
+    "MOCKBROKER_PORT_9092_TCP_ADDR": "10.96.0.12",
+}
+
+
+def _serve_on_kafkas_port(args: list[str], env: dict[str, str]):
+    """Run ``mockbroker serve`` that should take port 9092; if another process on this machine
+    holds it, wait until it is free and try again.  Returns (process, brokers, admin)."""
+    deadline = time.monotonic() + 120
+    while True:
+        proc = subprocess.Popen([*MOCKBROKER, "serve", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env)
+        line = proc.stdout.readline()
+        if line:
+            return proc, *parse_ready_line(line)
+        proc.wait(10)
+        stderr = proc.stderr.read()
+        assert "address already in use" in stderr and time.monotonic() < deadline, stderr
+        while time.monotonic() < deadline:  # until the port is free
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", 9092)) != 0:
+                    break
+            time.sleep(0.2)
+
+
+def _stop_and_read_stderr(proc: subprocess.Popen) -> str:
+    proc.terminate()
+    assert proc.wait(10) == 0
+    return proc.stderr.read()
+
+
+def test_bare_serve_listens_on_kafkas_port_on_loopback():
+    proc, brokers, admin = _serve_on_kafkas_port([], CLEAN_ENV)
+    try:
+        assert brokers == [("127.0.0.1", 9092)]
+        assert admin.startswith("http://127.0.0.1:")
+        with socket.create_connection(("127.0.0.1", 9092), timeout=5) as sock:
+            _, body = wire.decode_response(18, 3, _round_trip(sock, _api_versions_request(3, 1)))
+            assert body.error_code == 0
+    finally:
+        assert _stop_and_read_stderr(proc) == ""
+
+
+def test_kubernetes_service_links_are_ignored_with_a_note():
+    # the container's own variables, overridden by the Service's links as a pod sees them
+    env = {**CLEAN_ENV, "MOCKBROKER_HOST": "127.0.0.1", "MOCKBROKER_BROKERS": "2",
+           **SERVICE_LINKS}
+    proc, brokers, _ = _serve_on_kafkas_port([], env)
+    try:
+        assert brokers == [("127.0.0.1", 9092), ("127.0.0.1", 9093)]
+    finally:
+        stderr = _stop_and_read_stderr(proc)
+    [note] = stderr.splitlines()
+    assert note.startswith("mockbroker: note: ignoring ") and "service link" in note, note
+    assert all(name in note for name in SERVICE_LINKS), note
+
+
+def test_variables_that_name_no_setting_do_not_stop_serve():
+    env = {**CLEAN_ENV, "MOCKBROKER_SPARK_JARS": "/opt/jars", "MOCKBROKER_SPARK_LOG_LEVEL": "WARN",
+           "MOCKBROKER_BROKER": "3"}
+    proc = subprocess.Popen([*MOCKBROKER, "serve", "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        brokers, _ = _ready(proc)
+        assert len(brokers) == 1
+    finally:
+        stderr = _stop_and_read_stderr(proc)
+    # the Spark fixture's own variables pass silently; a misspelt setting is pointed out
+    [note] = stderr.splitlines()
+    assert "MOCKBROKER_BROKER:" in note and "no such setting" in note and "SPARK" not in note
+
+
+@pytest.mark.parametrize("name,value,message", [
+    ("MOCKBROKER_PORT", "abc", "expected a port number, got 'abc'"),
+    ("MOCKBROKER_HTTP_PORT", "70000", "not a port number: 70000"),
+    ("MOCKBROKER_BROKERS", "0", "must be at least 1"),
+    ("MOCKBROKER_NUM_PARTITIONS", "many", "num_partitions"),
+    ("MOCKBROKER_AUTO_CREATE_TOPICS_ENABLE", "maybe", "auto_create_topics_enable"),
+    ("MOCKBROKER_TOPIC", "orders", "NAME:PARTITIONS"),
+])
+def test_a_bad_value_in_a_setting_variable_is_a_one_line_error_naming_it(name, value, message):
+    result = subprocess.run([*MOCKBROKER, "serve", "--port", "0"], capture_output=True,
+                            text=True, timeout=30, env={**CLEAN_ENV, name: value})
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"mockbroker: error: {name} "), result.stderr
+    assert message in lines[0], lines[0]
+
+
+def test_flags_on_the_command_line_win_over_the_environment():
+    env = {**CLEAN_ENV, "MOCKBROKER_PORT": "1", "MOCKBROKER_ADVERTISED_HOST": "localhost"}
+    proc = subprocess.Popen([*MOCKBROKER, "serve", "--port", "0", "--advertised-host",
+                             "127.0.0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        brokers, _ = _ready(proc)
+        assert brokers[0][0] == "127.0.0.1" and brokers[0][1] != 1
+    finally:
+        assert _stop_and_read_stderr(proc) == ""
+
+
+@pytest.mark.parametrize("command", [
+    [str(Path(sys.executable).parent / "mockbroker")],
+    [sys.executable, "-m", "mockbroker"],
+], ids=["console-script", "python-m"])
+def test_version_and_python_m_run_the_same_command(command):
+    from mockbroker import __version__
+
+    result = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stdout) == (0, f"mockbroker {__version__}\n")
+    result = subprocess.run([*command, "serve", "--brokers", "x"], capture_output=True,
+                            text=True, timeout=30, env=CLEAN_ENV)
+    assert result.returncode == 2
+    assert result.stderr == "mockbroker: error: argument --brokers: expected a number, got 'x'\n"

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -54,14 +55,41 @@ def test_without_the_connector_jars_the_spark_fixture_fails_saying_how_to_get_th
     assert outcome is not None and outcome.tag == "error", result.stdout[-3000:]
     text = (outcome.get("message") or "") + (outcome.text or "")
     assert "spark-sql-kafka-0-10_2.13" in text and str(empty) in text, text
-    assert "ci/dev.sh setup" in text and "MOCKBROKER_SPARK_JARS" in text, text
+    assert "MOCKBROKER_SPARK_JARS" in text, text
+
+
+def test_in_a_checkout_without_the_jars_the_error_says_to_run_dev_sh(monkeypatch):
+    monkeypatch.delenv("MOCKBROKER_SPARK_JARS", raising=False)
+    root = Path(__file__).resolve().parents[2]  # this checkout: where ci/dev.sh puts them
+    assert spark_plugin.jars_dir() == root / ".cache" / "jars" / "spark"
+    with pytest.raises(spark_plugin.ConnectorJarsMissing) as missing:
+        spark_plugin.connector_jars("0.0.0-none")
+    assert "ci/dev.sh setup" in str(missing.value) and "MOCKBROKER_SPARK_JARS" in str(missing.value)
 
 
 def test_the_jar_directory_comes_from_the_environment_first(monkeypatch, tmp_path):
     monkeypatch.setenv("MOCKBROKER_SPARK_JARS", str(tmp_path))
     assert spark_plugin.jars_dir() == tmp_path
-    monkeypatch.delenv("MOCKBROKER_SPARK_JARS")
-    assert spark_plugin.jars_dir().parts[-3:] == (".cache", "jars", "spark")
+    assert spark_plugin.jars_dir(tmp_path / "site-packages") == tmp_path
+
+
+def test_installed_from_a_wheel_the_jars_live_in_the_per_user_cache(monkeypatch, tmp_path):
+    # installed, the sources sit in site-packages, which is no checkout (no ci/dev.sh)
+    site_packages = tmp_path / "venv" / "lib" / "site-packages"
+    (site_packages / "conftest_plugin").mkdir(parents=True)
+    monkeypatch.delenv("MOCKBROKER_SPARK_JARS", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    expected = tmp_path / "xdg" / "mockbroker" / "jars" / "spark"
+    assert spark_plugin.jars_dir(site_packages) == expected
+    with pytest.raises(spark_plugin.ConnectorJarsMissing) as missing:
+        spark_plugin.connector_jars("0.0.0-none", site_packages)
+    message = str(missing.value)
+    assert f"is not in {expected}:" in message and "per-user folder" in message, message
+    assert "MOCKBROKER_SPARK_JARS" in message and "site-packages" not in message, message
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert spark_plugin.jars_dir(site_packages) == \
+        tmp_path / "home" / ".cache" / "mockbroker" / "jars" / "spark"
 
 
 def test_log_levels_name_the_root_and_single_loggers():
