@@ -152,18 +152,23 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
     log = partition.log
     config = _TopicConfig(cluster, partition, broker_id)
     log_append_time = config["message.timestamp.type"] == "LogAppendTime"
-    batch_records = records.decode_records(view, verify_crc=False)
     policy = validator.TimestampPolicy(log_append_time,
                                        int(config["message.timestamp.before.max.ms"]),
                                        int(config["message.timestamp.after.max.ms"]))
-    invalid = validator.timestamp_errors(header, batch_records, policy, now_ms)
+    codec = validator.target_codec(config["compression.type"], header)
+    # The records are decoded only when a timestamp may be out of bounds or the batch must be
+    # rebuilt: the hot path of a stock producer stays on the batch header.
+    batch_records = None
+    if codec != header.compression or validator.may_refuse(header, policy, now_ms):
+        batch_records = records.decode_records(view, verify_crc=False)
+    invalid = validator.timestamp_errors(header, batch_records, policy, now_ms) \
+        if batch_records is not None else []
     if invalid:
         return PartitionAppend(errors.INVALID_TIMESTAMP, log_start_offset=log.log_start_offset,
                                reason=invalid[0][1],
                                error_message=validator.INVALID_TIMESTAMP_MESSAGE,
                                record_errors=invalid)
     data = bytes(view)
-    codec = validator.target_codec(config["compression.type"], header)
     if codec != header.compression:
         level = config[validator.LEVEL_CONFIGS[codec]] if codec in validator.LEVEL_CONFIGS \
             else None

@@ -23,6 +23,7 @@ from wire import records
 from wire.compression import CODEC_IDS
 
 _INT64 = 1 << 64
+_LONG_MAX = (1 << 63) - 1
 #: a record's timestamp when it has none
 NO_TIMESTAMP = -1
 
@@ -59,6 +60,18 @@ def _describe(record: records.Record) -> str:
     value = "null" if record.value is None else f"{len(record.value)} bytes"
     return (f"DefaultRecord(offset={record.offset}, timestamp={record.timestamp}, "
             f"key={key}, value={value})")
+
+
+def may_refuse(header: records.BatchHeader, policy: TimestampPolicy, now_ms: int) -> bool:
+    """Whether :func:`timestamp_errors` can find anything in a batch with this header: its
+    records are never later than its max timestamp, and with no lower bound configured (Kafka's
+    default) nothing can be too old."""
+    if header.timestamp_type == records.LOG_APPEND_TIME:
+        return True
+    if policy.log_append_time:
+        return False
+    return policy.before_max_ms < _LONG_MAX or \
+        header.max_timestamp > _long(now_ms + policy.after_max_ms)
 
 
 def timestamp_errors(header: records.BatchHeader, batch_records: list[records.Record],
