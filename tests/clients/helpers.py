@@ -40,9 +40,10 @@ def ck_error(future) -> ck.KafkaError:
     return info.value.args[0]
 
 
-def wait_for(predicate, what: str, timeout: float = 15):
+def wait_for(predicate, what: str, timeout: float = 30):
     """Poll ``predicate`` until it returns something true (returned), or fail after
-    ``timeout`` seconds naming ``what`` was awaited."""
+    ``timeout`` seconds naming ``what`` was awaited.  The deadline is generous: a condition
+    that holds returns at once, and a busy machine may take seconds to get there."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()

@@ -9,7 +9,6 @@ committed offsets, and the error each refusal carries.
 from __future__ import annotations
 
 import logging
-import time
 
 import confluent_kafka as ck
 import kafka.errors as kerr
@@ -21,6 +20,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from mockbroker import MockCluster
+from tests.clients import helpers
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, ck_admin, ck_error, ck_result, \
     kp_admin
 
@@ -46,14 +46,7 @@ def cluster(stack) -> MockCluster:
 
 def wait_for(what: str, check):
     """Poll ``check`` until it returns something truthy (and return that), with a deadline."""
-    deadline = time.monotonic() + TIMEOUT_S
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+    return helpers.wait_for(check, what)
 
 
 def coordinator_of(cluster: MockCluster, group_id: str) -> int:

@@ -316,7 +316,7 @@ def join(stack, cluster: MockCluster, client: str, name: str, **config) -> Membe
 
 
 def settle(cluster: MockCluster, members, group_id: str = GROUP, *,
-           timeout: float = 15) -> dict[str, frozenset]:
+           timeout: float = 30) -> dict[str, frozenset]:
     """Wait until the coordinator has exactly these members in a stable group and their
     assignments split the partitions: disjoint, all covered, nobody left out."""
     def settled():
