@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import time
 from typing import Callable
+
+log = logging.getLogger("mockbroker.core")
 
 
 class Clock:
@@ -65,6 +68,8 @@ class Timers:
 
     def __init__(self, clock: Clock):
         self.clock = clock
+        #: timer callbacks that raised (each logged; the timers due with it still ran)
+        self.failures = 0
         self._heap: list[tuple[int, int, Timer]] = []
         self._seq = itertools.count()
         self.on_change: Callable[[], None] | None = None  # the I/O layer re-arms its wake-up
@@ -89,7 +94,8 @@ class Timers:
         return heap[0][0] if heap else None
 
     def run_due(self, now_ms: int | None = None) -> int:
-        """Run every timer whose deadline has passed; returns how many ran."""
+        """Run every timer whose deadline has passed; returns how many ran.  A callback that
+        raises is logged and counted in :attr:`failures`; the others due with it still run."""
         now = self.clock.now_ms() if now_ms is None else now_ms
         ran = 0
         heap = self._heap
@@ -97,6 +103,10 @@ class Timers:
             _, _, timer = heapq.heappop(heap)
             if not timer.cancelled:
                 timer.cancelled = True
-                timer.callback()
                 ran += 1
+                try:
+                    timer.callback()
+                except Exception:
+                    self.failures += 1
+                    log.exception("timer %r failed", timer.callback)
         return ran

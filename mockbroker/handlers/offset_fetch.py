@@ -1,5 +1,10 @@
 """OffsetFetch (key 9): committed offsets of one group (v0-7) or several (v8+); all of a
-group's partitions when the topic list is null."""
+group's partitions when the topic list is null.
+
+A group-level refusal (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, ...) is answered as
+Kafka's ``OffsetFetchResponse.groupError`` answers it: from v2 the group's error with no topics
+(at the top before v8, on the group after); v1 has no top-level error, so every partition asked
+for carries it."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ RESPONSE = response_class(API_KEY)
 
 
 def _fetch(core, ctx, group_id, topics, by_id):
-    """(group error, [(topic name, topic id, [(partition, entry or None)])])"""
+    """(group error, {topic name: [(partition, entry or None)]})"""
     cluster = core.cluster
     wanted = None
     names = {}
@@ -30,7 +35,7 @@ def _fetch(core, ctx, group_id, topics, by_id):
     try:
         found = core.groups.offsets.fetch(ctx.broker_id, group_id, wanted)
     except ApiException as exc:
-        return exc.error_code, []
+        return exc.error_code, {}
     by_topic: dict[str, list] = {}
     for (name, partition), entry in found.items():
         by_topic.setdefault(name, []).append((partition, entry))
@@ -56,6 +61,8 @@ def handle(core, ctx, request):
     if version < 8:
         error, by_topic = _fetch(core, ctx, request.group_id, request.topics, False)
         topics = []
+        if error != errors.NONE and version >= 2:
+            return RESPONSE(topics=[], error_code=error)
         if request.topics is not None:
             for t in request.topics:
                 got = dict(by_topic.get(t.name, []))
@@ -72,7 +79,9 @@ def handle(core, ctx, request):
     for g in request.groups:
         error, by_topic = _fetch(core, ctx, g.group_id, g.topics, by_id)
         topics = []
-        if g.topics is not None:
+        if error != errors.NONE:
+            pass  # the group's error, with no topics
+        elif g.topics is not None:
             for t in g.topics:
                 topic = core.cluster.topics_by_id.get(t.topic_id) if by_id else None
                 name = topic.name if topic else t.name

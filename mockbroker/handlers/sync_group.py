@@ -5,10 +5,13 @@ from __future__ import annotations
 from mockbroker.core.groups.classic.group import SyncResult
 from mockbroker.core.deferred import Deferred
 from mockbroker.handlers import REGISTRY
-from wire import response_class
+from wire import errors, response_class
 
 API_KEY = 14
 RESPONSE = response_class(API_KEY)
+#: from v5 (KIP-559) a SyncGroup must name its protocol type and name; Kafka refuses one that
+#: does not with INCONSISTENT_GROUP_PROTOCOL before asking the coordinator
+PROTOCOL_REQUIRED_VERSION = 5
 
 
 def _response(result: SyncResult):
@@ -18,6 +21,9 @@ def _response(result: SyncResult):
 
 @REGISTRY.handler(API_KEY, 0, 5)
 def handle(core, ctx, request):
+    if ctx.api_version >= PROTOCOL_REQUIRED_VERSION and \
+            (request.protocol_type is None or request.protocol_name is None):
+        return RESPONSE(error_code=errors.INCONSISTENT_GROUP_PROTOCOL, assignment=b"")
     result = core.groups.classic.sync_group(
         ctx.broker_id, request.group_id, request.member_id, request.group_instance_id,
         request.generation_id, request.protocol_type, request.protocol_name,

@@ -140,5 +140,7 @@ class ClusterRuntime:
 
     def _fire(self) -> None:
         self._wakeup = None
-        self.core.timers.run_due()
-        self._rearm()
+        try:
+            self.core.timers.run_due()
+        finally:
+            self._rearm()  # whatever happened, the timers still due keep their wake-up

@@ -3,7 +3,11 @@
 A connection reads size-prefixed frames and hands each to the core (:meth:`Core.receive`),
 which answers with a Deferred of the response bytes, nothing, or a request to close the
 connection.  Answers are written strictly in request order (a later request that finishes first
-waits for the earlier ones).
+waits for the earlier ones).  As Kafka's socket server mutes a connection while its answer is
+unsent, a connection is not read while :data:`MAX_IN_FLIGHT` of its requests are unanswered or
+their answers not yet written, so a client that does not read its answers stops being read
+rather than growing the broker; and once a request closes the connection, no later one is
+handled.
 """
 
 from __future__ import annotations
@@ -23,6 +27,15 @@ DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 
 _SIZE = struct.Struct(">i")
 _TURNS_TO_START_A_CONNECTION = 5
+#: How many requests of one connection may be in the broker at once (read, and not yet answered
+#: on the wire).  Kafka's socket server allows one: it mutes a connection from a request's
+#: arrival until its response is sent.  We allow as many as a Java client pipelines by default
+#: (``max.in.flight.requests.per.connection``), so that a Fetch long-poll does not hold up
+#: the requests behind it, yet a client that does not read its answers stops being read after
+#: this many instead of growing the broker.
+MAX_IN_FLIGHT = 5
+#: how long a client that closed its side gets to read the answers already made
+_FLUSH_TIMEOUT_S = 5
 _connection_ids = itertools.count(1)
 
 
@@ -75,21 +88,16 @@ class BrokerListener:
         loop = asyncio.get_running_loop()
         pending: asyncio.Queue = asyncio.Queue()
         waiting: dict[Deferred, asyncio.Future] = {}
-        sender = asyncio.create_task(self._send_in_order(pending, writer, conn))
+        slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        sender = asyncio.create_task(self._send_in_order(pending, writer, conn, slots))
+        stopping = False
         try:
-            while not sender.done():
-                try:
-                    size_bytes = await reader.readexactly(4)
-                except (asyncio.IncompleteReadError, ConnectionError):
-                    return
-                (size,) = _SIZE.unpack(size_bytes)
-                if size < 0 or size > self.max_request_bytes:
-                    log.warning("broker %d: closing connection %d: request size %d outside 0..%d",
-                                self.broker_id, conn.connection_id, size, self.max_request_bytes)
-                    return
-                try:
-                    frame = await reader.readexactly(size)
-                except (asyncio.IncompleteReadError, ConnectionError):
+            while True:
+                await slots.acquire()  # muted while MAX_IN_FLIGHT answers are not yet written
+                if sender.done():
+                    return  # the connection closes instead of answering an earlier request
+                frame = await self._read_frame(reader, conn)
+                if frame is None or sender.done():
                     return
                 outcome = self.core.receive(frame, conn)
                 answer = loop.create_future()
@@ -104,35 +112,60 @@ class BrokerListener:
                         waiting.pop(outcome, None), answer.done() or answer.set_result(value)))
                 pending.put_nowait(answer)
         except asyncio.CancelledError:
-            pass  # the listener is stopping: end this connection quietly
+            stopping = True  # the listener is stopping: end this connection now
         finally:
             for outcome, answer in list(waiting.items()):
                 outcome.cancel()  # its client is gone: release what it waits on
                 if not answer.done():
                     answer.set_result(NO_RESPONSE)
             pending.put_nowait(None)
-            try:
-                await asyncio.wait_for(sender, timeout=5)
-            except (asyncio.TimeoutError, asyncio.CancelledError, ConnectionError):
+            if not stopping:
+                # a client that closed its side may still read the answers already made
+                try:
+                    await asyncio.wait_for(sender, timeout=_FLUSH_TIMEOUT_S)
+                except (asyncio.TimeoutError, asyncio.CancelledError, ConnectionError):
+                    stopping = True
+            if stopping:
                 sender.cancel()
-            writer.close()
+                if sender.done() and not sender.cancelled():
+                    sender.exception()  # a write to a client that went away: nothing to report
+                writer.transport.abort()  # answers a client is not reading are dropped
+            else:
+                writer.close()
             self._connections.discard(task)
+
+    async def _send_in_order(self, pending: asyncio.Queue, writer: asyncio.StreamWriter,
+                             conn: Connection, slots: asyncio.Semaphore) -> None:
+        try:
+            while True:
+                answer = await pending.get()
+                if answer is None:
+                    return
+                value = await answer
+                if isinstance(value, Close):
+                    self._closing(conn, value)
+                    writer.close()
+                    return
+                if value is not NO_RESPONSE:
+                    writer.write(value)
+                    await writer.drain()  # the answer is sent (or buffered below the mark)
+                slots.release()
+        finally:
+            slots.release()  # wake the reader, which sees the sender has ended
+
+    async def _read_frame(self, reader: asyncio.StreamReader, conn: Connection) -> bytes | None:
+        """The next request frame, or None when the client closed or sent a size out of range."""
+        try:
+            size_bytes = await reader.readexactly(4)
+            (size,) = _SIZE.unpack(size_bytes)
+            if size < 0 or size > self.max_request_bytes:
+                log.warning("broker %d: closing connection %d: request size %d outside 0..%d",
+                            self.broker_id, conn.connection_id, size, self.max_request_bytes)
+                return None
+            return await reader.readexactly(size)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return None
 
     def _closing(self, conn: Connection, close: Close) -> None:
         log.info("broker %d: closing connection %d: %s", self.broker_id, conn.connection_id,
                  close.reason)
-
-    async def _send_in_order(self, pending: asyncio.Queue, writer: asyncio.StreamWriter,
-                             conn: Connection) -> None:
-        while True:
-            answer = await pending.get()
-            if answer is None:
-                return
-            value = await answer
-            if isinstance(value, Close):
-                self._closing(conn, value)
-                writer.close()
-                return
-            if value is not NO_RESPONSE:
-                writer.write(value)
-                await writer.drain()

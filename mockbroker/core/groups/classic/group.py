@@ -270,12 +270,18 @@ class ClassicGroup:
     def candidate_protocols(self) -> set[str]:
         counts: dict[str, int] = {}
         for member in self.members.values():
-            for name, _ in member.protocols:
+            for name in {name for name, _ in member.protocols}:
                 counts[name] = counts.get(name, 0) + 1
         return {name for name, count in counts.items() if count == len(self.members)}
 
     def supports_protocols(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
+        """Whether a member with these protocols may join.  A list naming a protocol twice is
+        refused: Kafka 4.4 counts such a member twice for that protocol, finds no protocol every
+        member supports when the join completes, and leaves the group in PreparingRebalance for
+        good, refusing everyone after; refusing the one malformed join keeps the group usable."""
         names = {name for name, _ in protocols}
+        if len(names) != len(protocols):
+            return False
         if self.state is GroupState.EMPTY:
             return bool(protocol_type) and bool(names)
         return self.protocol_type == protocol_type and bool(names & self.candidate_protocols())

@@ -1,0 +1,119 @@
+"""The Kafka listener against raw sockets: a client that never reads its answers, and the
+loop's timer wake-ups when a timer fails."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import tracemalloc
+
+import wire
+from mockbroker import MockCluster
+from tests.clients.helpers import wait_for
+
+METADATA, API_VERSIONS = 3, 18
+#: a request padded to about 2 KiB (a long client id), so that the kernel's socket buffers
+#: hold only a few thousand of them and a broker that stops reading is felt by the client
+PADDED_CLIENT = "c" * 2000
+REQUESTS = 20_000
+
+
+def _connect(cluster: MockCluster) -> socket.socket:
+    host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def _round_trip(sock: socket.socket, frame: bytes) -> bytes:
+    sock.sendall(frame)
+    size = int.from_bytes(_read(sock, 4), "big")
+    return _read(sock, size)
+
+
+def _read(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        assert chunk, "the broker closed the connection"
+        data += chunk
+    return data
+
+
+def _handled(cluster: MockCluster) -> int:
+    """How many of the flooding client's requests the broker has handled (they are numbered
+    by correlation id)."""
+    def last(core):
+        ids = [r.correlation_id for r in core.requests if r.client_id == PADDED_CLIENT]
+        return ids[-1] if ids else 0
+    return cluster.call(last, cluster.core)
+
+
+def _stalled(cluster: MockCluster, seen: list[int]):
+    """True once the handled count has stayed put over a few polls."""
+    seen.append(_handled(cluster))
+    time.sleep(0.2)  # polling interval of the wait
+    return len(seen) >= 5 and len(set(seen[-5:])) == 1
+
+
+def test_a_client_that_never_reads_its_answers_stops_being_read():
+    topics = {f"topic-{i}": 4 for i in range(10)}
+    body = wire.request_class(METADATA)(topics=None)
+    frames = [wire.encode_request(METADATA, 12, i, PADDED_CLIENT, body)
+              for i in range(1, REQUESTS + 1)]
+    tracemalloc.start()
+    try:
+        with MockCluster(topics=topics) as cluster:
+            host, port = cluster.bootstrap_servers.rsplit(":", 1)
+            flood = socket.socket()
+            # a small receive buffer (no autotuning), so few unread answers fill it
+            flood.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+            flood.connect((host, int(port)))
+            before, _ = tracemalloc.get_traced_memory()
+
+            def send_all():
+                try:
+                    for frame in frames:
+                        flood.sendall(frame)
+                except OSError:
+                    pass  # closed by the test
+
+            sender = threading.Thread(target=send_all, daemon=True)
+            sender.start()
+            seen: list[int] = []
+            wait_for(lambda: _stalled(cluster, seen), "the broker to stop reading the flood",
+                     timeout=60)
+            grown = tracemalloc.get_traced_memory()[0] - before
+            # the broker stopped reading once its answers were not read: the rest of the
+            # requests wait in the client, and the broker holds a bounded number of answers
+            assert seen[-1] < REQUESTS and sender.is_alive()
+            assert grown < 16 * 1024 * 1024, f"the broker grew by {grown} bytes"
+
+            # everyone else is served meanwhile
+            other = _connect(cluster)
+            answer = _round_trip(other, wire.encode_request(
+                API_VERSIONS, 3, 9, "other", wire.request_class(API_VERSIONS)(
+                    client_software_name="t", client_software_version="1")))
+            assert wire.decode_response(API_VERSIONS, 3, answer)[0] == 9
+            other.close()
+        # stopping the cluster closed the muted connection (reset): the sender is released
+        sender.join(10)
+        assert not sender.is_alive()
+        flood.close()
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_failing_timer_does_not_stop_the_loops_wake_ups():
+    with MockCluster() as cluster:
+        fired = []
+
+        def schedule(core):
+            def broken():
+                raise RuntimeError("boom")
+            core.timers.call_later(0, broken)
+            core.timers.call_later(0, lambda: fired.append("same moment"))
+            core.timers.call_later(50, lambda: fired.append("later"))
+
+        cluster.call(schedule, cluster.core)
+        wait_for(lambda: fired == ["same moment", "later"], "the timers due after the failure")
+        assert cluster.call(lambda: cluster.core.timers.failures) == 1
