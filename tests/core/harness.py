@@ -15,11 +15,17 @@ from mockbroker.handlers import new_core
 START_MS = 1_700_000_000_000
 
 
+#: every core made for the test running now (the conftest checks their timers afterwards)
+MADE: list[Core] = []
+
+
 def make_core(brokers: int = 1, *, clock: ManualClock | None = None, racks: bool = False,
               **settings: Any) -> Core:
     """A core with ``brokers`` brokers (ids 0.., ports 9092..) on a manual clock."""
-    return new_core([Broker(i, "127.0.0.1", 9092 + i, rack=f"r{i}" if racks else None)
+    core = new_core([Broker(i, "127.0.0.1", 9092 + i, rack=f"r{i}" if racks else None)
                      for i in range(brokers)], settings, clock or ManualClock(START_MS))
+    MADE.append(core)
+    return core
 
 
 def send(core: Core, api_key: int, version: int, body: Any = None, *, broker: int = 0,
