@@ -78,7 +78,7 @@ def test_ready_line_health_and_api_versions_on_every_broker(served):
         assert json.load(response) == {"status": "ok"}
     for host, port in brokers:
         with socket.create_connection((host, port), timeout=5) as sock:
-            for version in range(5):
+            for version in range(6):
                 data = _round_trip(sock, _api_versions_request(version, 100 + version))
                 correlation_id, body = wire.decode_response(18, version, data)
                 assert correlation_id == 100 + version
@@ -86,7 +86,7 @@ def test_ready_line_health_and_api_versions_on_every_broker(served):
                 served = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
                 assert served == {key: (lo, hi) for key, lo, hi in REGISTRY.api_versions()}
                 # Kafka 4 reports Produce from 0 (for older librdkafka) but serves 3 and up
-                assert served[0] == (0, 13) and served[18] == (0, 4) and served[3] == (0, 13)
+                assert served[0] == (0, 13) and served[18] == (0, 5) and served[3] == (0, 13)
 
 
 def test_unsupported_api_versions_version_gets_v0_error_and_range(served):
@@ -97,7 +97,7 @@ def test_unsupported_api_versions_version_gets_v0_error_and_range(served):
         correlation_id, body = wire.decode_response(18, 0, data)
         assert correlation_id == 7
         assert body.error_code == wire.errors.UNSUPPORTED_VERSION
-        assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 4)]
+        assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 5)]
         # the connection stays usable: the client retries with a version we serve
         _, body = wire.decode_response(18, 3, _round_trip(sock, _api_versions_request(3, 8)))
         assert body.error_code == 0
@@ -124,10 +124,10 @@ def test_bad_frames_close_only_their_connection(served, garbage):
 def test_responses_come_back_in_request_order(served):
     _, brokers, _ = served
     with socket.create_connection(brokers[0], timeout=5) as sock:
-        sock.sendall(b"".join(_api_versions_request(v % 5, 1000 + v) for v in range(20)))
+        sock.sendall(b"".join(_api_versions_request(v % 6, 1000 + v) for v in range(20)))
         for v in range(20):
             (size,) = struct.unpack(">i", _read(sock, 4))
-            correlation_id, _ = wire.decode_response(18, v % 5, _read(sock, size))
+            correlation_id, _ = wire.decode_response(18, v % 6, _read(sock, size))
             assert correlation_id == 1000 + v
 
 

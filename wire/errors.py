@@ -4,7 +4,7 @@ This module owns the mapping between the 16-bit error codes carried in Kafka res
 their meaning: Kafka's name for each code, whether Kafka's clients treat it as retriable, and a
 short description of our own.  It covers every code from -1 to the highest one defined by Apache
 Kafka 4.x (``org.apache.kafka.common.protocol.Errors``, read at 4.1.1; 4.3.0 defines the same
-135 codes).
+135 codes, 4.4.0 adds 134 to 136).
 
 ``retriable`` is true exactly when the Java exception Kafka maps the code to descends from
 ``org.apache.kafka.common.errors.RetriableException``.
@@ -173,6 +173,10 @@ _TABLE: Final[tuple[tuple[int, str, bool, str], ...]] = (
     (131, "STREAMS_INVALID_TOPOLOGY_EPOCH", False, "The supplied Streams topology epoch is not valid."),
     (132, "STREAMS_TOPOLOGY_FENCED", False, "The supplied Streams topology epoch is out of date."),
     (133, "SHARE_SESSION_LIMIT_REACHED", True, "The broker has reached its limit of share sessions."),
+    (134, "GROUP_DELETION_FAILED", False, "A group could not be deleted; its result's message says why."),
+    (135, "STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED", False,
+     "A Streams topology description update could not be processed."),
+    (136, "CONTROLLER_ID_NOT_REGISTERED", False, "No controller is registered with this ID."),
 )
 
 ERRORS: Final[dict[int, KafkaError]] = {row[0]: KafkaError(*row) for row in _TABLE}
@@ -353,3 +357,6 @@ STREAMS_INVALID_TOPOLOGY: Final = 130
 STREAMS_INVALID_TOPOLOGY_EPOCH: Final = 131
 STREAMS_TOPOLOGY_FENCED: Final = 132
 SHARE_SESSION_LIMIT_REACHED: Final = 133
+GROUP_DELETION_FAILED: Final = 134
+STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED: Final = 135
+CONTROLLER_ID_NOT_REGISTERED: Final = 136

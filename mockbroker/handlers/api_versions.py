@@ -3,9 +3,17 @@
 A request in a version we do not serve is answered (not dropped) with a v0 body carrying
 UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), so a newer client can retry with a
 version both sides know; see :func:`unsupported_version`.
+
+A request Kafka's ``ApiVersionsRequest.isValid`` refuses is answered INVALID_REQUEST: from v3 a
+client software name or version that is not alphanumerics with ``-`` and ``.`` inside; from v5
+(KIP-1242) a ClusterId without a NodeId or a NodeId without a ClusterId.  A v5 request naming
+another cluster, or this cluster but another node, is answered REBOOTSTRAP_REQUIRED: the client
+reached a broker other than the one its metadata expects.  Both answers carry no API keys.
 """
 
 from __future__ import annotations
+
+import re
 
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
@@ -29,6 +37,29 @@ def unsupported_version(core, header):
                             max_version=entry.max_version)])
 
 
-@REGISTRY.handler(API_KEY, 0, 4, unsupported=unsupported_version)
+#: what Kafka accepts as a client software name or version (v3+)
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+_NO_NODE = -1
+
+
+def _is_valid(request, version: int) -> bool:
+    if version >= 5 and (request.cluster_id is None) != (request.node_id == _NO_NODE):
+        return False
+    if version >= 3:
+        return all(_SOFTWARE.fullmatch(value) for value in
+                   (request.client_software_name, request.client_software_version))
+    return True
+
+
+def _names_another_broker(core, ctx, request) -> bool:
+    return (ctx.api_version >= 5 and request.cluster_id is not None
+            and (request.cluster_id != core.cluster.cluster_id or request.node_id != ctx.broker_id))
+
+
+@REGISTRY.handler(API_KEY, 0, 5, unsupported=unsupported_version)
 def handle(core, ctx, request):
+    if not _is_valid(request, ctx.api_version):
+        return RESPONSE(error_code=errors.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
+    if _names_another_broker(core, ctx, request):
+        return RESPONSE(error_code=errors.REBOOTSTRAP_REQUIRED, api_keys=[], throttle_time_ms=0)
     return RESPONSE(error_code=errors.NONE, api_keys=_keys(core.registry), throttle_time_ms=0)

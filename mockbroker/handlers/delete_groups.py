@@ -2,6 +2,9 @@
 
 Each deletion writes tombstones (every offset, then the group metadata) to the group's
 ``__consumer_offsets`` partition.  A group named twice is answered once, as Kafka does.
+v3 adds a per-group error message, which Kafka 4.4 fills only for what we never answer (a
+Streams topology plugin's refusal, an unexpected coordinator failure): its errors here leave
+the message null, as Kafka's do.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ RESPONSE = response_class(API_KEY)
 ERRORS = (KeyedShape("groups_names", None, "results", "group_id"),)
 
 
-@REGISTRY.handler(API_KEY, 0, 2, errors=ERRORS)
+@REGISTRY.handler(API_KEY, 0, 3, errors=ERRORS)
 def handle(core, ctx, request):
     group_ids = list(dict.fromkeys(request.groups_names))
     results = core.groups.admin.delete_groups(ctx.broker_id, group_ids)

@@ -81,7 +81,7 @@ from wire.schema import ZERO_UUID, Field, Message, snake_case
 DIRECTIONS = (REQUEST, RESPONSE)
 
 #: The fewest (api, version, direction) cases the cross-check must cover.  Measured: 478 with
-#: kafka-python 3.0.12 (52 APIs, both directions) against our Kafka 4.3 definitions.
+#: kafka-python 3.0.12 (52 APIs, both directions) against our Kafka 4.3 and 4.4 definitions.
 MIN_CASES = 475
 
 #: (api key, direction, version) that kafka-python defines and we do not, with the reason.
@@ -93,6 +93,17 @@ KAFKA_PYTHON_ONLY: dict[tuple[int, str, int], str] = {}
 #: These are left out of the byte-level checks; test_wire_layouts_agree checks that every other
 #: case's layout matches, field by field.  (None with kafka-python 3.0.12.)
 LAYOUT_DIFFERENCES: dict[tuple[int, int, str], str] = {}
+
+#: Top-level fields that Kafka renamed after kafka-python copied its JSON specs, keeping their wire
+#: place and type: (kafka-python's message name, its JSON field name) -> (our JSON name, reason).
+#: Fields are matched by name, so these are matched through this table; the layouts are compared
+#: under our name.  test_renamed_fields_are_still_renamed keeps every entry needed.
+RENAMED_FIELDS: dict[tuple[str, str], tuple[str, str]] = {
+    ("TxnOffsetCommitRequest", "GenerationId"): (
+        "GenerationIdOrMemberEpoch",
+        "Kafka 4.4 renamed it when TxnOffsetCommit v6 began to carry a consumer-protocol member "
+        "epoch there (KIP-1319); the same int32 in versions 3 and up"),
+}
 
 #: Known kafka-python bugs that make a case fail: (api key, version, direction) -> what is wrong.
 #: Listed cases are left out of the byte-level checks.  (None with kafka-python 3.0.12.)
@@ -236,13 +247,21 @@ class Node:
     bitfield: bool
 
 
-def _match(our_fields, owner: type, kp_fields, raw_fields) -> tuple[Node, ...]:
+def _our_name(message: str | None, raw: dict) -> str:
+    """Our (snake-cased) name for a field of kafka-python's JSON; ``message`` names the message
+    for its top-level fields (see RENAMED_FIELDS), None inside structs."""
+    renamed = RENAMED_FIELDS.get((message, raw["name"]))
+    return snake_case(renamed[0] if renamed else raw["name"])
+
+
+def _match(our_fields, owner: type, kp_fields, raw_fields,
+           message: str | None = None) -> tuple[Node, ...]:
     """Pair fields by Kafka's JSON name; ``raw_fields`` is the unpatched JSON, in the same order
     as ``kp_fields``."""
     ours_by_name = {f.name: f for f in our_fields}
     nodes = []
     for kp_field, raw in zip(kp_fields or (), raw_fields, strict=True):
-        ours = ours_by_name.get(snake_case(raw["name"]))
+        ours = ours_by_name.get(_our_name(message, raw))
         if ours is None:
             continue  # only in versions we do not define (the layout check covers the rest)
         struct_cls = children = None
@@ -258,7 +277,7 @@ def _match(our_fields, owner: type, kp_fields, raw_fields) -> tuple[Node, ...]:
 @functools.cache
 def matched_fields(pair: Pair) -> tuple[Node, ...]:
     return _match(pair.ours.fields, pair.our_cls, pair.kp._struct._fields,
-                  raw_json(pair.kp.__name__)["fields"])
+                  raw_json(pair.kp.__name__)["fields"], pair.kp.__name__)
 
 
 # --- wire layouts, from each side's definitions ----------------------------------------------
@@ -275,7 +294,7 @@ def _our_layout(fields, version: int) -> list:
     return out
 
 
-def _kp_layout(kp_fields, raw_fields, version: int) -> list:
+def _kp_layout(kp_fields, raw_fields, version: int, message: str | None = None) -> list:
     out = []
     for f, raw in zip(kp_fields or (), raw_fields, strict=True):
         if not f.for_version_q(version):
@@ -289,7 +308,7 @@ def _kp_layout(kp_fields, raw_fields, version: int) -> list:
             kind = "[]" + f.array_of.type_str
         else:
             kind = "int32" if f.type_str == "bitfield" else f.type_str
-        out.append((snake_case(raw["name"]), kind.replace("records", "bytes"),
+        out.append((_our_name(message, raw), kind.replace("records", "bytes"),
                     f.nullable_for_version_q(version),
                     f.tag if f.tagged_field_q(version) else None, sub))
     return out
@@ -299,7 +318,8 @@ def layouts(pair: Pair, version: int) -> tuple[tuple, tuple]:
     """(ours, kafka-python's): flexibility and, per field, name, type, nullability and tag."""
     return ((pair.ours.is_flexible(version), _our_layout(pair.ours.fields, version)),
             (pair.kp.flexible_version_q(version),
-             _kp_layout(pair.kp._struct._fields, raw_json(pair.kp.__name__)["fields"], version)))
+             _kp_layout(pair.kp._struct._fields, raw_json(pair.kp.__name__)["fields"], version,
+                        pair.kp.__name__)))
 
 
 # --- converters ------------------------------------------------------------------------------
@@ -658,6 +678,18 @@ def test_enough_cases_are_covered() -> None:
     assert set(LAYOUT_DIFFERENCES) <= set(ALL_CASES)
     assert set(KAFKA_PYTHON_BUGS) <= set(ALL_CASES)
     assert len(EMBEDDED_CASES) == 8
+
+
+@pytest.mark.parametrize("kp_message, kp_name", sorted(RENAMED_FIELDS))
+def test_renamed_fields_are_still_renamed(kp_message: str, kp_name: str) -> None:
+    """kafka-python's JSON still has the old name and ours the new one, not the old."""
+    ours_name = snake_case(RENAMED_FIELDS[(kp_message, kp_name)][0])
+    cls = next(c for c in (*KP_REQUESTS.values(), *KP_RESPONSES.values())
+               if c.__name__ == kp_message)
+    assert kp_name in [raw["name"] for raw in raw_json(kp_message)["fields"]]
+    ours = {f.name for f in ours_message(cls.API_KEY, REQUEST if cls.is_request() else
+                                         RESPONSE).fields}
+    assert ours_name in ours and snake_case(kp_name) not in ours
 
 
 @pytest.mark.parametrize("api_key, version, direction", _params(ALL_CASES))

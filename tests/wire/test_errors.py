@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from wire import errors
 from wire.errors import ERRORS, ERRORS_BY_NAME, KafkaError
 
-# Highest code in org.apache.kafka.common.protocol.Errors at Kafka 4.1.1 (same in 4.2.0-rc1).
-MAX_CODE = 133
+# Highest code in org.apache.kafka.common.protocol.Errors at Kafka 4.4.0 (133 from 4.1.1 to 4.3.0).
+MAX_CODE = 136
 
 
 # --- shape of the table -------------------------------------------------------------------------
@@ -63,6 +63,8 @@ def test_well_known_names() -> None:
         79: "MEMBER_ID_REQUIRED",
         82: "FENCED_INSTANCE_ID",
         133: "SHARE_SESSION_LIMIT_REACHED",
+        134: "GROUP_DELETION_FAILED",
+        136: "CONTROLLER_ID_NOT_REGISTERED",
     }
     assert {code: ERRORS[code].name for code in expected} == expected
 

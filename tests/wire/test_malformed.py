@@ -67,7 +67,7 @@ def test_unsupported_version_carries_header_and_range():
     with pytest.raises(wire.UnsupportedVersionError) as info:
         wire.decode_request(frame)
     exc = info.value
-    assert (exc.api_key, exc.api_version, exc.min_version, exc.max_version) == (18, 99, 0, 4)
+    assert (exc.api_key, exc.api_version, exc.min_version, exc.max_version) == (18, 99, 0, 5)
     assert exc.header.correlation_id == 7
     assert exc.header.client_id == "abc"
 

@@ -1,4 +1,4 @@
-"""Where the tests find Apache Kafka's own jars (fetched by ``ci/setup.sh`` from Maven Central)."""
+"""Where the tests find Apache Kafka's own jars (fetched by ``bash ci/dev.sh setup``)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,6 @@ def kafka_jars() -> list[Path]:
     jars = [JAR_DIR / f"{artifact}-{KAFKA_VERSION}.jar" for artifact in ARTIFACTS]
     missing = [str(j) for j in jars if not j.is_file()]
     if missing:
-        pytest.fail(f"Kafka's jars are missing ({', '.join(missing)}); run `bash ci/setup.sh` "
+        pytest.fail(f"Kafka's jars are missing ({', '.join(missing)}); run `bash ci/dev.sh setup` "
                     "first, or point MOCKBROKER_JAR_DIR at a folder holding them", pytrace=False)
     return jars

@@ -6,8 +6,12 @@ writes the facts a codec needs (names, types, version ranges, nullability, tags,
 own compact form, one module per API, dropping everything else.  It is run by hand when we move to
 a newer Kafka; ``tests/wire/test_conformance.py`` holds the result against the jars on every run.
 
-    python -m wire.tools.generate --jar kafka-clients-4.3.0.jar \
-        --jar kafka-group-coordinator-4.3.0.jar --kafka-version 4.3.0
+    python -m wire.tools.generate --jar .cache/jars/kafka-clients-4.4.0.jar \
+        --jar .cache/jars/kafka-group-coordinator-4.4.0.jar --kafka-version 4.4.0
+
+Those two jars hold every spec we generate from: the requests and responses of every API a
+broker listener serves, and the embedded formats in EMBEDDED (the transaction and share
+coordinators' jars hold only their own log records, which a broker we mock never writes).
 """
 
 from __future__ import annotations
