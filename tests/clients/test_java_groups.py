@@ -1,5 +1,6 @@
-"""Consumer groups with the Java kafka-clients (Kafka 4.3's own consumer, classic protocol),
-alone and mixed with kafka-python and confluent-kafka members in one group.
+"""Consumer groups with the Java kafka-clients (Kafka's own consumer, at the version our
+definitions come from, classic protocol), alone and mixed with kafka-python and confluent-kafka
+members in one group.
 
 The Java member is ``java/GroupMember.java`` run from source in its own JVM; it reports its
 assignments, records and commits on stdout, which :class:`JavaMember` reads, and closes (leaving
