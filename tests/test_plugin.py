@@ -97,6 +97,7 @@ def test_marker_broker_settings(kafka_bootstrap):
     consumer = KafkaConsumer("orders", bootstrap_servers=kafka_bootstrap, group_id="fast",
                              session_timeout_ms=200, heartbeat_interval_ms=50,
                              auto_offset_reset="earliest")
+    consumer.partitions_for_topic("orders")  # kafka-python must know them before it joins
     try:
         for _ in range(100):
             consumer.poll(timeout_ms=200)

@@ -66,6 +66,9 @@ def kp_group(stack, cluster: MockCluster, group_id: str, clients: list[str]) -> 
                                  session_timeout_ms=6000, request_timeout_ms=5000,
                                  fetch_max_wait_ms=100)
         stack.callback(consumer.close)
+        # learn the topic's partitions before the first poll joins, or kafka-python 3.0.12 may
+        # lose its own rejoin and never take its partitions (see test_groups.KafkaPythonMember)
+        consumer.partitions_for_topic("orders")
         consumers[client] = consumer
 
     def settled():
