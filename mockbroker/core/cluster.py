@@ -29,6 +29,7 @@ from mockbroker.core.errors import ApiException
 from mockbroker.core.log import PartitionLog
 # topic_name_error is also imported from here (the admin HTTP API, fault specs)
 from mockbroker.core.names import colliding_topic, topic_name_error
+from mockbroker.core.retention import LogRetention
 from wire import errors
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -86,6 +87,8 @@ class Cluster:
         #: The broker config layers (defaults, static settings, dynamic values).
         self.broker_configs = BrokerConfigs(settings, self.brokers,
                                             self.default_replication_factor())
+        #: deletes old log segments every log.retention.check.interval.ms
+        self.retention = LogRetention(self)
 
     # -- brokers -------------------------------------------------------------------------------
 
@@ -204,7 +207,9 @@ class Cluster:
     def _new_partition(self, topic: Topic, index: int, replicas: list[int]) -> Partition:
         live = [r for r in replicas if self.brokers[r].alive]
         leader = live[0] if live else -1
-        return Partition(topic, index, replicas, leader, live or list(replicas[:1]))
+        partition = Partition(topic, index, replicas, leader, live or list(replicas[:1]))
+        partition.log.segment_config = lambda: self.retention.segment_config(partition)
+        return partition
 
     def delete_topic(self, name: str) -> Topic:
         topic = self.topic_or_error(name)

@@ -52,8 +52,9 @@ def _core():
 
 
 def _retention_check(core):
-    """When the coordinator's periodic offset-retention check is due (it is always scheduled)."""
-    return core.groups.retention_deadline()
+    """When the first of the periodic checks is due (offset retention, log retention: both
+    always scheduled)."""
+    return min(core.groups.retention_deadline(), core.cluster.retention.deadline())
 
 
 def _fetch(core, max_wait_ms=500, min_bytes=1):

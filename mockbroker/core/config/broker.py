@@ -13,11 +13,15 @@ say), dynamic cluster-wide defaults, and dynamic per-broker values.  The cluster
 :class:`BrokerConfigs`; it is built from the cluster's settings dict and broker map, never from
 the cluster itself, so this package does not import the cluster module.
 
-Of the broker configs only ``message.max.bytes`` and ``log.message.timestamp.type`` change what
-the mock does: they are the dynamic settings, and a dynamic cluster-wide value of either is
-copied into the cluster's settings, where the data path reads it.  Everything else is stored
-and described faithfully but has no effect (there is no retention, compaction or flushing in a
-mock).  The tables and checks follow Apache Kafka 4.1's broker config definitions,
+``message.max.bytes`` and ``log.message.timestamp.type`` change what the data path does: they
+are dynamic settings, and a dynamic cluster-wide value of either is copied into the cluster's
+settings, where the data path reads it.  Retention (:mod:`mockbroker.core.retention`) reads
+``log.retention.check.interval.ms`` from the settings and the topic configs' broker defaults
+(``log.retention.*``, ``log.segment.bytes``, ``log.roll.*``) through the layers;
+``log.retention.bytes`` and ``log.segment.bytes`` are settings too (``log.retention.ms`` has
+no default to give a setting: set it per topic, or as a dynamic cluster-wide default).  Everything
+else is stored and described faithfully but has no effect (there is no compaction or flushing
+in a mock).  The tables and checks follow Apache Kafka 4.1's broker config definitions,
 DynamicBrokerConfig, ConfigHelper and ConfigAdminManager.
 """
 
@@ -49,6 +53,9 @@ def _topic_default_synonym(topic_name: str, **flags) -> ConfigKey:
 #: Topic configs whose broker synonym is defined by hand below.
 _OWN_SYNONYMS = ("segment.ms", "segment.jitter.ms", "flush.ms", "retention.ms",
                  "max.message.bytes", "message.timestamp.type")
+
+#: Topic configs whose broker default is also a setting (retention, bounded memory).
+_RETENTION_SETTINGS = ("retention.bytes", "segment.bytes")
 
 #: Every broker config the mock knows: its settings, the broker defaults of every topic config,
 #: and the usual identity configs.  ``dynamic`` marks what Kafka lets an admin change at
@@ -110,12 +117,15 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
                                                  "not set."),
     _key("log.retention.hours", I, 168, None, "Retention in hours, if neither log.retention.ms "
                                               "nor log.retention.minutes is set."),
+    _key("log.retention.check.interval.ms", L, 300000, Range(1),
+         "How often the log cleaner looks for segments past their retention.", setting=_MOCK),
     _key("log.flush.scheduler.interval.ms", L, LONG_MAX, None,
          "How often the flusher checks whether a log needs flushing."),
     # message.max.bytes and log.message.timestamp.type: the settings the data path reads
     _topic_default_synonym("max.message.bytes", setting=_MOCK),
     _topic_default_synonym("message.timestamp.type", setting=_MOCK),
-    *(_topic_default_synonym(name) for name in TOPIC_SYNONYMS if name not in _OWN_SYNONYMS),
+    *(_topic_default_synonym(name, **({"setting": _MOCK} if name in _RETENTION_SETTINGS else {}))
+      for name in TOPIC_SYNONYMS if name not in _OWN_SYNONYMS),
     # the broker defaults that fall back to another config have no default of their own
     _key("log.roll.ms", L, None, None, "Segment roll time.", dynamic=True),
     _key("log.roll.jitter.ms", L, None, None, "Segment roll jitter.", dynamic=True),

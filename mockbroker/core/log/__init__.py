@@ -1,8 +1,8 @@
 """Partition logs: batches as bytes, their offsets, producer state and aborted transactions."""
 
 from mockbroker.core.log.partition import (UNDEFINED_EPOCH, AbortedTransaction, AppendResult,
-                                           PartitionLog, StoredBatch)
+                                           PartitionLog, Segment, StoredBatch)
 from mockbroker.core.log.producer_state import INT32_MAX, ProducerState
 
-__all__ = ["UNDEFINED_EPOCH", "AbortedTransaction", "AppendResult", "PartitionLog",
+__all__ = ["UNDEFINED_EPOCH", "AbortedTransaction", "AppendResult", "PartitionLog", "Segment",
            "StoredBatch", "INT32_MAX", "ProducerState"]

@@ -8,6 +8,13 @@ a ``read_committed`` consumer may read: the high watermark while no transaction 
 also keeps what Kafka keeps next to a log: the leader-epoch cache (for OffsetForLeaderEpoch),
 the idempotent producers' state (:mod:`~mockbroker.core.log.producer_state`) and the index of
 aborted transactions that ``read_committed`` fetches are told about.
+
+Batches are grouped into segments as Kafka's log files are: an append rolls a new segment when
+the active one would grow past ``segment.bytes`` or its first batch is ``segment.ms`` older than
+the new one (:meth:`PartitionLog.append` takes both).  Retention deletes whole segments
+(:meth:`PartitionLog.delete_old_segments`, the checks of Kafka's ``UnifiedLog``), and the log
+start offset moves to the first kept segment's base offset.  A segment here is only its
+offsets, size and timestamps; the batches stay in one list.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import bisect
 import struct
 from dataclasses import dataclass
+from typing import Callable
 
 from mockbroker.core.log.producer_state import ProducerState
 from wire import records
@@ -34,6 +42,31 @@ class StoredBatch:
     @property
     def size(self) -> int:
         return len(self.data)
+
+
+@dataclass(slots=True)
+class Segment:
+    """What Kafka knows of a segment file without reading it: where it starts, its size (every
+    batch appended to it, even below a log start moved by DeleteRecords), its largest batch
+    timestamp and the first batch's, which ``segment.ms`` counts from."""
+
+    base_offset: int
+    created_ms: int
+    size: int = 0
+    max_timestamp: int = -1
+    rolling_timestamp: int = -1
+    last_modified_ms: int = -1
+
+    @property
+    def largest_timestamp(self) -> int:
+        """What ``retention.ms`` is measured against: the largest record timestamp, or the
+        time of the last append when no batch carried one."""
+        return self.max_timestamp if self.max_timestamp >= 0 else self.last_modified_ms
+
+
+#: Kafka's defaults of ``segment.bytes`` (1 GiB) and ``segment.ms`` (7 days)
+DEFAULT_SEGMENT_BYTES = 1024 ** 3
+DEFAULT_SEGMENT_MS = 7 * 24 * 3600 * 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +102,11 @@ class PartitionLog:
         self.producer_state = ProducerState()
         #: aborted transactions, by the offset of their abort marker
         self.aborted: list[AbortedTransaction] = []
+        #: oldest first; the last is the active segment (appends go there)
+        self.segments: list[Segment] = [Segment(0, -1)]
+        #: (segment.bytes, segment.ms) now: the cluster points this at the topic's configs
+        self.segment_config: Callable[[], tuple[int, int]] = \
+            lambda: (DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MS)
 
     @property
     def high_watermark(self) -> int:
@@ -103,14 +141,38 @@ class PartitionLog:
             data = records.set_log_append_time(data, now_ms)
             max_timestamp = append_time = now_ms
         last = base + header.last_offset_delta
+        self._maybe_roll(base, len(data), max_timestamp, now_ms)
         self.batches.append(StoredBatch(base, last, max_timestamp, data))
         self._bases.append(base)
         self.size_bytes += len(data)
+        segment = self.segments[-1]
+        if segment.size == 0:
+            segment.rolling_timestamp = max_timestamp
+            if segment.created_ms < 0:
+                segment.created_ms = now_ms
+        segment.size += len(data)
+        segment.max_timestamp = max(segment.max_timestamp, max_timestamp)
+        segment.last_modified_ms = now_ms
         self.log_end_offset = last + 1
         if not self.epochs or self.epochs[-1][0] < leader_epoch:
             self.epochs.append((leader_epoch, base))
         self.producer_state.record(header, base, last, max_timestamp)
         return AppendResult(base, append_time)
+
+    def _maybe_roll(self, base: int, size: int, max_timestamp: int, now_ms: int) -> None:
+        """Start a new segment at ``base`` when the active one is not empty and the batch would
+        take it past ``segment.bytes``, or ``segment.ms`` has passed since its first batch
+        (Kafka's ``LogSegment.shouldRoll``, with no roll jitter)."""
+        active = self.segments[-1]
+        if active.size == 0:
+            return
+        segment_bytes, segment_ms = self.segment_config()
+        if active.rolling_timestamp >= 0:
+            waited = max_timestamp - active.rolling_timestamp
+        else:
+            waited = now_ms - active.created_ms
+        if active.size > segment_bytes - size or waited > segment_ms:
+            self.segments.append(Segment(base, now_ms))
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -211,14 +273,73 @@ class PartitionLog:
     # -- truncation ----------------------------------------------------------------------------
 
     def delete_records_before(self, offset: int) -> int:
-        """Move the log start offset up to ``offset`` (DeleteRecords); returns the new start."""
+        """Move the log start offset up to ``offset`` (DeleteRecords); returns the new start.
+        The batches below it go at once; the segments holding them stay (and count in the
+        log's size) until retention deletes them, as Kafka's files do."""
         if offset <= self.log_start_offset:
             return self.log_start_offset
         self.log_start_offset = offset
         keep = self._index_of(offset)
         if keep:
-            self.size_bytes -= sum(b.size for b in self.batches[:keep])
             del self.batches[:keep]
             del self._bases[:keep]
+        # the cache keeps the epoch of the new start, moved up to it (truncateFromStart)
+        self.epochs = self.epoch_entries()
         self.aborted = [a for a in self.aborted if a.last_offset >= offset]
         return self.log_start_offset
+
+    def delete_old_segments(self, now_ms: int, retention_ms: int, retention_bytes: int, *,
+                            delete: bool = True) -> int:
+        """One retention check of Kafka's ``UnifiedLog.deleteOldSegments``: segments wholly
+        below the log start offset, then (with ``delete``, the ``cleanup.policy``) the oldest
+        segments while the log is over ``retention_bytes``, then those whose largest timestamp
+        is more than ``retention_ms`` old (-1 turns either off).  A segment goes only with
+        every older one; the active segment goes too when it is not empty (a new, empty one
+        takes its place), and the log start offset moves up to the first kept segment.
+        Returns how many segments were deleted."""
+        def below_start(segment: Segment, following: Segment | None) -> bool:
+            return following is not None and following.base_offset <= self.log_start_offset
+
+        def too_old(segment: Segment, following: Segment | None) -> bool:
+            return now_ms - segment.largest_timestamp > retention_ms
+
+        deleted = self._delete_segments(now_ms, below_start)
+        if not delete:
+            return deleted
+        if retention_bytes >= 0 and self.size_bytes >= retention_bytes:
+            excess = self.size_bytes - retention_bytes
+
+            def over_size(segment: Segment, following: Segment | None) -> bool:
+                nonlocal excess
+                if excess - segment.size < 0:
+                    return False
+                excess -= segment.size
+                return True
+            deleted += self._delete_segments(now_ms, over_size)
+        if retention_ms >= 0:
+            deleted += self._delete_segments(now_ms, too_old)
+        return deleted
+
+    def _delete_segments(self, now_ms: int,
+                         breached: Callable[[Segment, Segment | None], bool]) -> int:
+        """Delete the oldest segments for which ``breached(segment, next segment)`` holds,
+        stopping at the first that is kept (Kafka's ``deletableSegments``)."""
+        count = 0
+        segments = self.segments
+        while count < len(segments):
+            segment = segments[count]
+            following = segments[count + 1] if count + 1 < len(segments) else None
+            if following is None and segment.size == 0:
+                break
+            if not breached(segment, following):
+                break
+            count += 1
+        if not count:
+            return 0
+        if count == len(segments):
+            # a log always has a segment: roll an empty one at the log end first
+            segments.append(Segment(self.log_end_offset, now_ms))
+        self.size_bytes -= sum(s.size for s in segments[:count])
+        del segments[:count]
+        self.delete_records_before(segments[0].base_offset)
+        return count
