@@ -180,6 +180,9 @@ def run_kafka_python_consumer(bootstrap: str, journal: Journal, stop: threading.
                              auto_offset_reset="earliest", session_timeout_ms=10000,
                              heartbeat_interval_ms=1000, request_timeout_ms=15000)
     consumer.subscribe([TOPIC], listener=Listener())
+    # kafka-python 3.0.12 must know the topic's partitions before it joins, or it may lose its
+    # own rejoin and never take partitions (see tests/clients/test_groups.py)
+    consumer.partitions_for_topic(TOPIC)
     try:
         while not stop.is_set():
             batches = consumer.poll(200)

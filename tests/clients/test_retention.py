@@ -39,6 +39,7 @@ def test_a_consumer_behind_the_deleted_segments_resets_to_the_new_earliest(stack
         consumer = KafkaConsumer("t", bootstrap_servers=bootstrap, group_id="g",
                                  auto_offset_reset="earliest", enable_auto_commit=False)
         stack.callback(consumer.close)
+        consumer.partitions_for_topic("t")  # before it joins: see test_groups.KafkaPythonMember
         first = wait_for(lambda: next(iter(consumer.poll(200).values()), None), "records")[0]
         offset = first.offset
     else:
