@@ -13,42 +13,20 @@ once the retained run's log start offset has moved, the broker's VmRSS is read f
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
-import subprocess
 import sys
 import time
-from typing import Iterator
+from pathlib import Path
 
 import confluent_kafka
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-READY = "mockbroker ready bootstrap="
+# the benches run as scripts: make the repository importable for their shared helper
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.served import served  # noqa: E402
+
 VALUE = b"x" * 1024
 TOPIC = "bench-retention"
-
-
-@contextlib.contextmanager
-def serve() -> Iterator[tuple[str, int]]:
-    """A one-broker ``mockbroker serve``; yields (bootstrap servers, process id)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mockbroker.cli", "serve", "--port", "0", "--http-port", "0",
-         "--log-retention-check-interval-ms", "1000"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        if not line.startswith(READY):
-            raise SystemExit(f"mockbroker serve did not start (exit {proc.poll()}): {line!r}")
-        yield line.split()[2].removeprefix("bootstrap="), proc.pid
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
 
 
 def rss_mib(pid: int) -> float:
@@ -69,7 +47,8 @@ def offsets(bootstrap: str) -> tuple[int, int]:
 
 def run(records: int, configs: dict[str, str]) -> tuple[float, int, float]:
     """(RSS MiB after the load, log start offset, seconds the load took)."""
-    with serve() as (bootstrap, pid):
+    with served() as broker:
+        bootstrap, pid = broker.bootstrap, broker.pid
         admin = AdminClient({"bootstrap.servers": bootstrap})
         admin.create_topics([NewTopic(TOPIC, 1, 1, config=configs)])[TOPIC].result(10)
         producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5,

@@ -28,17 +28,14 @@ The broker runs in its own process (``mockbroker serve --brokers 3``);
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
 import logging
 import random
-import signal
-import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Iterator
+from pathlib import Path
 
 import confluent_kafka as ck
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer
@@ -46,11 +43,14 @@ from kafka.structs import OffsetAndMetadata
 
 from mockbroker.admin import AdminClient, AdminError
 
+# the benches run as scripts: make the repository importable for their shared helper
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.served import served  # noqa: E402
+
 TOPIC = "soak"
 GROUP = "soak-group"
 PARTITIONS = 4
 BROKERS = 3
-READY = "mockbroker ready "
 QUIET = logging.getLogger("soak.clients")
 QUIET.setLevel(logging.CRITICAL)
 
@@ -403,36 +403,14 @@ def check(journal: Journal, report: Report, admin: AdminClient) -> None:
             v.append(f"partition {p}: {source}'s records out of send order")
 
 
-@contextlib.contextmanager
-def serve() -> Iterator[tuple[str, str]]:
-    """A three-broker ``mockbroker serve``; yields (bootstrap servers, admin URL)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mockbroker.cli", "serve", "--brokers", str(BROKERS),
-         "--port", "0", "--http-port", "0"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        if not line.startswith(READY):
-            raise SystemExit(f"mockbroker serve did not start (exit {proc.poll()}): {line!r}")
-        fields = dict(part.split("=", 1) for part in line.split()[2:])
-        yield fields["bootstrap"], fields["admin"]
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=180)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
-    with serve() as (bootstrap, admin_url):
+    with served(brokers=BROKERS) as broker:
+        bootstrap, admin_url = broker.bootstrap, broker.admin
         started = time.monotonic()
         report = soak(bootstrap, AdminClient(admin_url), args.seconds, args.seed)
         took = time.monotonic() - started

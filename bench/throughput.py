@@ -16,41 +16,20 @@ kafka-python's client threads and measure them as much as itself.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
-import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from pathlib import Path
 
 import confluent_kafka
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
+# the benches run as scripts: make the repository importable for their shared helper
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.served import served  # noqa: E402
+
 PAYLOAD = b"x" * 100
-READY = "mockbroker ready bootstrap="
-
-
-@contextlib.contextmanager
-def serve() -> Iterator[str]:
-    """A one-broker ``mockbroker serve`` on ephemeral ports; yields its bootstrap servers."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mockbroker.cli", "serve", "--port", "0", "--http-port", "0"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        if not line.startswith(READY):
-            raise SystemExit(f"mockbroker serve did not start (exit {proc.poll()}): {line!r}")
-        yield line.split()[2].removeprefix("bootstrap=")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
 
 
 def make_topic(bootstrap: str) -> str:
@@ -126,7 +105,8 @@ def main() -> None:
     parser.add_argument("--compare", metavar="HOST:PORT",
                         help="bootstrap of another Kafka to measure in the same run")
     args = parser.parse_args()
-    with serve() as bootstrap:
+    with served() as broker:
+        bootstrap = broker.bootstrap
         targets = [("mockbroker", bootstrap)]
         if args.compare:
             targets.append(("other", args.compare))
