@@ -12,8 +12,6 @@ import re
 
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
-#: how much of an illegal name an error message quotes
-_QUOTED = 1000
 
 
 def topic_name_error(name: str | None) -> str | None:
@@ -26,10 +24,7 @@ def topic_name_error(name: str | None) -> str | None:
     elif name in (".", ".."):
         reason = f"'{name}' is not allowed"
     elif len(name) > MAX_TOPIC_NAME_LENGTH:
-        # Kafka quotes the whole name; a name near the 32767-byte limit of a string would then
-        # make a message no response can carry, so the quote is cut.
-        quoted = name if len(name) <= _QUOTED else f"{name[:_QUOTED]}..."
-        reason = (f"the length of '{quoted}' is longer than the max allowed length "
+        reason = (f"the length of '{name}' is longer than the max allowed length "
                   f"{MAX_TOPIC_NAME_LENGTH}")
     elif not _LEGAL.fullmatch(name):
         reason = (f"'{name}' contains one or more characters other than ASCII alphanumerics, "

@@ -88,8 +88,8 @@ def _receive(core, api_key: int, version: int, body, client_id: str | None = "fu
     return outcome.value
 
 
-def test_a_topic_name_as_long_as_a_string_allows_is_refused_with_an_answer_that_fits():
-    # The message quoted the whole name, so it outgrew what CreateTopics v2-v4 and
+def test_a_name_as_long_as_a_string_allows_is_refused_with_an_answer_that_fits():
+    # The error message quoted the whole name, so it outgrew what CreateTopics v2-v4 and
     # DescribeConfigs v0-v3 can carry; the response failed to encode and the connection closed.
     core = make_core()
     for version in (2, 4, 5):
@@ -102,9 +102,11 @@ def test_a_topic_name_as_long_as_a_string_allows_is_refused_with_an_answer_that_
         assert topic.error_message.startswith("Topic name is invalid: the length of 'yyy")
     for version in (1, 3, 4):
         answered = _receive(core, DESCRIBE_CONFIGS, version, D(resources=[
-            D.DescribeConfigsResource(resource_type=2, resource_name=LONGEST)]))
+            D.DescribeConfigsResource(resource_type=kind, resource_name=LONGEST)
+            for kind in (2, 4, 8)]))  # topic, broker, broker logger
         _, response = wire.decode_response(DESCRIBE_CONFIGS, version, answered[4:])
-        assert response.results[0].error_code == errors.INVALID_TOPIC_EXCEPTION
+        assert [r.error_code for r in response.results] == [
+            errors.INVALID_TOPIC_EXCEPTION, errors.INVALID_REQUEST, errors.INVALID_REQUEST]
     assert not [r for r in core.requests if r.outcome == "failed"]
 
 
