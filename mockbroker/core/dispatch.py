@@ -23,7 +23,7 @@ from mockbroker.core.context import InjectedError, RequestContext
 from mockbroker.core.control import ControlTable, apply
 from mockbroker.core.fetch_sessions import FetchSessions
 from mockbroker.core.producers import ProducerIds
-from mockbroker.core.requests import RequestLog
+from mockbroker.core.requests import LoggedRequest, RequestLog
 from mockbroker.core.settings import resolve_settings
 from wire import Request, RequestHeader
 from wire.apis import API_NAMES
@@ -96,15 +96,19 @@ class Core:
         header = request.header
         ctx = RequestContext(conn.broker_id, conn.connection_id, header.client_id,
                              header.api_version, self.clock.now_ms(), conn.client_host)
-        return self.handle(request, ctx).map(lambda response: self._encode(header, response))
+        logged, outcome = self._handle(request, ctx)
+        return outcome.map(lambda response: self._encode(header, response, logged))
 
-    def _encode(self, header: RequestHeader, response: Any) -> bytes | Close:
+    def _encode(self, header: RequestHeader, response: Any,
+                logged: LoggedRequest | None) -> bytes | Close:
         try:
             return wire.encode_response(header.api_key, header.api_version,
                                         header.correlation_id, response)
         except Exception as exc:
             log.exception("failed to encode the %s v%d response",
                           API_NAMES.get(header.api_key, header.api_key), header.api_version)
+            if logged is not None:
+                logged.outcome = "failed"  # a bug of ours, as much as a handler's exception
             return Close(f"failed to encode the response: {exc!r}")
 
     def _unsupported(self, header: RequestHeader, conn: Connection, why: str) -> Deferred:
@@ -126,10 +130,14 @@ class Core:
     def handle(self, request: Request, ctx: RequestContext) -> Deferred:
         """The outcome of one decoded request: a Deferred of the response message,
         :data:`NO_RESPONSE` or a :class:`Close`."""
+        return self._handle(request, ctx)[1]
+
+    def _handle(self, request: Request,
+                ctx: RequestContext) -> tuple[LoggedRequest | None, Deferred]:
         api_key, version = request.api_key, request.api_version
         entry = self.registry.get(api_key)
         if entry is None or not entry.min_version <= version <= entry.max_version:
-            return self._unsupported(
+            return None, self._unsupported(
                 request.header, Connection(ctx.broker_id, ctx.connection_id, ctx.client_host),
                 f"{API_NAMES.get(api_key, api_key)} v{version}")
         logged = self.requests.record(ctx.now_ms, ctx.broker_id, api_key, version,
@@ -154,10 +162,10 @@ class Core:
             # closes one whose request it failed to process, and everything else goes on.
             log.exception("failed to handle %s v%d", API_NAMES.get(api_key, api_key), version)
             logged.outcome = "failed"
-            return Deferred.resolved(Close(f"failed to handle the request: {exc!r}"))
+            return logged, Deferred.resolved(Close(f"failed to handle the request: {exc!r}"))
         outcome = as_deferred(result)
         outcome.add_callback(logged.finish)
-        return outcome
+        return logged, outcome
 
 
 __all__ = ["Core", "Connection", "RequestContext", "InjectedError", "NO_RESPONSE", "Close",

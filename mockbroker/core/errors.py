@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from wire import errors
 
+#: the longest error message a refusal carries (in characters; well within a Kafka string)
+MAX_MESSAGE_CHARS = 1000
+
 
 class ApiException(Exception):
     """A request refused with Kafka's ``error_code``; ``message`` is what Kafka would write in
     the response's error message field (often nothing)."""
 
     def __init__(self, error_code: int, message: str = ""):
+        if len(message) > MAX_MESSAGE_CHARS:
+            # A message quoting what the client sent (a name near the 32767-byte limit of a
+            # string) could outgrow every response that carries it: it is cut.
+            message = f"{message[:MAX_MESSAGE_CHARS]}..."
         super().__init__(message or errors.error_by_code(error_code).name)
         self.error_code = error_code
         self.message = message

@@ -16,6 +16,9 @@ from mockbroker.core.groups.classic.state import Event
 from mockbroker.core.groups.timers import TimerKey
 from wire import errors
 
+#: the longest string (in UTF-8 bytes) a non-flexible version, or a group record, can carry
+MAX_STRING_BYTES = 0x7FFF
+
 
 class ClassicProtocol(Rebalancer):
     """The requests of the classic protocol, each answered with a result object."""
@@ -68,6 +71,11 @@ class ClassicProtocol(Rebalancer):
         if not group.supports_protocols(req.protocol_type, req.protocols):
             return JoinResult(errors.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID)
         new_id = ClassicGroup.new_member_id(req.client_id, req.group_instance_id)
+        if len(new_id.encode("utf-8", "surrogateescape")) > MAX_STRING_BYTES:
+            # A member id made from a group instance id (or client id) near the limit of a
+            # Kafka string cannot be written back: Kafka 4.4 answers UNKNOWN_SERVER_ERROR and
+            # adds no member.
+            return JoinResult(errors.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID)
         if req.group_instance_id is not None:
             existing = group.static_members.get(req.group_instance_id)
             if existing is not None:
