@@ -8,12 +8,16 @@ for carries it."""
 
 from __future__ import annotations
 
+import uuid
+
 from mockbroker.core.errors import ApiException
 from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
 API_KEY = 9
+#: the id Kafka gives a topic it does not know (a committed offset of a deleted topic)
+ZERO_UUID = uuid.UUID(int=0)
 RESPONSE = response_class(API_KEY)
 
 
@@ -94,7 +98,8 @@ def handle(core, ctx, request):
             for name, parts in by_topic.items():
                 topic = core.cluster.topics.get(name)
                 topics.append(RESPONSE.OffsetFetchResponseTopics(
-                    name=name, topic_id=topic.topic_id if topic and by_id else None,
+                    name=name, topic_id=(topic.topic_id if topic else ZERO_UUID) if by_id
+                    else None,
                     partitions=[_partition(RESPONSE.OffsetFetchResponsePartitions, p, e)
                                 for p, e in parts]))
         groups.append(RESPONSE.OffsetFetchResponseGroup(group_id=g.group_id, topics=topics,

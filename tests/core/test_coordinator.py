@@ -1361,3 +1361,24 @@ def test_a_classic_group_gives_the_shared_parts_all_they_ask_of_a_group():
     missing = sorted(name for name in asked if not hasattr(group, name))
     assert not missing
     assert group.type == "classic" and group.is_empty and not group.is_dead
+
+
+def test_a_join_or_sync_sent_again_while_the_first_waits_answers_both():
+    """Kafka drops the earlier request (its client waits until it times out); here both get the
+    answer, so no connection hangs behind an unanswered request."""
+    h = Harness()
+    a, b = h.stable(2)
+    first = h.join(a, meta=b"sub0")  # a rejoins: the group rebalances, waiting for b
+    again = h.join(a, meta=b"sub0")
+    assert waiting(first) and waiting(again)
+    b_join = h.join(b, meta=b"sub1")
+    assert answer(first) == answer(again) and answer(first).error_code == errors.NONE
+    generation = answer(b_join).generation_id
+    leader = answer(first).leader
+    follower = b if leader == a else a
+    first_sync = h.sync(follower, generation)
+    again_sync = h.sync(follower, generation)
+    assert waiting(first_sync) and waiting(again_sync)
+    h.sync(leader, generation, {a: b"x", b: b"y"})
+    assert answer(first_sync).assignment == answer(again_sync).assignment == \
+        {a: b"x", b: b"y"}[follower]

@@ -8,13 +8,15 @@ shapes: a top-level code, one per partition, or one per group).
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 import wire
 from mockbroker.core.dispatch import Connection
 from mockbroker.core.groups.placement import OFFSETS_TOPIC, partition_for
 from mockbroker.handlers import REGISTRY
-from tests.core.harness import make_core
+from tests.core.harness import make_core, send
 from wire import errors
 
 GROUP = "billing"
@@ -154,3 +156,25 @@ def test_sync_group_v5_without_its_protocol_is_refused_before_the_coordinator_is
         _, response = wire.decode_response(
             SYNC, 5, core.receive(frame, Connection(broker, 1)).value[4:])
         assert response.error_code == errors.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_offset_fetch_by_id_of_a_deleted_topic_answers_with_the_zero_id():
+    """Found by fuzzing: OffsetFetch v10 for every partition of a group that committed to a
+    topic since deleted could not be encoded (the topic has no id any more)."""
+    core = make_core()
+    core.cluster.create_topic("gone", 1)
+    node = core.groups.placement.coordinator_for("g")
+    commit = wire.request_class(8)
+    assert send(core, 8, 8, commit(group_id="g", generation_id_or_member_epoch=-1, topics=[
+        commit.OffsetCommitRequestTopic(name="gone", partitions=[
+            commit.OffsetCommitRequestPartition(partition_index=0, committed_offset=4)])]),
+        broker=node).topics[0].partitions[0].error_code == 0
+    core.cluster.delete_topic("gone")
+    fetch = wire.request_class(9)
+    outcome = core.receive(wire.encode_request(9, 10, 3, "c", fetch(groups=[
+        fetch.OffsetFetchRequestGroup(group_id="g", topics=None)]), size_prefix=False),
+        Connection(node, 1))
+    _, response = wire.decode_response(9, 10, outcome.value[4:])
+    (group,) = response.groups
+    assert [(t.topic_id, [p.committed_offset for p in t.partitions]) for t in group.topics] == \
+        [(uuid.UUID(int=0), [4])]

@@ -72,6 +72,11 @@ class LeaveResult:
     member_errors: list[int] = field(default_factory=list)
 
 
+def _supersede(earlier: Deferred | None, later: Deferred) -> None:
+    if earlier is not None and earlier is not later and not earlier.done:
+        later.add_callback(earlier.resolve)
+
+
 @dataclass(slots=True, eq=False)
 class Member:
     member_id: str
@@ -90,6 +95,18 @@ class Member:
     @property
     def awaiting_join(self) -> bool:
         return self.join_waiter is not None
+
+    def await_join(self, waiter: Deferred) -> None:
+        """The member's JoinGroup waits on ``waiter``.  A JoinGroup it sent earlier and that
+        still waits gets the same answer: Kafka drops it, leaving its client to wait until the
+        request times out, a silent hang a test double should not copy."""
+        _supersede(self.join_waiter, waiter)
+        self.join_waiter = waiter
+
+    def await_sync(self, waiter: Deferred) -> None:
+        """The member's SyncGroup waits on ``waiter`` (an earlier one gets the same answer)."""
+        _supersede(self.sync_waiter, waiter)
+        self.sync_waiter = waiter
 
     @property
     def awaiting_sync(self) -> bool:

@@ -141,13 +141,12 @@ class ClassicProtocol(Rebalancer):
         self._maybe_prepare_rebalance_or_complete_join(group, Event.MEMBER_JOINS)
 
     def _update_member(self, group: ClassicGroup, member: Member, req: JoinRequest,
-                       waiter: Deferred | None) -> None:
+                       waiter: Deferred) -> None:
         member.protocols = list(req.protocols)
         member.rebalance_timeout_ms = req.rebalance_timeout_ms
         member.session_timeout_ms = req.session_timeout_ms
-        member.join_waiter = waiter
-        if waiter is not None:
-            self._maybe_prepare_rebalance_or_complete_join(group, Event.MEMBER_JOINS)
+        member.await_join(waiter)
+        self._maybe_prepare_rebalance_or_complete_join(group, Event.MEMBER_JOINS)
 
     def _update_static_member(self, group: ClassicGroup, req: JoinRequest, old_id: str, new_id: str,
                               waiter: Deferred) -> None:
@@ -214,7 +213,7 @@ class ClassicProtocol(Rebalancer):
             return SyncResult(errors.NONE, member.assignment, group.protocol_type,
                               group.protocol_name)
         waiter = Deferred()
-        member.sync_waiter = waiter
+        member.await_sync(waiter)
         if group.leader_id == member_id:
             full = {m: assignments.get(m, b"") for m in group.members}
             # The assignment is written to __consumer_offsets before anyone is answered.
