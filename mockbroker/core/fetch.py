@@ -12,15 +12,18 @@ partitions a fetch reads, and which of them its answer carries, is its fetch ses
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Callable
 
 from mockbroker.core.clock import Timers
 from mockbroker.core.cluster import Cluster, Partition
 from mockbroker.core.context import InjectedError
-from mockbroker.core.deferred import Deferred
+from mockbroker.core.deferred import Close, Deferred
 from mockbroker.core.replica import replica_error
 from wire import errors
+
+log = logging.getLogger("mockbroker.core")
 
 
 @dataclass(slots=True)
@@ -139,7 +142,12 @@ def long_poll(cluster: Cluster, timers: Timers, positions: list[FetchPosition],
     def finish(reads=None) -> None:
         cluster.append_listeners.discard(on_append)
         timer.cancel()
-        deferred.resolve(respond(read()[0] if reads is None else reads))
+        try:
+            answer = respond(read()[0] if reads is None else reads)
+        except Exception as exc:  # a bug must not leave the fetch, and its connection, hanging
+            log.exception("failed to answer a long-polling fetch")
+            answer = Close(f"failed to answer the fetch: {exc!r}")
+        deferred.resolve(answer)
 
     def on_append(partition: Partition) -> None:
         if partition.topic in topics:

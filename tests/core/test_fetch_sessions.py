@@ -137,3 +137,17 @@ def test_a_fault_on_a_partition_reaches_an_incremental_fetch_that_does_not_name_
     assert rule.fired == 1
     # once the error is gone the partition is sent again, as after a real error
     assert answered(fetch(core, session, 2, {})) == {1: (0, 0, [])}
+
+
+def test_a_long_poll_that_fails_to_answer_closes_instead_of_hanging(core):
+    from mockbroker.core import fetch as core_fetch
+    from mockbroker.core.deferred import Close
+
+    def broken(reads):
+        raise RuntimeError("a bug")
+
+    position = core_fetch.FetchPosition(core.cluster.topics["t"].partitions[0], 3, 0, 1 << 20)
+    waiting = core_fetch.long_poll(core.cluster, core.timers, [position], 1, 100,
+                                   lambda: ([], 0), broken)
+    core.clock.advance(100)
+    assert waiting.done and isinstance(waiting.value, Close) and "a bug" in waiting.value.reason
