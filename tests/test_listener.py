@@ -139,3 +139,29 @@ def test_a_failing_timer_does_not_stop_the_loops_wake_ups():
         cluster.call(schedule, cluster.core)
         wait_for(lambda: fired == ["same moment", "later"], "the timers due after the failure")
         assert cluster.call(lambda: cluster.core.timers.failures) == 1
+
+
+def test_a_frame_that_closes_the_connection_waits_for_the_answers_before_it():
+    """Found by the socket fuzzer: a JoinGroup still waiting when a later frame made the broker
+    close the connection went unanswered while the answers behind it were sent.  Kafka reads a
+    request only once the one before it is answered; here the earlier answers go first, in
+    order, then the connection closes."""
+    join = wire.request_class(11)
+    join_body = join(group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+                     member_id="", protocol_type="consumer",
+                     protocols=[join.JoinGroupRequestProtocol(name="range", metadata=b"")])
+    frames = (wire.encode_request(11, 1, 1, "c", join_body)
+              + wire.encode_request(API_VERSIONS, 3, 2, "c", wire.request_class(API_VERSIONS)(
+                  client_software_name="t", client_software_version="1"))
+              + b"\x00\x00\x00\x04\x7f\xff\x00\x00")  # an API the codec does not know
+    with MockCluster() as cluster:
+        with _connect(cluster) as sock:
+            sock.sendall(frames)
+            answers = []
+            while True:
+                size = sock.recv(4)
+                if not size:
+                    break
+                answers.append(int.from_bytes(_read(sock, int.from_bytes(size, "big"))[:4],
+                                              "big"))
+    assert answers == [1, 2]

@@ -13,6 +13,7 @@ handled.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import struct
@@ -36,6 +37,8 @@ _TURNS_TO_START_A_CONNECTION = 5
 MAX_IN_FLIGHT = 5
 #: how long a client that closed its side gets to read the answers already made
 _FLUSH_TIMEOUT_S = 5
+#: what an answer that will never be given becomes when its connection ends
+_UNANSWERED = Close("the connection ends before this request is answered")
 _connection_ids = itertools.count(1)
 
 
@@ -91,6 +94,7 @@ class BrokerListener:
         slots = asyncio.Semaphore(MAX_IN_FLIGHT)
         sender = asyncio.create_task(self._send_in_order(pending, writer, conn, slots))
         stopping = False
+        broker_closes = False  # a request is answered by closing the connection
         try:
             while True:
                 await slots.acquire()  # muted while MAX_IN_FLIGHT answers are not yet written
@@ -104,6 +108,7 @@ class BrokerListener:
                 if outcome.done:
                     if isinstance(outcome.value, Close):
                         self._closing(conn, outcome.value)
+                        broker_closes = True
                         return
                     answer.set_result(outcome.value)
                 else:
@@ -114,11 +119,18 @@ class BrokerListener:
         except asyncio.CancelledError:
             stopping = True  # the listener is stopping: end this connection now
         finally:
+            pending.put_nowait(None)
+            if broker_closes and not stopping:
+                # The answers to earlier requests go first, as on Kafka, which reads a request
+                # only once the one before it is answered (a JoinGroup may still be waiting).
+                with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
+                    await asyncio.wait_for(asyncio.shield(sender), timeout=_FLUSH_TIMEOUT_S)
             for outcome, answer in list(waiting.items()):
                 outcome.cancel()  # its client is gone: release what it waits on
                 if not answer.done():
-                    answer.set_result(NO_RESPONSE)
-            pending.put_nowait(None)
+                    # Nothing after an answer that is never given may be sent: the answers
+                    # would be out of order, and the client would wait for the missing one.
+                    answer.set_result(_UNANSWERED)
             if not stopping:
                 # a client that closed its side may still read the answers already made
                 try:
