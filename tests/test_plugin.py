@@ -131,7 +131,10 @@ def _run(tmp_path, *args: str):
     return result, outcomes
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+# Under xdist the user's module-scoped cluster is shared by the tests of one module only where
+# they run on one worker: ``--dist loadscope``, as a user with such fixtures runs them.
+@pytest.mark.parametrize("workers", [[], ["-n", "2", "--dist", "loadscope"]],
+                         ids=["serial", "xdist"])
 def test_a_user_suite_passes_with_the_installed_plugin(tmp_path, workers):
     result, outcomes = _run(tmp_path, *workers)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
