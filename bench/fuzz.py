@@ -100,14 +100,20 @@ def main() -> int:
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--serve-flag", action="append", default=[], metavar="FLAG",
+                        help="a mockbroker serve flag for the broker, e.g. "
+                             "--serve-flag=--log-retention-bytes=1048576 (repeatable)")
     args = parser.parse_args()
 
     broker = subprocess.Popen([sys.executable, "-m", "mockbroker.cli", "serve", "--port", "0",
                                "--http-port", "0", *sum((["--topic", f"{t}:3"] for t in
-                                                         TOPICS + ("clients",)), [])],
+                                                         TOPICS + ("clients",)), []),
+                               *args.serve_flag],
                               stdout=subprocess.PIPE, text=True)
     try:
         line = broker.stdout.readline()
+        if not line.startswith("mockbroker ready "):
+            raise SystemExit(f"mockbroker serve did not start (exit {broker.wait()})")
         ready = dict(part.split("=", 1) for part in line.split()[2:])
         bootstrap, admin = ready["bootstrap"], ready["admin"]
         clients = _Clients(bootstrap)
