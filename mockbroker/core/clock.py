@@ -50,34 +50,48 @@ class ManualClock(Clock):
 
 
 class Timer:
-    """A handle on scheduled work; :meth:`cancel` makes it a no-op."""
+    """A handle on scheduled work; :meth:`cancel` makes it a no-op and lets go of the
+    callback (and whatever it holds) at once, not at the deadline."""
 
-    __slots__ = ("deadline_ms", "callback", "cancelled")
+    __slots__ = ("deadline_ms", "callback", "cancelled", "_timers")
 
-    def __init__(self, deadline_ms: int, callback: Callable[[], None]):
+    def __init__(self, deadline_ms: int, callback: Callable[[], None],
+                 timers: "Timers | None" = None):
         self.deadline_ms = deadline_ms
-        self.callback = callback
+        self.callback: Callable[[], None] | None = callback
         self.cancelled = False
+        self._timers = timers
 
     def cancel(self) -> None:
+        if self.cancelled:
+            return
         self.cancelled = True
+        self.callback = None
+        if self._timers is not None:
+            self._timers._note_cancelled()
 
 
 class Timers:
     """A deadline-ordered queue of callbacks."""
+
+    #: cancelled timers are dropped from the queue once they are this many and half of it, so
+    #: a timer cancelled long before its deadline (a session of 30 minutes, a rebalance timeout
+    #: of days) does not stay queued until then
+    COMPACT_AT = 256
 
     def __init__(self, clock: Clock):
         self.clock = clock
         #: timer callbacks that raised (each logged; the timers due with it still ran)
         self.failures = 0
         self._heap: list[tuple[int, int, Timer]] = []
+        self._cancelled = 0  # cancelled timers still in the heap
         self._seq = itertools.count()
         self.on_change: Callable[[], None] | None = None  # the I/O layer re-arms its wake-up
         if isinstance(clock, ManualClock):
             clock.timers = self
 
     def call_at(self, deadline_ms: int, callback: Callable[[], None]) -> Timer:
-        timer = Timer(deadline_ms, callback)
+        timer = Timer(deadline_ms, callback, self)
         earliest = self.next_deadline()
         heapq.heappush(self._heap, (deadline_ms, next(self._seq), timer))
         if self.on_change is not None and (earliest is None or deadline_ms < earliest):
@@ -87,10 +101,27 @@ class Timers:
     def call_later(self, delay_ms: int, callback: Callable[[], None]) -> Timer:
         return self.call_at(self.clock.now_ms() + max(0, delay_ms), callback)
 
+    def __len__(self) -> int:
+        """Timers queued, cancelled ones not yet dropped included."""
+        return len(self._heap)
+
+    def _note_cancelled(self) -> None:
+        self._cancelled += 1
+        if self._cancelled >= self.COMPACT_AT and 2 * self._cancelled >= len(self._heap):
+            self._heap = [entry for entry in self._heap if not entry[2].cancelled]
+            heapq.heapify(self._heap)
+            self._cancelled = 0
+
+    def _pop(self) -> Timer:
+        timer = heapq.heappop(self._heap)[2]
+        if timer.cancelled and self._cancelled:
+            self._cancelled -= 1
+        return timer
+
     def next_deadline(self) -> int | None:
         heap = self._heap
         while heap and heap[0][2].cancelled:
-            heapq.heappop(heap)
+            self._pop()
         return heap[0][0] if heap else None
 
     def run_due(self, now_ms: int | None = None) -> int:
@@ -98,15 +129,15 @@ class Timers:
         raises is logged and counted in :attr:`failures`; the others due with it still run."""
         now = self.clock.now_ms() if now_ms is None else now_ms
         ran = 0
-        heap = self._heap
-        while heap and heap[0][0] <= now:
-            _, _, timer = heapq.heappop(heap)
+        while self._heap and self._heap[0][0] <= now:
+            timer = self._pop()
             if not timer.cancelled:
+                callback, timer.callback = timer.callback, None
                 timer.cancelled = True
                 ran += 1
                 try:
-                    timer.callback()
+                    callback()
                 except Exception:
                     self.failures += 1
-                    log.exception("timer %r failed", timer.callback)
+                    log.exception("timer %r failed", callback)
         return ran

@@ -115,3 +115,66 @@ def test_cancelled_fetch_releases_its_listener_and_timer():
     pending.cancel()
     assert not core.cluster.append_listeners
     assert core.timers.next_deadline() == _retention_check(core)  # the only timer left
+
+
+class _Held:
+    """Something a timer's callback holds (a group, a member)."""
+
+
+def test_a_cancelled_timer_lets_go_of_what_its_callback_holds_at_once():
+    import weakref
+
+    timers = Timers(ManualClock(start_ms=0))
+    held = _Held()
+    ref = weakref.ref(held)
+    timer = timers.call_later(30 * 60_000, lambda held=held: None)
+    del held
+    assert ref() is not None
+    timer.cancel()
+    assert ref() is None  # freed now, not in 30 minutes
+
+
+def test_timers_cancelled_long_before_their_deadline_do_not_pile_up():
+    clock = ManualClock(start_ms=0)
+    timers = Timers(clock)
+    fired = []
+    keep = [timers.call_later(1000 + i, lambda i=i: fired.append(i)) for i in range(10)]
+    for _ in range(20 * Timers.COMPACT_AT):
+        timers.call_later(24 * 3600_000, lambda: fired.append("cancelled")).cancel()
+    assert len(timers) < 2 * Timers.COMPACT_AT + len(keep)
+    clock.advance(25 * 3600_000)
+    assert fired == list(range(10))
+
+
+def test_a_timer_that_cancels_many_others_as_it_runs_leaves_the_rest_due():
+    clock = ManualClock(start_ms=0)
+    timers = Timers(clock)
+    fired = []
+    doomed = [timers.call_later(50, lambda: fired.append("doomed"))
+              for _ in range(3 * Timers.COMPACT_AT)]
+
+    def cancel_all() -> None:
+        fired.append("first")
+        for timer in doomed:
+            timer.cancel()
+
+    timers.call_later(10, cancel_all)
+    timers.call_later(20, lambda: fired.append("second"))
+    clock.advance(100)
+    assert fired == ["first", "second"]
+    assert timers.next_deadline() is None
+
+
+def test_members_that_come_and_go_leave_no_timers_behind():
+    """A member's session timer (30 minutes here) is cancelled when it leaves; two thousand
+    members joining and leaving keep the queue short."""
+    from tests.core.test_coordinator import Harness, answer
+
+    h = Harness()
+    for i in range(2000):
+        member_id, joined = h.join_new(group_id=f"g{i}", session=1_800_000,
+                                       rebalance=1_800_000)
+        h.advance(1)  # the join phase completes
+        assert answer(joined).error_code == 0
+        assert h.leave((member_id, None), group_id=f"g{i}")[0] == 0
+    assert len(h.core.timers) < 2 * Timers.COMPACT_AT
