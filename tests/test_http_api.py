@@ -264,10 +264,10 @@ def test_moving_a_partition_leader_to_a_stopped_broker_is_refused(kafka_admin):
 def test_a_request_the_broker_does_not_serve_is_in_the_log_before_its_connection_closes(
         kafka_cluster, kafka_admin):
     host, port = kafka_cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-    frame = wire.encode_request(24, 3, 9, "txn-client", wire.request_class(24)())
+    frame = wire.encode_request(38, 2, 9, "token-client", wire.request_class(38)())
     with socket.create_connection((host, int(port)), timeout=10) as conn:
         conn.sendall(frame)
         assert conn.recv(4) == b""  # closed, with no answer
-    (logged,) = kafka_admin.requests(client_id="txn-client")
+    (logged,) = kafka_admin.requests(client_id="token-client")
     assert (logged.api, logged.api_version, logged.outcome) == \
-        ("AddPartitionsToTxn", 3, "unsupported")
+        ("CreateDelegationToken", 2, "unsupported")

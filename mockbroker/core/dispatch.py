@@ -25,6 +25,7 @@ from mockbroker.core.fetch_sessions import FetchSessions
 from mockbroker.core.producers import ProducerIds
 from mockbroker.core.requests import LoggedRequest, RequestLog
 from mockbroker.core.settings import resolve_settings
+from mockbroker.core.transactions.coordinator import TransactionCoordinator
 from wire import Request, RequestHeader
 from wire.apis import API_NAMES
 
@@ -50,6 +51,9 @@ class Core:
         self.registry = registry
         self.groups = GroupCoordinator(self.cluster, self.settings)
         self.producers = ProducerIds()
+        self.transactions = TransactionCoordinator(self.cluster, self.settings,
+                                                   self.groups.placement, self.producers)
+        self.transactions.offsets_marker_listeners.append(self.groups.on_transaction_marker)
         self.control = ControlTable(self)
         self.fetch_sessions = FetchSessions(
             self.settings["max_incremental_fetch_session_cache_slots"])

@@ -161,14 +161,17 @@ def long_poll(cluster: Cluster, timers: Timers, positions: list[FetchPosition],
     return deferred
 
 
-def list_offset(partition: Partition, timestamp: int) -> tuple[int, int, int]:
+def list_offset(partition: Partition, timestamp: int, *, read_committed: bool = False
+                ) -> tuple[int, int, int]:
     """ListOffsets for one partition: (offset, timestamp, leader epoch), or (-1, -1, -1) when
-    there is none."""
+    there is none.  The latest offset of a ``read_committed`` reader is the last stable
+    offset."""
     log = partition.log
     if timestamp == -2 or timestamp == -4:  # EARLIEST, EARLIEST_LOCAL
         return log.log_start_offset, -1, log.epoch_at_start(partition.leader_epoch)
     if timestamp == -1:  # LATEST
-        return log.high_watermark, -1, partition.leader_epoch
+        return (log.last_stable_offset if read_committed else log.high_watermark), -1, \
+            partition.leader_epoch
     if timestamp == -3:  # MAX_TIMESTAMP
         return log.max_timestamp() or (-1, -1, -1)
     if timestamp in (-5, -6):  # LATEST_TIERED, EARLIEST_PENDING_UPLOAD: nothing is tiered

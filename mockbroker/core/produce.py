@@ -14,6 +14,7 @@ names another codec, with the base offset and leader epoch patched in by the log
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from mockbroker.core.cluster import Cluster, Partition
 from mockbroker.core.config import topic_value_from_broker
@@ -21,6 +22,7 @@ from mockbroker.core.errors import ApiException
 from mockbroker.core.log import validator
 from mockbroker.core.replica import replica_error
 from wire import CorruptRecordBatchError, errors, records
+from wire.records import BatchHeader
 
 #: The smallest message a v0 message set can hold (``LegacyRecord.RECORD_OVERHEAD_V0``).
 LEGACY_MIN_SIZE = 14
@@ -130,8 +132,23 @@ def _check_batch(cluster: Cluster, partition: Partition, header, view, tail: int
     return None
 
 
+#: asked before a transactional batch that opens its producer's transaction in a partition is
+#: appended: raises ApiException (with the code the producer gets) unless the partition is in
+#: the producer's ongoing transaction (or has just been added to it)
+TransactionCheck = Callable[[Partition, BatchHeader], None]
+
+
+def _in_open_transaction(log, header: BatchHeader) -> bool:
+    """Whether the batch continues its producer's open transaction in this partition (Kafka
+    checks with the coordinator only for the first batch of a transaction)."""
+    entry = log.producer_state.producers.get(header.producer_id)
+    return header.producer_id in log.producer_state.ongoing and entry is not None and \
+        entry.epoch == header.producer_epoch
+
+
 def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *, acks: int,
-                   broker_id: int, client_id: str | None, now_ms: int) -> PartitionAppend:
+                   broker_id: int, client_id: str | None, now_ms: int,
+                   check_transaction: TransactionCheck | None = None) -> PartitionAppend:
     """One partition's records of a Produce sent to ``broker_id``: refused with Kafka's error
     code, or appended (every Fetch waiting on the partition is told)."""
     split = _split_one(data)
@@ -150,6 +167,15 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
     if refused is not None:
         return refused
     log = partition.log
+    if header.is_transactional and not _in_open_transaction(log, header):
+        if check_transaction is None:
+            return PartitionAppend(errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, reason=(
+                "a transactional batch in a produce request with no transactional id"))
+        try:
+            check_transaction(partition, header)
+        except ApiException as exc:
+            return PartitionAppend(exc.error_code, reason=str(exc),
+                                   log_start_offset=log.log_start_offset)
     config = _TopicConfig(cluster, partition, broker_id)
     log_append_time = config["message.timestamp.type"] == "LogAppendTime"
     policy = validator.TimestampPolicy(log_append_time,

@@ -12,6 +12,8 @@ REGISTRY = ApiRegistry()
 
 # Importing a handler module registers it.
 from mockbroker.handlers import (  # noqa: E402,F401
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     alter_configs,
     api_versions,
     create_partitions,
@@ -24,6 +26,7 @@ from mockbroker.handlers import (  # noqa: E402,F401
     describe_groups,
     describe_log_dirs,
     describe_topic_partitions,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -40,6 +43,7 @@ from mockbroker.handlers import (  # noqa: E402,F401
     offset_for_leader_epoch,
     produce,
     sync_group,
+    txn_offset_commit,
 )
 
 

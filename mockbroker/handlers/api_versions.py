@@ -9,12 +9,15 @@ client software name or version that is not alphanumerics with ``-`` and ``.`` i
 (KIP-1242) a ClusterId without a NodeId or a NodeId without a ClusterId.  A v5 request naming
 another cluster, or this cluster but another node, is answered REBOOTSTRAP_REQUIRED: the client
 reached a broker other than the one its metadata expects.  Both answers carry no API keys.
+
+From v3 the answer lists the cluster's features (:mod:`mockbroker.core.features`).
 """
 
 from __future__ import annotations
 
 import re
 
+from mockbroker.core import features
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 from mockbroker.handlers.registry import ApiRegistry
@@ -62,4 +65,12 @@ def handle(core, ctx, request):
         return RESPONSE(error_code=errors.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
     if _names_another_broker(core, ctx, request):
         return RESPONSE(error_code=errors.REBOOTSTRAP_REQUIRED, api_keys=[], throttle_time_ms=0)
-    return RESPONSE(error_code=errors.NONE, api_keys=_keys(core.registry), throttle_time_ms=0)
+    return RESPONSE(
+        error_code=errors.NONE, api_keys=_keys(core.registry), throttle_time_ms=0,
+        supported_features=[RESPONSE.SupportedFeatureKey(
+            name=f.name, min_version=f.min_supported, max_version=f.max_supported)
+            for f in features.supported(ctx.api_version)],
+        finalized_features_epoch=features.FINALIZED_FEATURES_EPOCH,
+        finalized_features=[RESPONSE.FinalizedFeatureKey(
+            name=f.name, min_version_level=f.finalized, max_version_level=f.finalized)
+            for f in features.finalized()])

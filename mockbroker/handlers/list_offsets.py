@@ -39,7 +39,8 @@ def handle(core, ctx, request):
             else:
                 out.error_code = replica_error(partition, ctx.broker_id, p.current_leader_epoch)
             if out.error_code == errors.NONE:
-                out.offset, out.timestamp, out.leader_epoch = list_offset(partition, p.timestamp)
+                out.offset, out.timestamp, out.leader_epoch = list_offset(
+                    partition, p.timestamp, read_committed=request.isolation_level == 1)
             partitions.append(out)
         topics.append(RESPONSE.ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
     return RESPONSE(topics=topics)

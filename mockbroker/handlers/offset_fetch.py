@@ -21,7 +21,7 @@ ZERO_UUID = uuid.UUID(int=0)
 RESPONSE = response_class(API_KEY)
 
 
-def _fetch(core, ctx, group_id, topics, by_id):
+def _fetch(core, ctx, group_id, topics, by_id, require_stable=False):
     """(group error, {topic name: [(partition, entry or None)]})"""
     cluster = core.cluster
     wanted = None
@@ -37,7 +37,8 @@ def _fetch(core, ctx, group_id, topics, by_id):
             names[(t.name, t.topic_id) if by_id else t.name] = name
             wanted.extend((name, p) for p in t.partition_indexes)
     try:
-        found = core.groups.offsets.fetch(ctx.broker_id, group_id, wanted)
+        found = core.groups.offsets.fetch(ctx.broker_id, group_id, wanted,
+                                          require_stable=require_stable)
     except ApiException as exc:
         return exc.error_code, {}
     by_topic: dict[str, list] = {}
@@ -47,6 +48,8 @@ def _fetch(core, ctx, group_id, topics, by_id):
 
 
 def _partition(cls, partition, entry, error=errors.NONE):
+    if isinstance(entry, ApiException):  # an open transaction's offset (require_stable)
+        entry, error = None, entry.error_code
     if entry is None:
         return cls(partition_index=partition, committed_offset=-1, committed_leader_epoch=-1,
                    metadata="", error_code=error)
@@ -63,7 +66,8 @@ ERRORS = (KeyedShape("groups", "group_id", "groups", "group_id"),)
 def handle(core, ctx, request):
     version = ctx.api_version
     if version < 8:
-        error, by_topic = _fetch(core, ctx, request.group_id, request.topics, False)
+        error, by_topic = _fetch(core, ctx, request.group_id, request.topics, False,
+                                 version >= 7 and request.require_stable)
         topics = []
         if error != errors.NONE and version >= 2:
             return RESPONSE(topics=[], error_code=error)
@@ -81,7 +85,8 @@ def handle(core, ctx, request):
     by_id = version >= 10
     groups = []
     for g in request.groups:
-        error, by_topic = _fetch(core, ctx, g.group_id, g.topics, by_id)
+        error, by_topic = _fetch(core, ctx, g.group_id, g.topics, by_id,
+                                 request.require_stable)
         topics = []
         if error != errors.NONE:
             pass  # the group's error, with no topics

@@ -10,6 +10,7 @@ does on Kafka.
 from __future__ import annotations
 
 from mockbroker.core.deferred import Close
+from mockbroker.core.errors import ApiException
 from mockbroker.core.produce import append_records
 from mockbroker.core.error_responses import PartitionShape
 from mockbroker.handlers import REGISTRY
@@ -25,12 +26,39 @@ ERRORS = PartitionShape("topic_data", "name", "partition_data", "index", "respon
                         "partition_responses", "index", acks_zero_closes=True)
 
 
+def _verification_error(code: int, version: int) -> int:
+    """What a producer is told when the transaction coordinator refuses the first write of a
+    transaction to a partition (Kafka's ``AddPartitionsToTxnManager``): a coordinator it cannot
+    reach, or one still completing the last transaction before version 12, is retriable
+    NOT_ENOUGH_REPLICAS; a fenced producer INVALID_PRODUCER_EPOCH; a partition never added is
+    TRANSACTION_ABORTABLE from version 11, INVALID_TXN_STATE before."""
+    if code in (errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE,
+                errors.COORDINATOR_LOAD_IN_PROGRESS) or \
+            (code == errors.CONCURRENT_TRANSACTIONS and version < 12):
+        return errors.NOT_ENOUGH_REPLICAS
+    if code == errors.PRODUCER_FENCED:
+        return errors.INVALID_PRODUCER_EPOCH
+    if code == errors.TRANSACTION_ABORTABLE and version < 11:
+        return errors.INVALID_TXN_STATE
+    return code
+
+
 @REGISTRY.handler(API_KEY, 3, 13, advertised_min=0, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     version = ctx.api_version
     topics = []
     leaders = set()
+    check_transaction = None
+    if request.transactional_id is not None:
+        def check_transaction(partition, header):
+            try:
+                core.transactions.check_write(
+                    request.transactional_id, header.producer_id, header.producer_epoch,
+                    (partition.topic.name, partition.index), add=version >= 12)
+            except ApiException as exc:
+                raise ApiException(_verification_error(exc.error_code, version),
+                                   str(exc)) from None
     for topic_data in request.topic_data:
         topic, missing = find_topic(cluster, version >= 13, topic_data.name, topic_data.topic_id)
         partitions = []
@@ -44,7 +72,7 @@ def handle(core, ctx, request):
             else:
                 result = append_records(cluster, partition, pdata.records, acks=request.acks,
                                         broker_id=ctx.broker_id, client_id=ctx.client_id,
-                                        now_ms=ctx.now_ms)
+                                        now_ms=ctx.now_ms, check_transaction=check_transaction)
                 out.error_code = result.error_code
                 out.base_offset = result.base_offset
                 out.log_append_time_ms = result.log_append_time

@@ -82,3 +82,24 @@ GROUP_METADATA_VALUE = M('GroupMetadataValue', 'coordinator-value', '0-4', '4+',
     F('current_state_timestamp', 'int64', '2+', default=-1, ignorable=True),
     F('members', '[]MemberMetadata', '0+', fields=MEMBER_METADATA),
 ], api_key=2)
+
+TRANSACTION_LOG_KEY = M('TransactionLogKey', 'coordinator-key', '0', 'none', [
+    F('transactional_id', 'string', '0'),
+], api_key=0)
+
+TRANSACTION_LOG_VALUE = M('TransactionLogValue', 'coordinator-value', '0-1', '1+', [
+    F('producer_id', 'int64', '0+'),
+    F('previous_producer_id', 'int64', '1+', default=-1, tag=0, tagged='1+'),
+    F('next_producer_id', 'int64', '1+', default=-1, tag=1, tagged='1+'),
+    F('producer_epoch', 'int16', '0+'),
+    F('next_producer_epoch', 'int16', '1+', default=-1, tag=3, tagged='1+'),
+    F('transaction_timeout_ms', 'int32', '0+'),
+    F('transaction_status', 'int8', '0+'),
+    F('transaction_partitions', '[]PartitionsSchema', '0+', nullable='0+', fields=[
+        F('topic', 'string', '0+'),
+        F('partition_ids', '[]int32', '0+'),
+    ]),
+    F('transaction_last_update_timestamp_ms', 'int64', '0+'),
+    F('transaction_start_timestamp_ms', 'int64', '0+'),
+    F('client_transaction_version', 'int16', '1+', tag=2, tagged='1+'),
+], api_key=0)

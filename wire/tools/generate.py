@@ -1,17 +1,18 @@
 """Write :mod:`wire.definitions` from Apache Kafka's message specs.
 
 Kafka publishes its message specs as JSON resources inside its jars (``common/message/*.json``
-in ``kafka-clients`` and ``kafka-group-coordinator``).  This tool reads them from those jars and
+in ``kafka-clients``, ``kafka-group-coordinator`` and ``kafka-transaction-coordinator``).  This tool reads them from those jars and
 writes the facts a codec needs (names, types, version ranges, nullability, tags, defaults) in our
 own compact form, one module per API, dropping everything else.  It is run by hand when we move to
 a newer Kafka; ``tests/wire/test_conformance.py`` holds the result against the jars on every run.
 
     python -m wire.tools.generate --jar .cache/jars/kafka-clients-4.4.0.jar \
-        --jar .cache/jars/kafka-group-coordinator-4.4.0.jar --kafka-version 4.4.0
+        --jar .cache/jars/kafka-group-coordinator-4.4.0.jar \
+        --jar .cache/jars/kafka-transaction-coordinator-4.4.0.jar --kafka-version 4.4.0
 
-Those two jars hold every spec we generate from: the requests and responses of every API a
-broker listener serves, and the embedded formats in EMBEDDED (the transaction and share
-coordinators' jars hold only their own log records, which a broker we mock never writes).
+Those three jars hold every spec we generate from: the requests and responses of every API a
+broker listener serves, and the embedded formats in EMBEDDED (the share coordinator's jar holds
+only its own log records, which a broker we mock never writes).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ EMBEDDED = (
     "LegacyOffsetCommitKey", "LegacyOffsetCommitValue",
     "OffsetCommitKey", "OffsetCommitValue",
     "GroupMetadataKey", "GroupMetadataValue",
+    "TransactionLogKey", "TransactionLogValue",
 )
 
 _LINE_COMMENT = re.compile(r"^\s*//.*$", re.M)

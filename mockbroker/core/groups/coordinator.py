@@ -152,7 +152,22 @@ class GroupCoordinator:
             if group is None:
                 group = groups[group_id] = OFFSETS_ONLY_GROUP(group_id, now)
             group.offsets = entries
+        for group_id, by_producer in replayed.pending.items():
+            group = groups.get(group_id)
+            if group is None:
+                group = groups[group_id] = OFFSETS_ONLY_GROUP(group_id, now)
+            group.pending_offsets = by_producer
         return groups
+
+    def on_transaction_marker(self, partition: Partition, producer_id: int,
+                              commit: bool) -> None:
+        """A transaction's marker landed on a ``__consumer_offsets`` partition: the offsets it
+        committed there become the groups' committed offsets, or are dropped."""
+        shard = self.shards.get(partition.index)
+        if shard is None or shard.loading:
+            return
+        for group in shard.groups.values():
+            self.offsets.end_transaction(group, producer_id, commit)
 
     # -- offset retention ------------------------------------------------------------------------
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.core.errors import ApiException
 from mockbroker.core.groups import records
 from mockbroker.core.groups.records import OffsetEntry
+from wire import errors
 
 if TYPE_CHECKING:
     from mockbroker.core.groups.coordinator import GroupCoordinator
@@ -37,17 +39,51 @@ class Offsets:
             for (topic, index), entry in entries.items()])
         group.offsets.update(entries)
 
+    def store_pending(self, group, producer_id: int, producer_epoch: int,
+                      entries: dict[tuple[str, int], OffsetEntry]) -> None:
+        """Offsets committed in the producer's transaction (TxnOffsetCommit): written as a
+        transactional batch, and the group's only when the transaction commits."""
+        coordinator = self._coordinator
+        partition = coordinator.placement.offsets_partition(group.group_id)
+        records.append(partition, coordinator.now, [
+            records.offset_commit_record(group.group_id, topic, index, entry)
+            for (topic, index), entry in entries.items()],
+            producer_id=producer_id, producer_epoch=producer_epoch)
+        coordinator.cluster.notify_append(partition)
+        group.pending_offsets.setdefault(producer_id, {}).update(entries)
+
+    @staticmethod
+    def end_transaction(group, producer_id: int, commit: bool) -> None:
+        pending = group.pending_offsets.pop(producer_id, None)
+        if pending and commit and not group.is_dead:
+            group.offsets.update(pending)
+
+    @staticmethod
+    def unstable(group, partition: tuple[str, int]) -> bool:
+        """Whether an open transaction has committed an offset of ``partition`` (what an
+        OffsetFetch with ``require_stable`` is refused for)."""
+        return group is not None and any(partition in entries
+                                          for entries in group.pending_offsets.values())
+
     def delete(self, group, keys: list[tuple[str, int]]) -> None:
         self._write(group.group_id, [records.offset_tombstone(group.group_id, topic, index)
                                      for topic, index in keys])
         for key in keys:
             group.offsets.pop(key, None)
 
-    def fetch(self, broker_id: int, group_id: str, partitions: list[tuple[str, int]] | None
-              ) -> dict[tuple[str, int], OffsetEntry | None]:
-        """OffsetFetch on ``broker_id``: ApiException unless it coordinates the group."""
+    def fetch(self, broker_id: int, group_id: str, partitions: list[tuple[str, int]] | None,
+              *, require_stable: bool = False
+              ) -> dict[tuple[str, int], OffsetEntry | None | ApiException]:
+        """OffsetFetch on ``broker_id``: ApiException unless it coordinates the group.  With
+        ``require_stable``, a partition an open transaction committed an offset for is given
+        an UNSTABLE_OFFSET_COMMIT exception instead of its entry."""
         group = self._coordinator.shard_for(group_id, broker_id).groups.get(group_id)
-        return self.committed(group, partitions)
+        found: dict = self.committed(group, partitions)
+        if require_stable and group is not None and group.pending_offsets:
+            for key in found:
+                if self.unstable(group, key):
+                    found[key] = ApiException(errors.UNSTABLE_OFFSET_COMMIT)
+        return found
 
     @staticmethod
     def committed(group, partitions: list[tuple[str, int]] | None

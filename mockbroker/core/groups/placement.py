@@ -16,9 +16,6 @@ from wire import errors
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_TOPIC = "__transaction_state"
-#: Kafka's transaction.state.log.num.partitions and its replication factor's default
-TRANSACTION_TOPIC_PARTITIONS = 50
-TRANSACTION_TOPIC_REPLICATION = 3
 #: FindCoordinator's key types
 GROUP_KEY, TRANSACTION_KEY = 0, 1
 
@@ -54,6 +51,8 @@ class Placement:
         self.cluster = cluster
         self.settings = settings
         self._on_offsets_created = on_offsets_created
+        #: called with each partition of ``__transaction_state`` when it is created
+        self.on_transactions_created: Callable[[Partition], None] = lambda partition: None
 
     @property
     def offsets_partitions(self) -> int:
@@ -79,9 +78,17 @@ class Placement:
     def offsets_partition(self, group_id: str) -> Partition:
         return self.offsets_topic().partitions[partition_for(group_id, self.offsets_partitions)]
 
+    def transactions_topic(self):
+        topic, created = self._internal_topic(
+            TRANSACTION_TOPIC, self.settings["transaction_state_log_num_partitions"],
+            self.settings["transaction_state_log_replication_factor"])
+        if created:
+            for partition in topic.partitions:
+                self.on_transactions_created(partition)
+        return topic
+
     def transaction_partition(self, transactional_id: str) -> Partition:
-        topic, _ = self._internal_topic(TRANSACTION_TOPIC, TRANSACTION_TOPIC_PARTITIONS,
-                                        TRANSACTION_TOPIC_REPLICATION)
+        topic = self.transactions_topic()
         return topic.partitions[partition_for(transactional_id, len(topic.partitions))]
 
     def coordinator_for(self, key: str, key_type: int = GROUP_KEY) -> int:

@@ -77,13 +77,17 @@ def group_metadata_record(group, assignments: dict[str, bytes], now_ms: int):
                                                GROUP_METADATA_VALUE_VERSION, value)
 
 
-def append(partition, now_ms: int, entries: list[tuple[bytes, bytes | None]]) -> None:
-    """Append key/value records to a ``__consumer_offsets`` partition as one batch."""
+def append(partition, now_ms: int, entries: list[tuple[bytes, bytes | None]], *,
+           producer_id: int = -1, producer_epoch: int = -1) -> None:
+    """Append key/value records to a ``__consumer_offsets`` partition as one batch (a
+    transactional one for offsets committed in a transaction: ``producer_id`` and its epoch)."""
     if not entries:
         return
-    batch = records.encode_batch([(key, value, [], now_ms) for key, value in entries])
+    batch = records.encode_batch([(key, value, [], now_ms) for key, value in entries],
+                                 producer_id=producer_id, producer_epoch=producer_epoch,
+                                 is_transactional=producer_id >= 0)
     header: BatchHeader = read_batch_header(batch)
-    partition.log.append(batch, header, partition.leader_epoch, now_ms)
+    partition.log.append(batch, header, partition.leader_epoch, now_ms, trusted=True)
 
 
 @dataclass(slots=True)
@@ -104,6 +108,8 @@ class Replayed:
 
     metadata: dict[str, tuple[int, Any]]
     offsets: dict[str, dict[tuple[str, int], OffsetEntry]]
+    #: offsets of transactions with no marker yet: group -> producer id -> offsets
+    pending: dict[str, dict[int, dict[tuple[str, int], OffsetEntry]]]
 
 
 def replay(log: PartitionLog) -> Replayed:
@@ -111,7 +117,17 @@ def replay(log: PartitionLog) -> Replayed:
     and a tombstone deletes what its key names (a group tombstone its offsets too)."""
     metadata: dict[str, tuple[int, Any]] = {}
     offsets: dict[str, dict[tuple[str, int], OffsetEntry]] = {}
+    pending: dict[int, dict[str, dict[tuple[str, int], OffsetEntry]]] = {}
     for stored in log.batches:
+        header = read_batch_header(stored.data)
+        if header.is_control:
+            # a transaction's marker: its offsets are committed now, or dropped
+            by_group = pending.pop(header.producer_id, {})
+            record = records.decode_records(stored.data, verify_crc=False)[0]
+            if records.decode_control_record(record).type == records.CONTROL_COMMIT:
+                for group_id, entries in by_group.items():
+                    offsets.setdefault(group_id, {}).update(entries)
+            continue
         for record in records.decode_records(stored.data, verify_crc=False):
             if record.key is None or len(record.key) < 2:
                 continue
@@ -119,6 +135,13 @@ def replay(log: PartitionLog) -> Replayed:
             key_bytes = bytes(record.key[2:])
             if kind in OFFSET_COMMIT_TYPES:
                 key = embedded_struct("OffsetCommitKey", 0).decode(key_bytes)[0]
+                if header.is_transactional:
+                    _, value = _decode_value("OffsetCommitValue", record.value)
+                    pending.setdefault(header.producer_id, {}).setdefault(key.group, {})[
+                        (key.topic, key.partition)] = OffsetEntry(
+                        value.offset, value.leader_epoch, value.metadata,
+                        value.commit_timestamp, value.expire_timestamp)
+                    continue
                 bucket = offsets.setdefault(key.group, {})
                 if record.value is None:
                     bucket.pop((key.topic, key.partition), None)
@@ -135,7 +158,11 @@ def replay(log: PartitionLog) -> Replayed:
                     continue
                 metadata[key.group] = (kind, _decode_value("GroupMetadataValue",
                                                            record.value)[1])
-    return Replayed(metadata, offsets)
+    by_group: dict[str, dict[int, dict[tuple[str, int], OffsetEntry]]] = {}
+    for producer_id, groups in pending.items():
+        for group_id, entries in groups.items():
+            by_group.setdefault(group_id, {})[producer_id] = entries
+    return Replayed(metadata, offsets, by_group)
 
 
 def _decode_value(name: str, data: bytes):

@@ -116,7 +116,8 @@ class PartitionLog:
     def last_stable_offset(self) -> int:
         """The first offset a ``read_committed`` consumer may not read yet: below every open
         transaction's first offset (with none open, the high watermark)."""
-        return self.high_watermark
+        first = self.producer_state.first_unstable_offset()
+        return self.high_watermark if first is None else min(first, self.high_watermark)
 
     def aborted_transactions(self, start: int, end: int) -> list[tuple[int, int]]:
         """(producer id, first offset) of each aborted transaction with records in
@@ -127,9 +128,10 @@ class PartitionLog:
     # -- appends -------------------------------------------------------------------------------
 
     def append(self, batch: bytes, header: BatchHeader, leader_epoch: int, now_ms: int, *,
-               log_append_time: bool = False) -> AppendResult:
-        """Store one validated batch; raises :class:`ApiException` for sequence problems."""
-        duplicate = self.producer_state.check(header)
+               log_append_time: bool = False, trusted: bool = False) -> AppendResult:
+        """Store one validated batch; raises :class:`ApiException` for sequence problems.  A
+        ``trusted`` batch is the broker's own (a coordinator's records): no sequence checks."""
+        duplicate = None if trusted else self.producer_state.check(header)
         if duplicate is not None:
             # Kafka answers a duplicate with the batch's max timestamp as its append time
             return AppendResult(duplicate.base_offset, duplicate.timestamp, duplicate=True)
@@ -141,23 +143,40 @@ class PartitionLog:
             data = records.set_log_append_time(data, now_ms)
             max_timestamp = append_time = now_ms
         last = base + header.last_offset_delta
-        self._maybe_roll(base, len(data), max_timestamp, now_ms)
-        self.batches.append(StoredBatch(base, last, max_timestamp, data))
-        self._bases.append(base)
-        self.size_bytes += len(data)
-        segment = self.segments[-1]
-        if segment.size == 0:
-            segment.rolling_timestamp = max_timestamp
-            if segment.created_ms < 0:
-                segment.created_ms = now_ms
-        segment.size += len(data)
-        segment.max_timestamp = max(segment.max_timestamp, max_timestamp)
-        segment.last_modified_ms = now_ms
-        self.log_end_offset = last + 1
-        if not self.epochs or self.epochs[-1][0] < leader_epoch:
-            self.epochs.append((leader_epoch, base))
+        self._store(StoredBatch(base, last, max_timestamp, data), now_ms, leader_epoch)
         self.producer_state.record(header, base, last, max_timestamp)
         return AppendResult(base, append_time)
+
+    def append_marker(self, batch: bytes, header: BatchHeader, leader_epoch: int, now_ms: int,
+                      *, commit: bool) -> int:
+        """Store a commit or abort marker the coordinator wrote (a control batch), closing the
+        producer's transaction here; returns the marker's offset."""
+        pid = header.producer_id
+        self.producer_state.check_marker(pid, header.producer_epoch)
+        base = self.log_end_offset
+        data = records.patch(batch, base_offset=base, partition_leader_epoch=leader_epoch)
+        self._store(StoredBatch(base, base, header.max_timestamp, data), now_ms, leader_epoch)
+        first = self.producer_state.end_transaction(pid, header.producer_epoch)
+        if not commit and first is not None:
+            self.aborted.append(AbortedTransaction(pid, first, base))
+        return base
+
+    def _store(self, stored: StoredBatch, now_ms: int, leader_epoch: int) -> None:
+        self._maybe_roll(stored.base_offset, stored.size, stored.max_timestamp, now_ms)
+        self.batches.append(stored)
+        self._bases.append(stored.base_offset)
+        self.size_bytes += stored.size
+        segment = self.segments[-1]
+        if segment.size == 0:
+            segment.rolling_timestamp = stored.max_timestamp
+            if segment.created_ms < 0:
+                segment.created_ms = now_ms
+        segment.size += stored.size
+        segment.max_timestamp = max(segment.max_timestamp, stored.max_timestamp)
+        segment.last_modified_ms = now_ms
+        self.log_end_offset = stored.last_offset + 1
+        if not self.epochs or self.epochs[-1][0] < leader_epoch:
+            self.epochs.append((leader_epoch, stored.base_offset))
 
     def _maybe_roll(self, base: int, size: int, max_timestamp: int, now_ms: int) -> None:
         """Start a new segment at ``base`` when the active one is not empty and the batch would

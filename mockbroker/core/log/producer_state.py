@@ -2,8 +2,9 @@
 
 Per producer id: its epoch and the sequence numbers of its last five batches, so a retried
 batch is recognised as a duplicate (and answered with its original offset), a gap is
-OUT_OF_ORDER_SEQUENCE_NUMBER, and an older epoch is fenced.  Transactions will keep their
-ongoing state here too.
+OUT_OF_ORDER_SEQUENCE_NUMBER, and an older epoch is fenced.  A producer's open transaction in
+the partition is kept by the offset of its first batch, until its commit or abort marker: the
+earliest of those offsets is the partition's last stable offset.
 """
 
 from __future__ import annotations
@@ -51,6 +52,12 @@ class ProducerState:
 
     def __init__(self) -> None:
         self.producers: dict[int, ProducerEntry] = {}
+        #: producer id -> first offset of its open transaction in this partition
+        self.ongoing: dict[int, int] = {}
+
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the earliest open transaction, or None."""
+        return min(self.ongoing.values()) if self.ongoing else None
 
     def check(self, header: BatchHeader) -> ProducerBatch | None:
         """Kafka's idempotence rules for a batch about to be appended: the earlier batch it
@@ -63,6 +70,9 @@ class ProducerState:
         epoch = header.producer_epoch
         first = header.base_sequence
         last = _next_seq(first, header.last_offset_delta)
+        if not header.is_transactional and pid in self.ongoing:
+            raise ApiException(errors.INVALID_TXN_STATE, (
+                f"producer {pid} wrote a non-transactional batch in its open transaction"))
         if entry is None:
             return None  # a producer this partition has not seen may start anywhere
         if epoch < entry.epoch:
@@ -94,3 +104,22 @@ class ProducerState:
         entry.batches.append(ProducerBatch(
             header.base_sequence, _next_seq(header.base_sequence, header.last_offset_delta),
             base_offset, last_offset, timestamp))
+        if header.is_transactional:
+            self.ongoing.setdefault(header.producer_id, base_offset)
+
+    def check_marker(self, producer_id: int, epoch: int) -> None:
+        """A marker with an epoch older than the producer's is from a fenced coordinator."""
+        entry = self.producers.get(producer_id)
+        if entry is not None and epoch < entry.epoch:
+            raise ApiException(errors.INVALID_PRODUCER_EPOCH, (
+                f"marker of producer {producer_id} epoch {epoch} is older than {entry.epoch}"))
+
+    def end_transaction(self, producer_id: int, epoch: int) -> int | None:
+        """A marker closes the producer's transaction here: the first offset it had (None when
+        it wrote nothing to this partition).  A marker with a new epoch (transaction version 2)
+        starts the producer's sequence afresh."""
+        entry = self.producers.setdefault(producer_id, ProducerEntry())
+        if epoch > entry.epoch:
+            entry.epoch = epoch
+            entry.batches.clear()
+        return self.ongoing.pop(producer_id, None)

@@ -152,6 +152,8 @@ class ClassicGroup:
         self.static_members: dict[str, str] = {}
         self.new_member_added = False
         self.offsets: dict[tuple[str, int], OffsetEntry] = {}
+        #: offsets committed in open transactions, by producer id, until the marker
+        self.pending_offsets: dict[int, dict[tuple[str, int], OffsetEntry]] = {}
 
     @classmethod
     def from_record(cls, group_id: str, value, now_ms: int) -> "ClassicGroup":

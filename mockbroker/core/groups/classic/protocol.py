@@ -307,16 +307,19 @@ class ClassicProtocol(Rebalancer):
 
     def validate_offset_commit(self, broker_id: int, group_id: str, member_id: str,
                                group_instance_id: str | None, generation_id: int,
-                               api_version: int) -> ClassicGroup:
-        """The group an OffsetCommit writes to, or ApiException with the code every partition
-        gets.  A commit with generation -1 from outside the group (a simple consumer, an admin
-        tool) is allowed while the group is empty, and creates it if needed."""
+                               api_version: int, *, transactional: bool = False
+                               ) -> ClassicGroup:
+        """The group an OffsetCommit (or a TxnOffsetCommit: ``transactional``) writes to, or
+        ApiException with the code every partition gets.  A commit with generation -1 from
+        outside the group (a simple consumer, an admin tool) is allowed while the group is
+        empty, and creates it if needed; a transactional one is allowed in any state, and
+        neither checks for a rebalance."""
         shard = self.coordinator.shard_for(group_id, broker_id)
         group = shard.groups.get(group_id)
         if group is None:
             if generation_id >= 0:
-                raise ApiException(errors.GROUP_ID_NOT_FOUND if api_version >= 9
-                                 else errors.ILLEGAL_GENERATION)
+                raise ApiException(errors.GROUP_ID_NOT_FOUND if api_version >= 9 and
+                                   not transactional else errors.ILLEGAL_GENERATION)
             group = shard.groups[group_id] = ClassicGroup(group_id, self.now)
         if group.is_(DEAD):
             raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
@@ -326,9 +329,9 @@ class ClassicProtocol(Rebalancer):
             group.validate_member(member_id, group_instance_id)
             if generation_id != group.generation_id:
                 raise ApiException(errors.ILLEGAL_GENERATION)
-        elif not group.is_(E):
+        elif not group.is_(E) and not transactional:
             raise ApiException(errors.UNKNOWN_MEMBER_ID)
-        if group.is_(CR):
+        if group.is_(CR) and not transactional:
             raise ApiException(errors.REBALANCE_IN_PROGRESS)
         member = group.members.get(member_id)
         if member is not None and group.is_(ST, PR):

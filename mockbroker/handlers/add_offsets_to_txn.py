@@ -1,0 +1,28 @@
+"""AddOffsetsToTxn (key 25): a group's ``__consumer_offsets`` partition joins a producer's
+transaction, before the producer commits the group's offsets in it (TxnOffsetCommit).  Before
+version 2, PRODUCER_FENCED is said as INVALID_PRODUCER_EPOCH."""
+
+from __future__ import annotations
+
+from mockbroker.core.errors import ApiException
+from mockbroker.core.groups.placement import OFFSETS_TOPIC
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 25
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY, 0, 4)
+def handle(core, ctx, request):
+    try:
+        partition = core.groups.placement.offsets_partition(request.group_id)
+        core.transactions.add_partitions(ctx.broker_id, request.transactional_id,
+                                         request.producer_id, request.producer_epoch,
+                                         [(OFFSETS_TOPIC, partition.index)])
+        code = errors.NONE
+    except ApiException as exc:
+        code = exc.error_code
+    if code == errors.PRODUCER_FENCED and ctx.api_version < 2:
+        code = errors.INVALID_PRODUCER_EPOCH
+    return RESPONSE(throttle_time_ms=0, error_code=code)

@@ -1,0 +1,99 @@
+"""TxnOffsetCommit (key 28): a producer commits a group's offsets in its transaction
+(consume-transform-produce, KIP-98 and KIP-447).
+
+The offsets are written to the group's ``__consumer_offsets`` partition as a transactional batch
+and become the group's committed offsets when the transaction commits (dropped when it aborts);
+until then an OffsetFetch with ``require_stable`` is refused for those partitions.  The group's
+partition must be in the transaction: added by AddOffsetsToTxn, or, from version 5
+(transaction version 2, KIP-890), added here.  Like OffsetCommit, unknown topics are refused
+first; from version 3 the member and generation are checked as for a commit (KIP-447), but a
+rebalance in progress does not refuse it.  Version 6 names topics by id.
+"""
+
+from __future__ import annotations
+
+from mockbroker.core.errors import ApiException
+from mockbroker.core.groups.offsets import OffsetEntry
+from mockbroker.core.groups.placement import OFFSETS_TOPIC
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 28
+RESPONSE = response_class(API_KEY)
+
+
+def _verification_error(code: int, version: int) -> int:
+    """The transaction coordinator's refusal as this API says it (Kafka's group coordinator
+    maps it as for a produce): a coordinator it cannot reach is COORDINATOR_NOT_AVAILABLE, a
+    fenced producer INVALID_PRODUCER_EPOCH, the group's partition never added
+    TRANSACTION_ABORTABLE from version 4 and INVALID_TXN_STATE before."""
+    if code in (errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE,
+                errors.COORDINATOR_LOAD_IN_PROGRESS):
+        return errors.COORDINATOR_NOT_AVAILABLE
+    if code == errors.PRODUCER_FENCED:
+        return errors.INVALID_PRODUCER_EPOCH
+    if code == errors.TRANSACTION_ABORTABLE and version < 4:
+        return errors.INVALID_TXN_STATE
+    return code
+
+
+def _settle(core, ctx, request) -> tuple[object | None, int]:
+    """(the group, NONE) once the transaction and the group accept the commit; else (None,
+    the error every partition gets)."""
+    if not request.group_id:
+        return None, errors.INVALID_GROUP_ID
+    try:
+        partition = core.groups.placement.offsets_partition(request.group_id)
+        core.transactions.check_write(request.transactional_id, request.producer_id,
+                                      request.producer_epoch, (OFFSETS_TOPIC, partition.index),
+                                      add=ctx.api_version >= 5)
+    except ApiException as exc:
+        return None, _verification_error(exc.error_code, ctx.api_version)
+    try:
+        group = core.groups.classic.validate_offset_commit(
+            ctx.broker_id, request.group_id, request.member_id or "",
+            request.group_instance_id, request.generation_id_or_member_epoch,
+            ctx.api_version, transactional=True)
+    except ApiException as exc:
+        return None, exc.error_code
+    return group, errors.NONE
+
+
+@REGISTRY.handler(API_KEY, 0, 6, names_topics=True)
+def handle(core, ctx, request):
+    cluster = core.cluster
+    by_id = ctx.api_version >= 6
+    checked = []
+    for t in request.topics:
+        topic = cluster.topics_by_id.get(t.topic_id) if by_id else cluster.topics.get(t.name)
+        for p in t.partitions:
+            if topic is None:
+                code = errors.UNKNOWN_TOPIC_ID if by_id else errors.UNKNOWN_TOPIC_OR_PARTITION
+            elif not 0 <= p.partition_index < len(topic.partitions):
+                code = errors.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                code = None
+            checked.append((t, topic, p, code))
+    group, group_error = (None, errors.NONE)
+    if any(code is None for *_, code in checked):
+        group, group_error = _settle(core, ctx, request)
+    entries = {}
+    answer: dict = {}
+    for t, topic, p, code in checked:
+        if code is None:
+            code = group_error
+            if code == errors.NONE:
+                entries[(topic.name, p.partition_index)] = OffsetEntry(
+                    p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "",
+                    ctx.now_ms)
+        key = t.topic_id if by_id else t.name
+        out = answer.get(key)
+        if out is None:
+            out = answer[key] = RESPONSE.TxnOffsetCommitResponseTopic(
+                name=t.name, topic_id=t.topic_id, partitions=[])
+        out.partitions.append(RESPONSE.TxnOffsetCommitResponsePartition(
+            partition_index=p.partition_index, error_code=code))
+    if entries:
+        core.groups.offsets.store_pending(group, request.producer_id, request.producer_epoch,
+                                          entries)
+    return RESPONSE(throttle_time_ms=0, topics=list(answer.values()))
