@@ -7,9 +7,10 @@
 #   bash ci/dev.sh setup                            set up only
 #
 # Set-up is idempotent: a virtual environment at .venv/ with the package (editable) and its test
-# dependencies, and Kafka's own jars in .cache/jars/ (the tests read Kafka's message specs from
-# them) and Spark's Kafka connector in .cache/jars/spark/ (the Spark tests load it).  Needs
-# Python 3.11+, and Java 17 with Maven for the jars.
+# dependencies, Kafka's own jars in .cache/jars/ (the tests read Kafka's message specs from them;
+# the Java client and Kafka Streams tests run them) and Spark's Kafka connector in
+# .cache/jars/spark/ (the Spark tests load it).  Needs Python 3.11+, and Java 17 with Maven for
+# the jars.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -70,6 +71,18 @@ setup_jars() {
     mvn --batch-mode --quiet dependency:copy \
       "-Dartifact=org.slf4j:slf4j-api:1.7.36" -DoutputDirectory=.cache/jars
   fi
+  # Kafka Streams and the kafka-clients it was built with, for the Streams exactly-once tests
+  # (the topology keeps its state in memory, so Streams' rocksdbjni is not needed).  Its own
+  # version: the registry does not serve kafka-streams at every Kafka version.
+  local streams=4.3.1
+  for artifact in kafka-streams kafka-clients; do
+    if [ ! -f ".cache/jars/$artifact-$streams.jar" ]; then
+      ensure_maven
+      log "fetching org.apache.kafka:$artifact:$streams"
+      mvn --batch-mode --quiet dependency:copy \
+        "-Dartifact=org.apache.kafka:$artifact:$streams" -DoutputDirectory=.cache/jars
+    fi
+  done
 }
 
 setup_spark() {

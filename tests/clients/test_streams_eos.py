@@ -1,0 +1,254 @@
+"""Kafka Streams with ``processing.guarantee=exactly_once_v2``: a word count whose committed
+output must count every word exactly once, also across a crash of the Streams JVM.
+
+The app is ``java/WordCountEos.java`` run from source in its own JVM: it reads lines from an
+input topic, regroups the words through a repartition topic, counts them in an in-memory store
+(restored from its changelog after a crash) and writes every new count to an output topic.  So
+it uses what exactly-once Streams needs of a broker: transactional producers (InitProducerId,
+AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn), transaction markers, read_committed
+fetches with aborted transactions and the last stable offset, and stable offset fetches.
+
+Lines are produced by an idempotent confluent-kafka producer; the output is read by a
+read_committed confluent-kafka consumer.  As the record cache is off, each count is written as
+it changes, so what a reader sees of one word, in order, must be exactly 1, 2, ..., n: a count
+written twice, skipped or out of order, or output of an aborted transaction, breaks that.
+The crash test stops the JVM (SIGSTOP) until the output topic holds records of an open
+transaction (its last stable offset below its high watermark), then kills it (SIGKILL), so the
+aborted output is there for a reader to wrongly see.
+
+The tests take their cluster from ``kafka_bootstrap``, so ``--kafka-bootstrap HOST:PORT`` runs
+them against a real Kafka; topics get fresh names in each test, so a cluster can be reused.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import random
+import shutil
+import signal
+import subprocess
+import threading
+import uuid
+from pathlib import Path
+
+import confluent_kafka as ck
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+
+from tests.clients.helpers import RDKAFKA_LOG, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = Path(__file__).with_name("java") / "WordCountEos.java"
+#: kafka-streams and the kafka-clients it was built with (ci/dev.sh fetches these)
+STREAMS_VERSION = "4.3.1"
+CLASSPATH = [ROOT / ".cache" / "jars" / f"kafka-streams-{STREAMS_VERSION}.jar",
+             ROOT / ".cache" / "jars" / f"kafka-clients-{STREAMS_VERSION}.jar",
+             ROOT / ".cache" / "jars" / "slf4j-api-1.7.36.jar"]
+PARTITIONS = 3
+#: starting a JVM, compiling the source and a first rebalance are slow on a busy machine
+START_TIMEOUT_S = 120
+#: every count committed; after a crash that includes the killed instance's open transaction
+#: timing out (Streams' transaction.timeout.ms is 10 s) and its member leaving the group
+OUTPUT_TIMEOUT_S = 180
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+         "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"]
+
+
+class StreamsApp:
+    """The word-count JVM, seen through the lifecycle lines it prints."""
+
+    def __init__(self, bootstrap: str, app_id: str, source: str, sink: str, state_dir: Path,
+                 log: Path):
+        missing = [str(p) for p in CLASSPATH if not p.exists()]
+        assert not missing and shutil.which("java"), \
+            f"the Streams tests need java and {missing} (bash ci/dev.sh setup fetches them)"
+        self.app_id = app_id
+        self.lines: list[str] = []
+        self.log = log
+        with open(log, "ab") as stderr:
+            self.process = subprocess.Popen(
+                ["java", "-cp", os.pathsep.join(map(str, CLASSPATH)), str(SOURCE),
+                 bootstrap, app_id, source, sink, str(state_dir)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def check(self) -> None:
+        """Fail with what the app said if it failed or exited."""
+        failed = [line for line in self.lines if line.startswith("failed")]
+        exited = self.process.poll()
+        if failed or (exited is not None and exited != -signal.SIGKILL):
+            tail = self.log.read_text(errors="replace")[-4000:]
+            raise AssertionError(f"Streams app {self.app_id} (exit {exited}) said "
+                                 f"{self.lines}; stderr ends:\n{tail}")
+
+    def wait_running(self) -> None:
+        def running():
+            self.check()
+            return "state RUNNING" in self.lines
+
+        wait_for(running, f"Streams app {self.app_id} RUNNING", timeout=START_TIMEOUT_S)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+        self._reader.join(10)
+
+    def close(self) -> None:
+        if any(line.startswith("failed") for line in self.lines):
+            self.process.kill()  # a failed Streams client may take long to close
+        if self.process.poll() is None:
+            self.resume()  # in case a failed test left it stopped
+            try:
+                self.process.stdin.write("close\n")
+                self.process.stdin.flush()
+                self.process.wait(60)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait(10)
+        self._reader.join(10)
+
+
+class Output:
+    """A read_committed reader of the output topic: every count it saw, per word, in order."""
+
+    def __init__(self, stack, bootstrap: str, topic: str):
+        self.consumer = ck.Consumer({
+            "bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4().hex}",
+            "isolation.level": "read_committed", "auto.offset.reset": "earliest",
+            "enable.auto.commit": False, "fetch.wait.max.ms": 100, "logger": RDKAFKA_LOG})
+        stack.callback(self.consumer.close)
+        self.consumer.subscribe([topic])
+        self.seen: dict[str, list[int]] = collections.defaultdict(list)
+
+    def poll(self) -> None:
+        for message in self.consumer.consume(1000, timeout=0.2):
+            assert message.error() is None, message.error()
+            self.seen[message.key().decode()].append(int(message.value()))
+
+    def latest(self) -> dict[str, int]:
+        return {word: counts[-1] for word, counts in self.seen.items()}
+
+    def wait_for_counts(self, expected: collections.Counter, app: StreamsApp) -> None:
+        def done():
+            app.check()
+            self.poll()
+            return self.latest() == expected
+
+        try:
+            wait_for(done, "the final counts in the committed output", timeout=OUTPUT_TIMEOUT_S)
+        except AssertionError:
+            raise AssertionError(f"committed output {self.latest()} never became "
+                                 f"{dict(expected)}") from None
+
+
+def create_topics(bootstrap: str, *names: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG})
+    futures = admin.create_topics([NewTopic(name, PARTITIONS) for name in names])
+    for future in futures.values():
+        future.result(timeout=30)
+
+
+def open_transaction_in(admin: AdminClient, topic: str) -> bool:
+    """Whether some partition of ``topic`` has records of a transaction not yet ended (its last
+    stable offset is below its high watermark)."""
+    def ends(level: ck.IsolationLevel) -> dict[int, int]:
+        futures = admin.list_offsets(
+            {ck.TopicPartition(topic, p): OffsetSpec.latest() for p in range(PARTITIONS)},
+            isolation_level=level, request_timeout=30)
+        return {tp.partition: f.result().offset for tp, f in futures.items()}
+
+    stable = ends(ck.IsolationLevel.READ_COMMITTED)
+    high = ends(ck.IsolationLevel.READ_UNCOMMITTED)
+    return any(stable[p] < high[p] for p in high)
+
+
+def produce_lines(bootstrap: str, topic: str, count: int, rng: random.Random,
+                  tag: str) -> collections.Counter:
+    """``count`` lines of words, spread over the partitions; returns how often each word came."""
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True,
+                            "linger.ms": 5, "logger": RDKAFKA_LOG})
+    failures = []
+    words: collections.Counter = collections.Counter()
+    for i in range(count):
+        line = rng.choices(WORDS, k=rng.randint(1, 6))
+        words.update(line)
+        producer.produce(topic, key=f"{tag}-{i}".encode(), value=" ".join(line).encode(),
+                         on_delivery=lambda err, _msg: err and failures.append(err))
+        producer.poll(0)
+    assert producer.flush(30) == 0 and not failures, failures
+    return words
+
+
+def assert_counted_once(output: Output, expected: collections.Counter) -> None:
+    """Each word's committed counts, in the order written, are exactly 1..n."""
+    assert set(output.seen) == set(expected)
+    wrong = {word: counts for word, counts in output.seen.items()
+             if counts != list(range(1, expected[word] + 1))}
+    assert not wrong, f"counts not exactly 1..n in the committed output: {wrong}"
+
+
+def names() -> tuple[str, str, str]:
+    run = uuid.uuid4().hex[:8]
+    return f"wordcount-{run}", f"lines-{run}", f"counts-{run}"
+
+
+def test_exactly_once_word_count(stack, kafka_bootstrap, tmp_path):
+    app_id, source, sink = names()
+    create_topics(kafka_bootstrap, source, sink)
+    expected = produce_lines(kafka_bootstrap, source, 300, random.Random(1), "a")
+    app = StreamsApp(kafka_bootstrap, app_id, source, sink, tmp_path / "state",
+                     tmp_path / "streams.log")
+    stack.callback(app.close)
+    app.wait_running()
+    output = Output(stack, kafka_bootstrap, sink)
+    output.wait_for_counts(expected, app)
+    assert_counted_once(output, expected)
+
+    app.close()
+    assert "closed" in app.lines and app.process.returncode == 0, app.lines
+
+
+def test_exactly_once_word_count_survives_a_killed_jvm(stack, kafka_bootstrap, tmp_path):
+    app_id, source, sink = names()
+    create_topics(kafka_bootstrap, source, sink)
+    rng = random.Random(2)
+    expected = produce_lines(kafka_bootstrap, source, 2000, rng, "before")
+    state, log = tmp_path / "state", tmp_path / "streams.log"
+    first = StreamsApp(kafka_bootstrap, app_id, source, sink, state, log)
+    stack.callback(first.close)
+    first.wait_running()
+    output = Output(stack, kafka_bootstrap, sink)
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap, "logger": RDKAFKA_LOG})
+
+    def frozen_in_a_transaction():
+        """The JVM stopped while the output holds some counts, committed and not."""
+        first.check()
+        output.poll()
+        first.stop()
+        if output.seen and open_transaction_in(admin, sink):
+            return True
+        first.resume()
+        return False
+
+    wait_for(frozen_in_a_transaction, "the app mid-transaction", timeout=OUTPUT_TIMEOUT_S)
+    # killed mid-stream: its transaction is never ended by the app, so it must be aborted (on
+    # its timeout) and its counts stay hidden from read_committed readers
+    first.kill()
+
+    expected += produce_lines(kafka_bootstrap, source, 500, rng, "after")
+    second = StreamsApp(kafka_bootstrap, app_id, source, sink, state, log)
+    stack.callback(second.close)
+    second.wait_running()
+    output.wait_for_counts(expected, second)
+    assert_counted_once(output, expected)
