@@ -423,6 +423,7 @@ class TransactionCoordinator:
             return
         self._awaiting_markers.pop(meta.transactional_id, None)
         meta.fire(Event.MARKERS_WRITTEN, self.now)
+        meta.partitions = set()
         if meta.next_producer_id != NO_PRODUCER_ID:
             meta.previous_producer_id = meta.producer_id
             meta.producer_id, meta.producer_epoch = meta.next_producer_id, 0

@@ -39,8 +39,9 @@ def value_bytes(meta: TxnMetadata) -> bytes:
         next_producer_id=meta.next_producer_id, producer_epoch=meta.producer_epoch,
         next_producer_epoch=-1, transaction_timeout_ms=meta.timeout_ms,
         transaction_status=meta.state.log_id,
-        transaction_partitions=[cls.PartitionsSchema(topic=topic, partition_ids=ids)
-                                for topic, ids in by_topic.items()],
+        transaction_partitions=None if meta.state is TxnState.EMPTY else [
+            cls.PartitionsSchema(topic=topic, partition_ids=ids)
+            for topic, ids in by_topic.items()],
         transaction_last_update_timestamp_ms=meta.last_update_ms,
         transaction_start_timestamp_ms=meta.start_ms,
         client_transaction_version=meta.client_version)
