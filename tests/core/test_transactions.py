@@ -609,3 +609,74 @@ def test_a_commit_under_way_when_the_coordinator_dies_completes_on_the_new_one()
     assert h.state() == "CompleteCommit"
     assert h.markers(*[stuck[1]], topic=stuck[0]) == [(pid, epoch, True)]
     assert h.end(pid, epoch, True).error_code == errors.NONE
+
+
+# -- describing and listing ------------------------------------------------------------------------
+
+def _list(h: Txn, version: int = 2, **filters):
+    body = dict(state_filters=[], producer_id_filters=[], duration_filter=-1,
+                transactional_id_pattern=None)
+    body.update(filters)
+    return send(h.core, 66, version, broker=h.coordinator(), **body)
+
+
+def test_list_transactions_filters_as_kafka_does():
+    h = Txn()
+    a_pid, a_epoch = h.start()
+    assert h.add(a_pid, a_epoch, ("t", 0)) == {("t", 0): errors.NONE}
+    h.clock.advance(5000)
+    b_pid, _ = h.start("txn-2")  # idle: never started, so older than any duration
+
+    def listed(**filters) -> list[tuple[str, int, str]]:
+        answer = _list(h, **filters)
+        assert answer.error_code == errors.NONE
+        return sorted((t.transactional_id, t.producer_id, t.transaction_state)
+                      for t in answer.transaction_states)
+
+    assert listed() == [(TID, a_pid, "Ongoing"), ("txn-2", b_pid, "Empty")]
+    assert listed(state_filters=["Ongoing"]) == [(TID, a_pid, "Ongoing")]
+    assert listed(producer_id_filters=[b_pid]) == [("txn-2", b_pid, "Empty")]
+    assert listed(duration_filter=10_000) == [("txn-2", b_pid, "Empty")]
+    assert listed(duration_filter=1000) == [(TID, a_pid, "Ongoing"), ("txn-2", b_pid, "Empty")]
+    assert listed(transactional_id_pattern="txn-[0-9]") == \
+        [(TID, a_pid, "Ongoing"), ("txn-2", b_pid, "Empty")]
+    assert listed(transactional_id_pattern="txn") == []  # the whole id must match
+    unknown = _list(h, state_filters=["Ongoing", "Sleeping"])
+    assert list(unknown.unknown_state_filters) == ["Sleeping"]
+    assert _list(h, transactional_id_pattern="(").error_code == errors.INVALID_REGULAR_EXPRESSION
+
+
+def test_describe_transactions_and_producers():
+    h = Txn(brokers=3)
+    pid, epoch = h.start(timeout=30_000)
+    assert h.add(pid, epoch, ("t", 0), ("t", 2)) == {("t", 0): 0, ("t", 2): 0}
+    assert h.produce(-1, -1, 0, b"plain", tid=None, transactional=False) == errors.NONE
+    assert h.produce(pid, epoch, 0, b"in-txn") == errors.NONE
+    other = next(b for b in range(3) if b != h.coordinator())
+    nobody = next(f"nobody-{i}" for i in range(100)
+                  if h.coordinator(f"nobody-{i}") == h.coordinator())
+    answer = send(h.core, 65, 0, broker=h.coordinator(), transactional_ids=[TID, nobody, ""])
+    described, nobody, empty = answer.transaction_states
+    assert (described.error_code, described.transaction_state, described.producer_id,
+            described.producer_epoch, described.transaction_timeout_ms,
+            described.transaction_start_time_ms) == (0, "Ongoing", pid, epoch, 30_000, START_MS)
+    assert [(t.topic, list(t.partitions)) for t in described.topics] == [("t", [0, 2])]
+    assert (nobody.error_code, empty.error_code) == (errors.TRANSACTIONAL_ID_NOT_FOUND,
+                                                     errors.INVALID_REQUEST)
+    wrong = send(h.core, 65, 0, broker=other, transactional_ids=[TID])
+    assert wrong.transaction_states[0].error_code == errors.NOT_COORDINATOR
+
+    cls = wire.request_class(61)
+    leader = h.core.cluster.partition("t", 0).leader
+    producers = send(h.core, 61, 0, broker=leader, topics=[
+        cls.TopicRequest(name="t", partition_indexes=[0])]).topics[0].partitions[0]
+    assert producers.error_code == errors.NONE
+    assert [(p.producer_id, p.producer_epoch, p.last_sequence, p.current_txn_start_offset,
+             p.coordinator_epoch) for p in producers.active_producers] == [(pid, 0, 0, 1, -1)]
+    assert h.end(pid, epoch, True).error_code == errors.NONE
+    after = send(h.core, 61, 0, broker=leader, topics=[
+        cls.TopicRequest(name="t", partition_indexes=[0, 9])]).topics[0].partitions
+    (entry,) = after[0].active_producers
+    assert (entry.current_txn_start_offset, entry.coordinator_epoch) == \
+        (-1, h.core.groups.placement.transaction_partition(TID).leader_epoch)
+    assert after[1].error_code == errors.UNKNOWN_TOPIC_OR_PARTITION

@@ -148,7 +148,7 @@ class PartitionLog:
         return AppendResult(base, append_time)
 
     def append_marker(self, batch: bytes, header: BatchHeader, leader_epoch: int, now_ms: int,
-                      *, commit: bool) -> int:
+                      *, commit: bool, coordinator_epoch: int = -1) -> int:
         """Store a commit or abort marker the coordinator wrote (a control batch), closing the
         producer's transaction here; returns the marker's offset."""
         pid = header.producer_id
@@ -156,7 +156,8 @@ class PartitionLog:
         base = self.log_end_offset
         data = records.patch(batch, base_offset=base, partition_leader_epoch=leader_epoch)
         self._store(StoredBatch(base, base, header.max_timestamp, data), now_ms, leader_epoch)
-        first = self.producer_state.end_transaction(pid, header.producer_epoch)
+        first = self.producer_state.end_transaction(pid, header.producer_epoch,
+                                                    coordinator_epoch, header.max_timestamp)
         if not commit and first is not None:
             self.aborted.append(AbortedTransaction(pid, first, base))
         return base

@@ -35,6 +35,10 @@ class ProducerBatch:
 class ProducerEntry:
     epoch: int = NO_PRODUCER_EPOCH
     batches: deque = field(default_factory=lambda: deque(maxlen=PRODUCER_BATCHES_KEPT))
+    #: the epoch of the coordinator that wrote the producer's last marker here (-1: none yet)
+    coordinator_epoch: int = -1
+    #: the timestamp of its last batch or marker
+    last_timestamp: int = -1
 
     @property
     def last_seq(self) -> int:
@@ -104,6 +108,7 @@ class ProducerState:
         entry.batches.append(ProducerBatch(
             header.base_sequence, _next_seq(header.base_sequence, header.last_offset_delta),
             base_offset, last_offset, timestamp))
+        entry.last_timestamp = timestamp
         if header.is_transactional:
             self.ongoing.setdefault(header.producer_id, base_offset)
 
@@ -114,7 +119,8 @@ class ProducerState:
             raise ApiException(errors.INVALID_PRODUCER_EPOCH, (
                 f"marker of producer {producer_id} epoch {epoch} is older than {entry.epoch}"))
 
-    def end_transaction(self, producer_id: int, epoch: int) -> int | None:
+    def end_transaction(self, producer_id: int, epoch: int, coordinator_epoch: int,
+                        timestamp: int) -> int | None:
         """A marker closes the producer's transaction here: the first offset it had (None when
         it wrote nothing to this partition).  A marker with a new epoch (transaction version 2)
         starts the producer's sequence afresh."""
@@ -122,4 +128,6 @@ class ProducerState:
         if epoch > entry.epoch:
             entry.epoch = epoch
             entry.batches.clear()
+        entry.coordinator_epoch = coordinator_epoch
+        entry.last_timestamp = timestamp
         return self.ongoing.pop(producer_id, None)

@@ -19,6 +19,7 @@ clock: the timeout of an ongoing transaction fences its producer and aborts it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -398,6 +399,45 @@ class TransactionCoordinator:
         meta.client_version = TV_2
         self._bump_for_end(meta)
         self._prepare_end(shard, meta, Event.FENCED_ABORT)
+
+    # -- describing and listing (kafka-transactions.sh) ------------------------------------------
+
+    def describe(self, broker_id: int, transactional_id: str) -> TxnMetadata:
+        """DescribeTransactions of one id on ``broker_id``: ApiException unless it coordinates
+        the id and knows it."""
+        if not transactional_id:
+            raise ApiException(errors.INVALID_REQUEST, "the transactional id is empty")
+        meta = self.shard_for(transactional_id, broker_id).txns.get(transactional_id)
+        if meta is None or meta.state is TxnState.DEAD:
+            raise ApiException(errors.TRANSACTIONAL_ID_NOT_FOUND)
+        return meta
+
+    def list(self, broker_id: int, *, states: Iterable[str] = (),
+             producer_ids: Iterable[int] = (), min_duration_ms: int = -1,
+             pattern: str | None = None) -> tuple[list[TxnMetadata], list[str]]:
+        """ListTransactions on ``broker_id``: the transactions it coordinates that pass every
+        filter given, and the state names no state has.  Kafka's rules: a duration keeps those
+        started longer ago than it (an idle id, never started, always passes), a pattern must
+        match the whole id."""
+        if any(shard.loading for shard in self.shards.values() if shard.leader == broker_id):
+            raise ApiException(errors.COORDINATOR_LOAD_IN_PROGRESS)
+        names = {state.value for state in TxnState}
+        states, producer_ids = set(states), set(producer_ids)
+        unknown = sorted(states - names)
+        try:
+            regex = re.compile(pattern) if pattern else None
+        except re.error as exc:
+            raise ApiException(errors.INVALID_REGULAR_EXPRESSION, str(exc)) from None
+        now = self.now
+        found = []
+        for _, meta in self.loaded(broker_id):
+            if meta.state is TxnState.DEAD or (states and meta.state.value not in states) or \
+                    (producer_ids and meta.producer_id not in producer_ids) or \
+                    (min_duration_ms >= 0 and now - meta.start_ms <= min_duration_ms) or \
+                    (regex is not None and not regex.fullmatch(meta.transactional_id)):
+                continue
+            found.append(meta)
+        return found, unknown
 
     # -- markers ---------------------------------------------------------------------------------
 

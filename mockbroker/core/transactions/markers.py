@@ -20,4 +20,5 @@ def write(partition, producer_id: int, producer_epoch: int, commit: bool,
                                           coordinator_epoch=coordinator_epoch,
                                           timestamp=now_ms)
     return partition.log.append_marker(batch, records.read_batch_header(batch),
-                                       partition.leader_epoch, now_ms, commit=commit)
+                                       partition.leader_epoch, now_ms, commit=commit,
+                                       coordinator_epoch=coordinator_epoch)

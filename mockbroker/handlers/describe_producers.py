@@ -1,0 +1,41 @@
+"""DescribeProducers (key 61): the idempotent and transactional producers a partition's leader
+knows (``kafka-transactions.sh describe-producers``, and finding hanging transactions): each
+one's epoch, last sequence and timestamp, the coordinator epoch of its last marker, and where
+its open transaction starts."""
+
+from __future__ import annotations
+
+from mockbroker.core.replica import replica_error
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 61
+RESPONSE = response_class(API_KEY)
+
+
+def _partition(core, ctx, partition, index: int):
+    if partition is None:
+        return RESPONSE.PartitionResponse(partition_index=index,
+                                          error_code=errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                          active_producers=[])
+    error = replica_error(partition, ctx.broker_id)
+    if error != errors.NONE:
+        return RESPONSE.PartitionResponse(partition_index=index, error_code=error,
+                                          active_producers=[])
+    state = partition.log.producer_state
+    return RESPONSE.PartitionResponse(
+        partition_index=index, error_code=errors.NONE, active_producers=[
+            RESPONSE.ProducerState(
+                producer_id=pid, producer_epoch=entry.epoch, last_sequence=entry.last_seq,
+                last_timestamp=entry.last_timestamp, coordinator_epoch=entry.coordinator_epoch,
+                current_txn_start_offset=state.ongoing.get(pid, -1))
+            for pid, entry in sorted(state.producers.items())])
+
+
+@REGISTRY.handler(API_KEY, 0, 0, names_topics=True)
+def handle(core, ctx, request):
+    return RESPONSE(throttle_time_ms=0, topics=[
+        RESPONSE.TopicResponse(name=t.name, partitions=[
+            _partition(core, ctx, core.cluster.partition(t.name, index), index)
+            for index in t.partition_indexes])
+        for t in request.topics])

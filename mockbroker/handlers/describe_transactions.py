@@ -1,0 +1,38 @@
+"""DescribeTransactions (key 65): the state of transactional ids this broker coordinates, as
+``kafka-transactions.sh describe`` shows them.  Each id is answered on its own: NOT_COORDINATOR
+from the wrong broker, TRANSACTIONAL_ID_NOT_FOUND for an id it does not know."""
+
+from __future__ import annotations
+
+from mockbroker.core.errors import ApiException
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 65
+RESPONSE = response_class(API_KEY)
+
+
+def _state(core, ctx, transactional_id: str):
+    try:
+        meta = core.transactions.describe(ctx.broker_id, transactional_id)
+    except ApiException as exc:
+        return RESPONSE.TransactionState(
+            error_code=exc.error_code, transactional_id=transactional_id, transaction_state="",
+            transaction_timeout_ms=0, transaction_start_time_ms=-1, producer_id=-1,
+            producer_epoch=-1, topics=[])
+    by_topic: dict[str, list[int]] = {}
+    for topic, index in sorted(meta.partitions):
+        by_topic.setdefault(topic, []).append(index)
+    return RESPONSE.TransactionState(
+        error_code=errors.NONE, transactional_id=transactional_id,
+        transaction_state=meta.state.value, transaction_timeout_ms=meta.timeout_ms,
+        transaction_start_time_ms=meta.start_ms, producer_id=meta.producer_id,
+        producer_epoch=meta.producer_epoch,
+        topics=[RESPONSE.TopicData(topic=topic, partitions=partitions)
+                for topic, partitions in by_topic.items()])
+
+
+@REGISTRY.handler(API_KEY, 0, 0)
+def handle(core, ctx, request):
+    return RESPONSE(throttle_time_ms=0, transaction_states=[
+        _state(core, ctx, tid) for tid in request.transactional_ids])
