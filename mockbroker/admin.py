@@ -34,12 +34,13 @@ from mockbroker.core import routes
 from mockbroker.core.jsonview import from_json
 from mockbroker.core.views import (
     BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView, LoggedRequestView,
-    MemberView, PartitionView, RecordView, TopicView,
+    MemberView, PartitionView, RecordView, TopicView, TransactionView,
 )
 
 __all__ = [
     "AdminClient", "AdminError", "Broker", "Fault", "Group", "GroupSummary", "Header",
-    "HttpTransport", "LoggedRequest", "Member", "Partition", "Record", "Topic", "Transport",
+    "HttpTransport", "LoggedRequest", "Member", "Partition", "Record", "Topic", "Transaction",
+    "Transport",
 ]
 
 # the names the client has always used for the views
@@ -53,6 +54,7 @@ Member = MemberView
 Partition = PartitionView
 Record = RecordView
 Topic = TopicView
+Transaction = TransactionView
 
 
 class AdminError(Exception):
@@ -159,7 +161,8 @@ class AdminClient:
         """Add a fault (a control rule).  ``api``: a Kafka API name or key (None: any).
         ``action``: error (the default when ``error`` is given), delay (the default otherwise),
         drop, disconnect, or a control action (stop_broker, start_broker, move_leader,
-        move_coordinator, expire_member) with its ``target_*`` fields.  ``count``: how many
+        move_coordinator, expire_member, abort_transaction, move_transaction_coordinator) with
+        its ``target_*`` fields.  ``count``: how many
         requests it picks; None until removed.  Other keyword arguments (``after``, ``group``,
         ``chain``, ``target_broker``, ...) are sent as fields of the rule (see ``FaultSpec``)."""
         spec: dict[str, Any] = {"api": api, "count": count, "broker": broker, "topic": topic,
@@ -268,6 +271,24 @@ class AdminClient:
     def expire_member(self, group_id: str, member_id: str) -> Group:
         """Remove a member as if its session had timed out."""
         return self._route("expire_member", group_id=group_id, member_id=member_id)
+
+    # -- transactions -------------------------------------------------------------------------
+
+    def transactions(self) -> list[Transaction]:
+        return self._route("transactions")
+
+    def transaction(self, transactional_id: str) -> Transaction:
+        return self._route("transaction", transactional_id=transactional_id)
+
+    def abort_transaction(self, transactional_id: str) -> Transaction:
+        """Time the open transaction out now: its producer is fenced and it is aborted."""
+        return self._route("abort_transaction", transactional_id=transactional_id)
+
+    def move_transaction_coordinator(self, transactional_id: str,
+                                     broker_id: int) -> Transaction:
+        """Move the id's transaction coordinator to ``broker_id``."""
+        return self._route("move_transaction_coordinator", {"broker": broker_id},
+                           transactional_id=transactional_id)
 
     # -- the request log ----------------------------------------------------------------------
 

@@ -98,6 +98,10 @@ def _calls(admin: AdminClient):
         ("start_broker", {"broker_id": 1}, None),
         ("create_topic", {}, {"name": "events", "partitions": 2, "configs": {"retention.ms": "1000"}}),
         ("delete_topic", {"name": "events"}, None), ("clear_requests", {}, None),
+        ("transactions", {}, None), ("transaction", {"transactional_id": "payer"}, None),
+        ("move_transaction_coordinator", {"transactional_id": "payer"},
+         lambda: {"broker": 1 - admin.transaction("payer").coordinator}),
+        ("abort_transaction", {"transactional_id": "payer"}, None),
         ("reset", {}, None),
     ]
 
@@ -123,6 +127,12 @@ def test_every_route_is_served_documented_and_answers_in_the_shape_of_its_view(
         (0, b"k", b"v", [("h", b"1"), ("none", None)]), (0, None, b"\xff", None),
         (1, b"x", b"y", None)])
     consumer = _consume(kafka_cluster.bootstrap_servers, "billing", "orders", 3)
+    payer = ck.Producer({"bootstrap.servers": kafka_cluster.bootstrap_servers,
+                         "transactional.id": "payer", "logger": RDKAFKA_LOG})
+    payer.init_transactions(30)
+    payer.begin_transaction()
+    payer.produce("orders", b"open", partition=1)
+    payer.flush(30)  # a transaction left open, for the transaction routes to act on
     try:
         calls = _calls(kafka_admin)
         assert sorted(name for name, _, _ in calls) == sorted(r.name for r in routes.ROUTES)

@@ -93,7 +93,7 @@ def test_the_fault_and_request_log_views_show_what_the_core_objects_do():
         "broker": 1, "topic": "t", "partition": 0, "group": None, "client_id": "c",
         "delay_ms": 5, "probability": 0.5, "chain": False, "target_broker": None,
         "target_topic": None, "target_partition": None, "target_group": None,
-        "target_member": None}
+        "target_member": None, "target_transaction": None}
     delay = Rule(5, "delay", delay_ms=10, count=None)
     shown = to_json(inspect.fault_view(delay))
     assert (shown["action"], shown["api"], shown["error"], shown["count"], shown["delay_ms"]) \

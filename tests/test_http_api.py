@@ -271,3 +271,50 @@ def test_a_request_the_broker_does_not_serve_is_in_the_log_before_its_connection
     (logged,) = kafka_admin.requests(client_id="token-client")
     assert (logged.api, logged.api_version, logged.outcome) == \
         ("CreateDelegationToken", 2, "unsupported")
+
+
+@pytest.mark.kafka(brokers=3, topics={"payments": 2})
+def test_transactions_are_seen_steered_and_broken_over_http(kafka_cluster, kafka_admin):
+    bootstrap = kafka_cluster.bootstrap_servers
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "transactional.id": "payer",
+                            "logger": RDKAFKA_LOG})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce("payments", b"first", partition=0)
+    producer.produce("payments", b"second", partition=1)
+    producer.flush(30)
+    status, data = _raw(kafka_cluster.admin_url, "GET", "/transactions/payer")
+    assert status == 200
+    assert (data["state"], data["partitions"], data["timeout_ms"], data["producer_epoch"]) == \
+        ("Ongoing", {"payments": [0, 1]}, 60000, 0)
+    assert [t.transactional_id for t in kafka_admin.transactions()] == ["payer"]
+    partitions = kafka_admin.topic("payments").partitions
+    assert [(p.high_watermark, p.last_stable_offset) for p in partitions] == [(1, 0), (1, 0)]
+    assert [(r.value, r.transaction) for r in kafka_admin.records("payments")] == \
+        [("first", "pending"), ("second", "pending")]
+
+    moved_to = next(b for b in range(3) if b != data["coordinator"])
+    assert kafka_admin.move_transaction_coordinator("payer", moved_to).coordinator == moved_to
+    producer.commit_transaction(30)  # the client finds the new coordinator
+    wait_for(lambda: kafka_admin.transaction("payer").state == "CompleteCommit",
+             "the commit to complete")
+    assert [(r.value, r.transaction) for r in kafka_admin.records("payments")] == \
+        [("first", "committed"), ("second", "committed")]
+
+    # "expire a transaction now": the next one is timed out when its EndTxn arrives
+    kafka_admin.add_fault("EndTxn", action="abort_transaction", target_transaction="payer")
+    producer.begin_transaction()
+    producer.produce("payments", b"doomed", partition=0)
+    producer.flush(30)
+    with pytest.raises(ck.KafkaException):
+        producer.commit_transaction(30)
+    after = kafka_admin.transaction("payer")
+    assert (after.state, after.producer_epoch) == ("CompleteAbort", 1)
+    assert [(r.value, r.transaction) for r in kafka_admin.records("payments", 0)] == \
+        [("first", "committed"), ("doomed", "aborted")]
+    with pytest.raises(AdminError) as refused:
+        kafka_admin.abort_transaction("payer")  # nothing open to abort
+    assert refused.value.status == 409
+    with pytest.raises(AdminError) as unknown:
+        kafka_admin.transaction("nobody")
+    assert unknown.value.status == 404

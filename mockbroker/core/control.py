@@ -13,7 +13,10 @@ requests, with a probability, a number of times (or until it is removed).  The a
 * a control action, after which the request is handled as usual: ``stop_broker`` or
   ``start_broker`` (``target_broker``), ``move_leader`` (``target_topic``, ``target_partition``
   to ``target_broker``), ``move_coordinator`` (``target_group`` to ``target_broker``),
-  ``expire_member`` (``target_member`` of ``target_group``).  "Stop broker 1 when the third
+  ``expire_member`` (``target_member`` of ``target_group``), ``abort_transaction`` (time the
+  open transaction of ``target_transaction`` out now: its producer is fenced and it is aborted),
+  ``move_transaction_coordinator`` (``target_transaction``'s coordinator to ``target_broker``).
+  "Stop broker 1 when the third
   Fetch arrives" is ``{"api": "Fetch", "after": 2, "action": "stop_broker",
   "target_broker": 1}``.
 * ``callback`` (in-process only, :meth:`ControlTable.control`): a function sees the decoded
@@ -45,18 +48,22 @@ from wire.apis import API_NAMES, resolve_api
 
 #: what a rule does to the requests it picks
 ACTIONS = ("error", "delay", "drop", "disconnect", "stop_broker", "start_broker", "move_leader",
-           "move_coordinator", "expire_member", "callback")
+           "move_coordinator", "expire_member", "abort_transaction",
+           "move_transaction_coordinator", "callback")
 #: the actions that change the cluster, then let the request be handled as usual
-CONTROL_ACTIONS = frozenset(ACTIONS[4:9])
+CONTROL_ACTIONS = frozenset(ACTIONS[4:11])
 #: what each control action needs besides the match
 _TARGETS = {"stop_broker": ("target_broker",), "start_broker": ("target_broker",),
             "move_leader": ("target_topic", "target_partition", "target_broker"),
             "move_coordinator": ("target_group", "target_broker"),
-            "expire_member": ("target_group", "target_member")}
+            "expire_member": ("target_group", "target_member"),
+            "abort_transaction": ("target_transaction",),
+            "move_transaction_coordinator": ("target_transaction", "target_broker")}
 log = logging.getLogger("mockbroker.control")
 _SPEC_KEYS = ("api", "action", "error", "count", "after", "broker", "topic", "partition",
               "group", "client_id", "delay_ms", "probability", "chain", "target_broker",
-              "target_topic", "target_partition", "target_group", "target_member")
+              "target_topic", "target_partition", "target_group", "target_member",
+              "target_transaction")
 
 
 class RuleError(ValueError):
@@ -102,6 +109,7 @@ class Rule:
     target_partition: int | None = None
     target_group: str | None = None
     target_member: str | None = None
+    target_transaction: str | None = None
     fired: int = 0
     #: requests that matched, fired or not (for ``after``)
     matched: int = 0
@@ -307,12 +315,13 @@ class ControlTable:
         rule.target_group = _str(spec, "target_group") or (
             rule.group if rule.action in ("move_coordinator", "expire_member") else None)
         rule.target_member = _str(spec, "target_member")
+        rule.target_transaction = _str(spec, "target_transaction")
         needed = _TARGETS.get(rule.action, ())
         for name in needed:
             if getattr(rule, name) is None:
                 raise RuleError(f"action {rule.action} needs {name}")
         for name in ("target_broker", "target_topic", "target_partition", "target_group",
-                     "target_member"):
+                     "target_member", "target_transaction"):
             if name not in needed and spec.get(name) is not None:
                 raise RuleError(f"{name} is for "
                                 f"{', '.join(a for a, n in _TARGETS.items() if name in n)}")
@@ -418,6 +427,14 @@ def _control(core, rule: Rule) -> None:
             core.groups.admin.move_coordinator(rule.target_group, rule.target_broker)
         elif action == "expire_member":
             core.groups.admin.expire_member(rule.target_group, rule.target_member)
+        elif action == "abort_transaction":
+            core.transactions.abort_now(rule.target_transaction)
+        elif action == "move_transaction_coordinator":
+            core.cluster.move_leader(core.transactions.placement.transaction_partition(
+                rule.target_transaction), rule.target_broker)
+    except KeyError:
+        log.info("rule %d: %s did nothing: unknown transactional id %r", rule.id, action,
+                 rule.target_transaction)
     except ApiException as exc:
         log.info("rule %d: %s did nothing: %s", rule.id, action, exc)
 

@@ -9,7 +9,7 @@ import base64
 from mockbroker.core.jsonview import from_object
 from mockbroker.core.views import (
     BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView, LoggedRequestView,
-    MemberView, PartitionView, RecordView, TopicView,
+    MemberView, PartitionView, RecordView, TopicView, TransactionView,
 )
 from wire import WireError, decode_embedded, errors
 from wire.records import decode_records, read_batch_header
@@ -64,6 +64,7 @@ def topic_view(found) -> TopicView:
             replicas=list(p.replicas), isr=list(p.isr),
             log_start_offset=p.log.log_start_offset, high_watermark=p.log.high_watermark,
             records=p.log.high_watermark - p.log.log_start_offset,
+            last_stable_offset=p.log.last_stable_offset,
         ) for p in found.partitions])
 
 
@@ -105,6 +106,8 @@ def records(core, name: str, partition: int | None, offset: int | None,
             header = read_batch_header(batch.data)
             if header.is_control:
                 continue  # transaction markers are not records a consumer sees
+            transaction = _transaction_of(log, header, batch.base_offset) \
+                if header.is_transactional else None
             for record in decode_records(batch.data, verify_crc=False):
                 if record.offset < start:
                     continue
@@ -120,9 +123,57 @@ def records(core, name: str, partition: int | None, offset: int | None,
                     partition=p.index, offset=record.offset, timestamp=record.timestamp,
                     timestamp_type="LogAppendTime" if header.timestamp_type else "CreateTime",
                     key=key, key_base64=key_b64, value=value, value_base64=value_b64,
-                    headers=headers,
+                    headers=headers, transaction=transaction,
                 ))
     return out
+
+
+def _transaction_of(log, header, base_offset: int) -> str:
+    """What became of the transaction a transactional batch at ``base_offset`` belongs to."""
+    pid = header.producer_id
+    first_open = log.producer_state.ongoing.get(pid)
+    if first_open is not None and base_offset >= first_open:
+        return "pending"
+    for aborted in log.aborted:
+        if aborted.producer_id == pid and aborted.first_offset <= base_offset <= \
+                aborted.last_offset:
+            return "aborted"
+    return "committed"
+
+
+# -- transactions ---------------------------------------------------------------------------------
+
+def transaction(core, transactional_id: str):
+    found = core.transactions.find(transactional_id)
+    if found is None:
+        raise NotFound(f"unknown transactional id {transactional_id!r}")
+    return found
+
+
+def transaction_view(core, meta) -> TransactionView:
+    now = core.clock.now_ms()
+    partitions: dict[str, list[int]] = {}
+    for topic, index in sorted(meta.partitions):
+        partitions.setdefault(topic, []).append(index)
+    pending: dict[str, dict[str, dict[str, int]]] = {}
+    for _, group in core.groups.all_groups():
+        for (topic, index), entry in sorted(
+                group.pending_offsets.get(meta.producer_id, {}).items()):
+            pending.setdefault(group.group_id, {}).setdefault(topic, {})[str(index)] = \
+                entry.offset
+    return TransactionView(
+        transactional_id=meta.transactional_id, state=meta.state.value,
+        producer_id=meta.producer_id, producer_epoch=meta.producer_epoch,
+        partitions=partitions, timeout_ms=meta.timeout_ms,
+        coordinator=core.transactions.placement.transaction_partition(
+            meta.transactional_id).leader,
+        start_ms=meta.start_ms, age_ms=now - meta.start_ms if meta.start_ms >= 0 else None,
+        last_update_ms=meta.last_update_ms, pending_offsets=pending)
+
+
+def transactions(core) -> list[TransactionView]:
+    return [transaction_view(core, meta) for meta in sorted(
+        (meta for _, meta in core.transactions.loaded()), key=lambda m: m.transactional_id)]
 
 
 # -- groups ---------------------------------------------------------------------------------------

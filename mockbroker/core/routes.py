@@ -19,7 +19,7 @@ from typing import Any
 from mockbroker.core.views import (
     BrokerLatency, BrokerView, Deleted, Error, FaultSpec, FaultView, GroupLoadingView,
     GroupSummaryView, GroupView, LoggedRequestView, NewTopic, RecordView, Removed, Status,
-    TargetBroker, TopicView,
+    TargetBroker, TopicView, TransactionView,
 )
 
 __all__ = ["PATH_PARAMS", "Param", "ROUTES", "Route", "by_name", "match"]
@@ -40,6 +40,7 @@ PATH_PARAMS = {p.name: p for p in (
     Param("group_id", str, "group id"),
     Param("member_id", str, "member id"),
     Param("fault_id", int, "fault id"),
+    Param("transactional_id", str, "transactional id"),
 )}
 
 
@@ -140,6 +141,22 @@ ROUTES: tuple[Route, ...] = _routes(
     Route("expire_member", "POST", "/groups/{group_id}/members/{member_id}/expire",
           "remove a member as if its session had timed out", GroupView, "the group",
           errors=(404,)),
+    # -- transactions
+    Route("transactions", "GET", "/transactions", "transactional ids and their transactions",
+          list[TransactionView], "transactional ids"),
+    Route("transaction", "GET", "/transactions/{transactional_id}",
+          "one transactional id: state, producer id and epoch, partitions, offsets committed in "
+          "the open transaction, timeout, age, coordinator", TransactionView, "the transaction",
+          errors=(404,)),
+    Route("abort_transaction", "POST", "/transactions/{transactional_id}/abort",
+          "time the open transaction out now: the coordinator fences its producer (new epoch) "
+          "and aborts it, as when transaction.timeout.ms passes", TransactionView,
+          "the transaction", errors=(404, 409)),
+    Route("move_transaction_coordinator", "POST", "/transactions/{transactional_id}/coordinator",
+          "move the transaction coordinator (the leader of the id's __transaction_state "
+          "partition); the new one rebuilds its transactions from the partition and finishes "
+          "any commit or abort under way", TransactionView, "the transaction",
+          body=TargetBroker, errors=_TARGET_ERRORS),
     # -- faults
     Route("faults", "GET", "/faults", "faults in force, in the order they apply",
           list[FaultView], "faults"),

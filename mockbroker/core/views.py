@@ -24,7 +24,7 @@ __all__ = [
     "BrokerLatency", "BrokerView", "Deleted", "Error", "FaultSpec", "FaultView",
     "GroupLoadingView", "GroupSummaryView", "GroupView", "HeaderView", "LoggedRequestView",
     "MemberView", "NewTopic", "PartitionView", "RecordView", "Removed", "Status",
-    "TargetBroker", "TopicView", "VIEWS",
+    "TargetBroker", "TopicView", "TransactionView", "VIEWS",
 ]
 
 BrokerState = Literal["up", "down"]
@@ -32,10 +32,16 @@ BrokerState = Literal["up", "down"]
 GroupState = Literal["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"]
 #: what a rule does to a request it picks (``ACTIONS`` of :mod:`mockbroker.core.control`)
 FaultAction = Literal["error", "delay", "drop", "disconnect", "stop_broker", "start_broker",
-                      "move_leader", "move_coordinator", "expire_member", "callback"]
+                      "move_leader", "move_coordinator", "expire_member", "abort_transaction",
+                      "move_transaction_coordinator", "callback"]
 RequestOutcome = Literal["pending", "answered", "no response", "dropped", "disconnected",
                          "failed"]
 TimestampType = Literal["CreateTime", "LogAppendTime"]
+#: a transactional id's state, in Kafka's names (``TransactionState`` of the coordinator)
+TransactionState = Literal["Empty", "Ongoing", "PrepareCommit", "PrepareAbort",
+                           "CompleteCommit", "CompleteAbort", "PrepareEpochFence", "Dead"]
+#: what became of a transactional record's transaction
+RecordTransaction = Literal["committed", "aborted", "pending"]
 
 _view = dataclass(frozen=True, kw_only=True)
 
@@ -68,6 +74,9 @@ class PartitionView:
     log_start_offset: int
     high_watermark: int
     records: int = describe("high watermark - log start offset")
+    last_stable_offset: int = describe(
+        "what read_committed consumers may read up to: the first offset of the earliest open "
+        "transaction, or the high watermark", default=-1)
 
 
 @_view
@@ -104,6 +113,9 @@ class RecordView:
     value: str | None = describe("UTF-8 text, or null when absent or not text")
     value_base64: str | None
     headers: list[HeaderView]
+    transaction: RecordTransaction | None = describe(
+        "for a record written in a transaction, whether it was committed, aborted, or is "
+        "pending (null otherwise)", default=None)
 
     @property
     def raw_key(self) -> bytes | None:
@@ -159,6 +171,26 @@ class GroupLoadingView:
     state: Literal["loading"]
 
 
+# -- transactions ----------------------------------------------------------------------------
+
+@_view
+class TransactionView:
+    transactional_id: str
+    state: TransactionState
+    producer_id: int
+    producer_epoch: int
+    partitions: dict[str, list[int]] = describe(
+        "{topic: [partitions]} of the transaction in progress (empty once it is complete)")
+    timeout_ms: int
+    coordinator: int = describe("the broker id of its transaction coordinator")
+    start_ms: int = describe("when its current transaction started (-1: none yet)")
+    age_ms: int | None = describe("how long its current transaction has run")
+    last_update_ms: int
+    pending_offsets: dict[str, dict[str, dict[str, int]]] = describe(
+        "{group: {topic: {partition: offset}}} committed in the open transaction",
+        default_factory=dict)
+
+
 @_view
 class GroupSummaryView:
     group_id: str
@@ -200,6 +232,8 @@ class FaultView:
     target_group: str | None = describe("move_coordinator, expire_member: the group",
                                         default=None)
     target_member: str | None = describe("expire_member: the member id", default=None)
+    target_transaction: str | None = describe(
+        "abort_transaction, move_transaction_coordinator: the transactional id", default=None)
 
 
 @_view
@@ -286,7 +320,8 @@ class FaultSpec:
     chain: bool = describe("a delay that adds up with the next rule that picks the request",
                            default=False)
     target_broker: int | None = describe(
-        "stop_broker, start_broker: the broker; move_leader, move_coordinator: where to",
+        "stop_broker, start_broker: the broker; move_leader, move_coordinator, "
+        "move_transaction_coordinator: where to",
         default=None, minimum=0)
     target_topic: str | None = describe("move_leader: the topic (default: topic)",
                                         default=None)
@@ -295,6 +330,8 @@ class FaultSpec:
     target_group: str | None = describe(
         "move_coordinator, expire_member: the group (default: group)", default=None)
     target_member: str | None = describe("expire_member: the member id", default=None)
+    target_transaction: str | None = describe(
+        "abort_transaction, move_transaction_coordinator: the transactional id", default=None)
 
 
 @_view
@@ -316,4 +353,5 @@ VIEWS: tuple[type, ...] = (
     Error, Status, FaultSpec, FaultView, BrokerView, BrokerLatency, TargetBroker,
     PartitionView, TopicView, NewTopic, Deleted, HeaderView, RecordView, MemberView,
     GroupView, GroupLoadingView, GroupSummaryView, LoggedRequestView, Removed,
+    TransactionView,
 )

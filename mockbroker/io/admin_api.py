@@ -342,6 +342,40 @@ class AdminApi:
         self.core.groups.admin.expire_member(group.group_id, member_id)
         return inspect.group_view(self.core, shard, group)
 
+    # -- transactions -------------------------------------------------------------------------
+
+    def _transaction(self, call: Call):
+        try:
+            return inspect.transaction(self.core, call.path["transactional_id"])
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
+    async def transactions(self, call: Call):
+        return inspect.transactions(self.core)
+
+    async def transaction(self, call: Call):
+        return inspect.transaction_view(self.core, self._transaction(call))
+
+    async def abort_transaction(self, call: Call):
+        meta = self._transaction(call)
+        _body(call, required=False)
+        try:
+            self.core.transactions.abort_now(meta.transactional_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        return inspect.transaction_view(self.core, self._transaction(call))
+
+    async def move_transaction_coordinator(self, call: Call):
+        meta = self._transaction(call)
+        node_id = self._target_broker(call)
+        partition = self.core.transactions.placement.transaction_partition(
+            meta.transactional_id)
+        try:
+            self.core.cluster.move_leader(partition, node_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        return inspect.transaction_view(self.core, self._transaction(call))
+
     # -- faults -------------------------------------------------------------------------------
 
     def _fault(self, call: Call):
