@@ -54,13 +54,18 @@ def windowed_counts(records, window: str = "1 minute", lateness: str = "30 secon
 
 def start(spark, bootstrap: str, source: str, sink: str, checkpoint: str, *,
           window: str = "1 minute", lateness: str = "30 seconds",
-          trigger: str = "1 second", starting_offsets: str = "earliest"):
-    """Start the job; returns the running ``StreamingQuery``."""
-    records = (spark.readStream.format("kafka")
-               .option("kafka.bootstrap.servers", bootstrap)
-               .option("subscribe", source)
-               .option("startingOffsets", starting_offsets)
-               .load())
+          trigger: str = "1 second", starting_offsets: str = "earliest",
+          source_options: dict[str, str] | None = None):
+    """Start the job; returns the running ``StreamingQuery``.  ``source_options`` go to the
+    Kafka source as they are (``{"kafka.isolation.level": "read_committed"}`` counts only the
+    records of committed transactions)."""
+    reader = (spark.readStream.format("kafka")
+              .option("kafka.bootstrap.servers", bootstrap)
+              .option("subscribe", source)
+              .option("startingOffsets", starting_offsets))
+    for name, value in (source_options or {}).items():
+        reader = reader.option(name, value)
+    records = reader.load()
     return (windowed_counts(records, window, lateness)
             .writeStream.format("kafka")
             .outputMode("append")
@@ -80,13 +85,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--checkpoint", required=True, help="checkpoint directory")
     parser.add_argument("--window", default="1 minute")
     parser.add_argument("--lateness", default="30 seconds", help="watermark delay")
+    parser.add_argument("--read-committed", action="store_true",
+                        help="read only the records of committed transactions")
     args = parser.parse_args(argv)
 
     from conftest_plugin.spark import spark_session
 
     spark = spark_session("windowed-counts")
     query = start(spark, args.bootstrap, args.source, args.sink, args.checkpoint,
-                  window=args.window, lateness=args.lateness)
+                  window=args.window, lateness=args.lateness,
+                  source_options={"kafka.isolation.level": "read_committed"}
+                  if args.read_committed else None)
     try:
         query.awaitTermination()
     except KeyboardInterrupt:
