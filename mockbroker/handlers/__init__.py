@@ -47,6 +47,7 @@ from mockbroker.handlers import (  # noqa: E402,F401
     produce,
     sync_group,
     txn_offset_commit,
+    write_txn_markers,
 )
 
 

@@ -695,6 +695,30 @@ def test_api_versions_reports_the_finalized_transaction_and_group_versions():
     assert [(f.name, f.min_version) for f in v3.supported_features] == [("metadata.version", 7)]
     assert len(v3.finalized_features) == 3 and v3.finalized_features_epoch >= 0
     served = {k.api_key: (k.min_version, k.max_version) for k in v4.api_keys}
-    assert {key: served[key] for key in (22, 24, 25, 26, 28, 61, 65, 66)} == {
-        22: (0, 5), 24: (0, 5), 25: (0, 4), 26: (0, 5), 28: (0, 6), 61: (0, 0), 65: (0, 0),
-        66: (0, 2)}
+    assert {key: served[key] for key in (22, 24, 25, 26, 27, 28, 61, 65, 66)} == {
+        22: (0, 5), 24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 2), 28: (0, 6), 61: (0, 0),
+        65: (0, 0), 66: (0, 2)}
+
+
+def test_a_hanging_transaction_is_aborted_with_write_txn_markers_as_the_admin_does():
+    """``kafka-transactions.sh abort``: the Admin finds the open transaction with
+    DescribeProducers and has the partition leader write an abort marker for it."""
+    h = Txn()
+    pid, epoch = h.start()
+    assert h.add(pid, epoch, ("t", 0)) == {("t", 0): errors.NONE}
+    assert h.produce(pid, epoch, 0, b"hanging") == errors.NONE
+    assert h.produce(-1, -1, 0, b"after", tid=None, transactional=False) == errors.NONE
+    assert h.read(0) == []  # held back behind the open transaction
+    cls = wire.request_class(27)
+
+    def write(partitions, epoch_=epoch):
+        answer = send(h.core, 27, 1, markers=[cls.WritableTxnMarker(
+            producer_id=pid, producer_epoch=epoch_, transaction_result=False,
+            coordinator_epoch=0, topics=[cls.WritableTxnMarkerTopic(
+                name="t", partition_indexes=partitions)])])
+        return [p.error_code for p in answer.markers[0].topics[0].partitions]
+
+    assert write([0, 7]) == [errors.NONE, errors.UNKNOWN_TOPIC_OR_PARTITION]
+    assert h.read(0) == [b"after"]
+    assert h.log(0).last_stable_offset == h.log(0).high_watermark
+    assert write([0], epoch_=epoch - 1) == [errors.INVALID_PRODUCER_EPOCH]

@@ -441,6 +441,25 @@ class TransactionCoordinator:
 
     # -- markers ---------------------------------------------------------------------------------
 
+    def write_marker(self, broker_id: int, topic: str, index: int, producer_id: int,
+                     epoch: int, commit: bool, coordinator_epoch: int) -> None:
+        """WriteTxnMarkers on ``broker_id``, the partition leader: a marker a coordinator (or an
+        admin aborting a hanging transaction) asks for.  ApiException when the partition is
+        unknown, led elsewhere, or the producer has a newer epoch there."""
+        partition = self.cluster.partition(topic, index)
+        if partition is None:
+            raise ApiException(errors.UNKNOWN_TOPIC_OR_PARTITION)
+        if partition.leader != broker_id:
+            raise ApiException(errors.NOT_LEADER_OR_FOLLOWER)
+        markers.write(partition, producer_id, epoch, commit, coordinator_epoch, self.now)
+        self.cluster.notify_append(partition)
+        self._marker_written(partition, producer_id, commit)
+
+    def _marker_written(self, partition: Partition, producer_id: int, commit: bool) -> None:
+        if partition.topic.internal and partition.topic.name != TRANSACTION_TOPIC:
+            for listener in self.offsets_marker_listeners:
+                listener(partition, producer_id, commit)
+
     def _send_markers(self, shard: TxnShard, meta: TxnMetadata) -> None:
         commit = meta.state is TxnState.PREPARE_COMMIT
         for topic, index in sorted(meta.pending_markers):
@@ -451,9 +470,7 @@ class TransactionCoordinator:
                 markers.write(partition, meta.producer_id, meta.producer_epoch, commit,
                               shard.coordinator_epoch, self.now)
                 self.cluster.notify_append(partition)
-                if partition.topic.internal and partition.topic.name != TRANSACTION_TOPIC:
-                    for listener in self.offsets_marker_listeners:
-                        listener(partition, meta.producer_id, commit)
+                self._marker_written(partition, meta.producer_id, commit)
             meta.pending_markers.discard((topic, index))
         if meta.pending_markers:
             self._awaiting_markers[meta.transactional_id] = meta

@@ -1,0 +1,35 @@
+"""WriteTxnMarkers (key 27): commit or abort markers written to the partitions this broker
+leads.  Kafka's transaction coordinators send it to partition leaders; Kafka's Admin sends it
+to abort a hanging transaction (``kafka-transactions.sh abort``).  Each partition is answered
+on its own: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, or INVALID_PRODUCER_EPOCH for a
+marker older than the producer's epoch there."""
+
+from __future__ import annotations
+
+from mockbroker.core.errors import ApiException
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 27
+RESPONSE = response_class(API_KEY)
+
+
+def _write(core, ctx, marker, topic: str, index: int) -> int:
+    try:
+        core.transactions.write_marker(ctx.broker_id, topic, index, marker.producer_id,
+                                       marker.producer_epoch, marker.transaction_result,
+                                       marker.coordinator_epoch)
+    except ApiException as exc:
+        return exc.error_code
+    return errors.NONE
+
+
+@REGISTRY.handler(API_KEY, 1, 2)
+def handle(core, ctx, request):
+    return RESPONSE(markers=[RESPONSE.WritableTxnMarkerResult(
+        producer_id=marker.producer_id, topics=[RESPONSE.WritableTxnMarkerTopicResult(
+            name=t.name, partitions=[RESPONSE.WritableTxnMarkerPartitionResult(
+                partition_index=index, error_code=_write(core, ctx, marker, t.name, index))
+                for index in t.partition_indexes])
+            for t in marker.topics])
+        for marker in request.markers])
