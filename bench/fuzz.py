@@ -3,6 +3,7 @@
 each, with a stock producer and consumer beside them.
 
     PYTHONPATH=. python bench/fuzz.py [--frames 1000000] [--procs 2] [--connections 16]
+        [--retention-bytes 2097152]
 
 Prints frames/s, the broker's RSS before and after (and at each tenth), the requests the broker
 logged as "failed", and what the fuzzers saw go wrong (hangs, answers out of order, undecodable
@@ -100,15 +101,23 @@ def main() -> int:
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--retention-bytes", type=int, default=None, metavar="N",
+                        help="give the fuzzed topics (not the stock clients' topic) "
+                             "retention.bytes=N with 1 MiB segments, checked every second, "
+                             "so the records they pile up are bounded and the broker's RSS "
+                             "shows what else it keeps")
     parser.add_argument("--serve-flag", action="append", default=[], metavar="FLAG",
                         help="a mockbroker serve flag for the broker, e.g. "
                              "--serve-flag=--log-retention-bytes=1048576 (repeatable)")
     args = parser.parse_args()
 
+    fuzzed = [] if args.retention_bytes is not None else list(TOPICS)
+    retention_flags = [] if args.retention_bytes is None else \
+        ["--log-retention-check-interval-ms", "1000"]
     broker = subprocess.Popen([sys.executable, "-m", "mockbroker.cli", "serve", "--port", "0",
                                "--http-port", "0", *sum((["--topic", f"{t}:3"] for t in
-                                                         TOPICS + ("clients",)), []),
-                               *args.serve_flag],
+                                                         fuzzed + ["clients"]), []),
+                               *retention_flags, *args.serve_flag],
                               stdout=subprocess.PIPE, text=True)
     try:
         line = broker.stdout.readline()
@@ -116,6 +125,11 @@ def main() -> int:
             raise SystemExit(f"mockbroker serve did not start (exit {broker.wait()})")
         ready = dict(part.split("=", 1) for part in line.split()[2:])
         bootstrap, admin = ready["bootstrap"], ready["admin"]
+        if args.retention_bytes is not None:
+            for topic in TOPICS:
+                _post(f"{admin}/topics", {"name": topic, "partitions": 3, "configs": {
+                    "retention.bytes": str(args.retention_bytes),
+                    "segment.bytes": str(1 << 20)}})
         clients = _Clients(bootstrap)
         time.sleep(2)  # the stock clients settle before the fuzzers start (not measured)
         rss_before = _rss_mb(broker.pid)

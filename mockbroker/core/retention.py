@@ -5,7 +5,8 @@ Kafka's ``LogManager.cleanupLogs`` has it do (:meth:`PartitionLog.delete_old_seg
 ``retention.bytes`` and ``retention.ms`` when the topic's ``cleanup.policy`` includes
 ``delete``; a compacted-only topic (``__consumer_offsets``) only drops segments wholly below
 its log start offset.  Kafka's first check waits an internal delay (30 s); here the first
-comes one interval after the cluster starts, like the others.
+comes one interval after the cluster starts, like the others.  The same check forgets the
+state of producers idle for ``producer.id.expiration.ms``.
 
 A topic config is read as the broker reads it: the topic's override, else the first of its
 broker synonyms set in the leader's config layers, else Kafka's default.  This is done on every
@@ -89,11 +90,15 @@ class LogRetention:
         self.run()
 
     def run(self) -> int:
-        """One check over every partition; returns how many segments were deleted."""
+        """One check over every partition; returns how many segments were deleted.  Producers
+        idle for ``producer.id.expiration.ms`` are forgotten too (Kafka runs that on a timer of
+        its own)."""
         cluster = self.cluster
         now = cluster.clock.now_ms()
         deleted = 0
+        producer_expiry = cluster.settings["producer_id_expiration_ms"]
         for partition in cluster.all_partitions():
+            partition.log.producer_state.expire(now, producer_expiry)
             broker = _broker_of(cluster, partition)
             topic = partition.topic
             policy = topic_config(cluster, topic, "cleanup.policy", broker)

@@ -722,3 +722,19 @@ def test_a_hanging_transaction_is_aborted_with_write_txn_markers_as_the_admin_do
     assert h.read(0) == [b"after"]
     assert h.log(0).last_stable_offset == h.log(0).high_watermark
     assert write([0], epoch_=epoch - 1) == [errors.INVALID_PRODUCER_EPOCH]
+
+
+def test_producers_idle_past_producer_id_expiration_are_forgotten_unless_in_a_transaction():
+    h = Txn(producer_id_expiration_ms=3_600_000, transaction_max_timeout_ms=7_200_000)
+    pid, epoch = h.start(timeout=7_200_000)
+    assert h.produce(9, 0, 1, b"idempotent", tid=None, transactional=False) == errors.NONE
+    assert h.add(pid, epoch, ("t", 1)) == {("t", 1): errors.NONE}
+    assert h.produce(pid, epoch, 1, b"open") == errors.NONE
+    state = h.log(1).producer_state
+    assert set(state.producers) == {9, pid}
+    h.clock.advance(3_600_000 + h.core.settings["log_retention_check_interval_ms"])
+    # the idle idempotent producer is gone; the one with a transaction open stays
+    assert set(state.producers) == {pid}
+    # a forgotten producer may start again anywhere, as on Kafka
+    h.sequences[(9, "t", 1)] = 50
+    assert h.produce(9, 0, 1, b"back", tid=None, transactional=False) == errors.NONE

@@ -104,6 +104,11 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
          setting=Setting(validator=Range(0))),
     _key("group.max.size", I, INT_MAX, Range(1), "Most members a classic group may have.",
          setting=_MOCK),
+    # Kafka checks every producer.id.expiration.check.interval.ms (10 minutes); the mock
+    # expires producers at each retention check
+    _key("producer.id.expiration.ms", I, 86400000, Range(1),
+         "How long a partition keeps the state of a producer that has stopped writing (and "
+         "has no open transaction).", dynamic=True, setting=_MOCK),
     _key("transaction.state.log.num.partitions", I, 50, Range(1),
          "Partitions of the __transaction_state topic.", setting=_MOCK),
     _key("transaction.state.log.replication.factor", SH, 3, Range(1),

@@ -112,6 +112,15 @@ class ProducerState:
         if header.is_transactional:
             self.ongoing.setdefault(header.producer_id, base_offset)
 
+    def expire(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget producers that have written nothing for ``expiration_ms`` and have no open
+        transaction here (Kafka's ``producer.id.expiration.ms``); returns how many."""
+        doomed = [pid for pid, entry in self.producers.items()
+                  if pid not in self.ongoing and now_ms - entry.last_timestamp >= expiration_ms]
+        for pid in doomed:
+            del self.producers[pid]
+        return len(doomed)
+
     def check_marker(self, producer_id: int, epoch: int) -> None:
         """A marker with an epoch older than the producer's is from a fenced coordinator."""
         entry = self.producers.get(producer_id)
