@@ -368,7 +368,7 @@ def txn_state(cluster, transactional_id: str) -> str | None:
 # -- 1. commit, abort, commit; open transactions are invisible ---------------------------------
 
 @pytest.mark.parametrize("client", CLIENTS)
-@pytest.mark.kafka(topics={TOPIC: PARTITIONS})
+@pytest.mark.kafka(brokers=3, topics={TOPIC: PARTITIONS})
 def test_read_committed_sees_committed_records_only(client, stack, kafka_cluster, kafka_admin,
                                                     aio):
     bootstrap = kafka_cluster.bootstrap_servers
@@ -443,7 +443,7 @@ def group_offsets(admin) -> dict[int, int]:
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-@pytest.mark.kafka(topics={TOPIC: PARTITIONS, SOURCE_TOPIC: PARTITIONS})
+@pytest.mark.kafka(brokers=3, topics={TOPIC: PARTITIONS, SOURCE_TOPIC: PARTITIONS})
 def test_consume_transform_produce_commits_offsets_with_the_output(client, stack, kafka_cluster,
                                                                    kafka_admin, aio):
     bootstrap = kafka_cluster.bootstrap_servers
@@ -476,3 +476,238 @@ def test_consume_transform_produce_commits_offsets_with_the_output(client, stack
     everything.read(24, "every transformed record, aborted ones too")
     assert sorted(g.rec.value for g in everything.got) == sorted(
         [r.value.upper() for r in before] + [r.value.upper() for r in after] * 2)
+
+
+# -- 3. zombie fencing -------------------------------------------------------------------------
+
+def assert_fenced(client: str, exc: BaseException):
+    """The error each client raises to a producer fenced by a newer one (or by the coordinator
+    after a timeout): the broker answered EndTxn with PRODUCER_FENCED (INVALID_PRODUCER_EPOCH
+    for the EndTxn v0/v1 that librdkafka and aiokafka send)."""
+    if client == "confluent-kafka":
+        assert isinstance(exc, ck.KafkaException), repr(exc)
+        error = exc.args[0]
+        assert error.code() == ck.KafkaError._FENCED and error.fatal(), error
+    elif client == "kafka-python":
+        assert isinstance(exc, kafka.errors.ProducerFencedError), repr(exc)
+    else:
+        assert isinstance(exc, aiokafka.errors.ProducerFenced), repr(exc)
+
+
+def raised(fn) -> BaseException:
+    with pytest.raises(Exception) as info:
+        fn()
+    return info.value
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.kafka(topics={TOPIC: PARTITIONS})
+def test_a_second_producer_fences_the_first(client, stack, kafka_cluster, kafka_admin, aio):
+    bootstrap = kafka_cluster.bootstrap_servers
+    zombie = txn_producer(client, stack, bootstrap, aio, "shared-id")
+    zombie.init()
+    zombie.begin()
+    zombie.send(batch("zombie"))
+    zombie.flush()
+    fresh = txn_producer(client, stack, bootstrap, aio, "shared-id")
+    fresh.init()  # aborts the zombie's open transaction and takes a newer epoch
+    assert txn_state(kafka_cluster, "shared-id") == "Empty"
+
+    assert_fenced(client, raised(zombie.commit))
+    fresh.begin()
+    fresh.send(batch("fresh"))
+    fresh.commit()
+
+    committed = Reader(client, stack, bootstrap, aio, isolation="read_committed")
+    committed.read(9, "the second producer's records")
+    catch_up(committed, kafka_admin)
+    assert_seen(committed.got, batch("fresh"))
+    everything = Reader(client, stack, bootstrap, aio, isolation="read_uncommitted")
+    everything.read(18, "both producers' records")
+    assert_seen(everything.got, batch("zombie") + batch("fresh"))
+    ends = [r for r in kafka_admin.requests("EndTxn")]
+    assert [r.error for r in ends] == [
+        "INVALID_PRODUCER_EPOCH" if ends[0].api_version < 2 else "PRODUCER_FENCED", None]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.kafka(topics={TOPIC: PARTITIONS})
+def test_a_fenced_producer_cannot_write_more(client, stack, kafka_cluster, kafka_admin, aio):
+    """The zombie's next write is refused (INVALID_PRODUCER_EPOCH from the partition) and the
+    producer ends up fenced; nothing it wrote is ever visible to read_committed."""
+    bootstrap = kafka_cluster.bootstrap_servers
+    zombie = txn_producer(client, stack, bootstrap, aio, "shared-id")
+    zombie.init()
+    zombie.begin()
+    zombie.send(batch("zombie"))
+    zombie.flush()
+    txn_producer(client, stack, bootstrap, aio, "shared-id").init()
+    zombie.send(batch("late"))
+    if client == "confluent-kafka":
+        assert_fenced(client, raised(zombie.commit))  # its flush met the refused produce
+    elif client == "kafka-python":
+        assert isinstance(raised(zombie.flush), kafka.errors.InvalidProducerEpochError)
+        # the epoch bump it tries next is answered PRODUCER_FENCED: from then on every call
+        # names that error
+        def fenced_now():
+            try:
+                zombie.begin()
+            except kafka.errors.KafkaError as exc:
+                return "ProducerFencedError" in str(exc)
+            raise AssertionError("a fenced producer began a transaction")
+        wait_for(fenced_now, "kafka-python to learn it is fenced")
+    else:
+        assert_fenced(client, raised(zombie.flush))
+        assert_fenced(client, raised(zombie.commit))
+    assert {r.error for r in kafka_admin.requests("Produce")} == {None, "INVALID_PRODUCER_EPOCH"}
+    committed = Reader(client, stack, bootstrap, aio, isolation="read_committed")
+    catch_up(committed, kafka_admin)
+    assert committed.got == []
+    assert sum(len(kafka_admin.records(TOPIC, p)) for p in range(PARTITIONS)) == 9  # no "late"
+
+
+# -- 4. a retriable EndTxn error ---------------------------------------------------------------
+
+@pytest.mark.parametrize("error", ["CONCURRENT_TRANSACTIONS", "COORDINATOR_LOAD_IN_PROGRESS"])
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.kafka(topics={TOPIC: PARTITIONS})
+def test_a_retriable_end_txn_error_is_retried(client, error, stack, kafka_cluster, kafka_admin,
+                                              aio):
+    bootstrap = kafka_cluster.bootstrap_servers
+    producer = txn_producer(client, stack, bootstrap, aio)
+    producer.init()
+    producer.begin()
+    producer.send(batch("once"))
+    producer.flush()
+    fault = kafka_admin.add_fault("EndTxn", error=error, count=1)
+    producer.commit()
+    ends = kafka_admin.requests("EndTxn")
+    assert [(r.error, r.fault) for r in ends] == [(error, fault.id), (None, None)]
+    assert txn_state(kafka_cluster, producer.transactional_id) == "CompleteCommit"
+    committed = Reader(client, stack, bootstrap, aio, isolation="read_committed")
+    committed.read(9, "the committed records")
+    catch_up(committed, kafka_admin)
+    assert_seen(committed.got, batch("once"))
+    # the next transaction works too
+    producer.begin()
+    producer.send(batch("next"))
+    producer.commit()
+    committed.read(18, "the next transaction's records")
+    catch_up(committed, kafka_admin)
+    assert_seen(committed.got, batch("once") + batch("next"))
+
+
+# -- 5. a transaction past its timeout ---------------------------------------------------------
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.kafka(topics={TOPIC: PARTITIONS},
+                   transaction_abort_timed_out_transaction_cleanup_interval_ms=100)
+def test_a_timed_out_transaction_is_aborted_and_its_producer_fenced(client, stack, kafka_cluster,
+                                                                    kafka_admin, aio):
+    bootstrap = kafka_cluster.bootstrap_servers
+    producer = txn_producer(client, stack, bootstrap, aio, "slow", timeout_ms=1000)
+    producer.init()
+    producer.begin()
+    producer.send(batch("slow"))
+    producer.flush()
+    everything = Reader(client, stack, bootstrap, aio, isolation="read_uncommitted")
+    everything.read(9, "the open transaction's records")
+    assert txn_state(kafka_cluster, "slow") == "Ongoing"
+    wait_for(lambda: txn_state(kafka_cluster, "slow") == "CompleteAbort",
+             "the coordinator to abort the transaction past its timeout")
+    # a coordinator's abort ends with the cluster's transaction version (2): a new epoch
+    meta = kafka_cluster.call(lambda: kafka_cluster.core.transactions.find("slow"))
+    assert kafka_cluster.call(lambda: meta.producer_epoch) == 1
+
+    assert_fenced(client, raised(producer.commit))
+    committed = Reader(client, stack, bootstrap, aio, isolation="read_committed")
+    catch_up(committed, kafka_admin)
+    assert committed.got == []
+    assert [r.error for r in kafka_admin.requests("EndTxn")] == [
+        "INVALID_PRODUCER_EPOCH" if kafka_admin.requests("EndTxn")[0].api_version < 2
+        else "PRODUCER_FENCED"]
+
+
+# -- 6. the Java client (transaction version 2) ------------------------------------------------
+
+def run_java(*args: str) -> list[str]:
+    missing = [str(p) for p in CLASSPATH if not p.exists()]
+    assert not missing and shutil.which("java"), \
+        f"the Java client needs java and {missing} (bash ci/dev.sh setup fetches them)"
+    done = subprocess.run(["java", "-cp", os.pathsep.join(map(str, CLASSPATH)),
+                           str(JAVA_SOURCE), *args],
+                          capture_output=True, text=True, timeout=JVM_TIMEOUT_S + 60)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and lines[-1:] == ["done"], \
+        f"TxnClient {args[0]} exited {done.returncode}: {lines}\n{done.stderr[-4000:]}"
+    return lines
+
+
+def java_records(lines: list[str]) -> list[Got]:
+    out = []
+    for line in lines:
+        if line.startswith("record "):
+            _, partition, offset, key, value, *headers = line.split(" ")
+            pairs = tuple(tuple(h.split("=", 1)) for h in (headers[0].split(";")
+                                                          if headers and headers[0] else ()))
+            out.append(Got(int(partition), int(offset),
+                           Rec(int(partition), key.encode(), value.encode(),
+                               tuple((k, v.encode()) for k, v in pairs))))
+    return out
+
+
+def assert_transaction_version_2(admin):
+    """kafka-clients 4.4 ends transactions with EndTxn v5 and adds no partitions itself."""
+    assert {r.api_version for r in admin.requests("EndTxn")} == {5}
+    assert admin.requests("AddPartitionsToTxn") == []
+    assert admin.requests("AddOffsetsToTxn") == []
+
+
+@pytest.mark.kafka(topics={TOPIC: PARTITIONS})
+def test_java_commit_abort_commit_read_committed(stack, kafka_cluster, kafka_admin, aio):
+    lines = run_java("basic", kafka_cluster.bootstrap_servers, TOPIC, "java-basic")
+    assert [line for line in lines if not line.startswith("record")] == \
+        ["committed 9", "aborted 9", "committed 9", "done"]
+    assert_seen(java_records(lines), batch("first") + batch("last"))
+    assert_transaction_version_2(kafka_admin)
+    everything = Reader("confluent-kafka", stack, kafka_cluster.bootstrap_servers, aio,
+                        isolation="read_uncommitted")
+    everything.read(27, "all three transactions' records")
+    assert_seen(everything.got, batch("first") + batch("aborted") + batch("last"))
+    # every transaction ended with a new epoch (three ends after the first InitProducerId)
+    meta = kafka_cluster.call(lambda: kafka_cluster.core.transactions.find("java-basic"))
+    assert kafka_cluster.call(lambda: (meta.state.value, meta.producer_epoch)) == \
+        ("CompleteCommit", 3)
+
+
+@pytest.mark.kafka(topics={TOPIC: PARTITIONS})
+def test_java_second_producer_fences_the_first(stack, kafka_cluster, kafka_admin):
+    lines = run_java("fence", kafka_cluster.bootstrap_servers, TOPIC, "java-fence")
+    assert [line for line in lines if not line.startswith("record")] == \
+        ["fenced org.apache.kafka.common.errors.ProducerFencedException", "committed 9",
+         "done"]
+    assert_seen(java_records(lines), batch("fresh"))
+    assert [r.error for r in kafka_admin.requests("EndTxn")] == ["PRODUCER_FENCED", None]
+
+
+@pytest.mark.kafka(brokers=3, topics={TOPIC: PARTITIONS, SOURCE_TOPIC: PARTITIONS})
+def test_java_consume_transform_produce(stack, kafka_cluster, kafka_admin, aio):
+    bootstrap = kafka_cluster.bootstrap_servers
+    source = batch("in", 12)
+    plain_produce(bootstrap, source, SOURCE_TOPIC)
+    lines = run_java("ctp", bootstrap, SOURCE_TOPIC, TOPIC, GROUP, "java-ctp", "12")
+    assert lines[0].startswith("aborted ")
+    assert sum(int(line.split()[1]) for line in lines if line.startswith("committed")) == 12
+    assert lines[-2:] == ["offsets 0=4,1=4,2=4", "done"]
+    assert group_offsets(kafka_admin) == {0: 4, 1: 4, 2: 4}
+    assert_transaction_version_2(kafka_admin)
+
+    inputs = [Got(r.partition, i // PARTITIONS, r) for i, r in enumerate(source)]
+    output = Reader("confluent-kafka", stack, bootstrap, aio, isolation="read_committed")
+    output.read(12, "transformed records")
+    catch_up(output, kafka_admin)
+    assert_seen(output.got, [transform(g) for g in inputs])
+    aborted = int(lines[0].split()[1])
+    everything = Reader("confluent-kafka", stack, bootstrap, aio, isolation="read_uncommitted")
+    everything.read(12 + aborted, "transformed records, aborted ones too")
+    assert len(everything.got) == 12 + aborted
