@@ -10,7 +10,12 @@ same transactional id fences the first; a retriable EndTxn error is survived; a 
 that outlives its timeout is aborted by the coordinator and its producer finds out.
 
 The Java producer is ``java/TxnClient.java`` run from source; kafka-clients 4.4 speaks
-transaction version 2 (KIP-890) as the broker finalizes ``transaction.version=2``.
+transaction version 2 (KIP-890) as the broker finalizes ``transaction.version=2``: no
+AddPartitionsToTxn, an epoch bump at every EndTxn, and a producer whose transaction timed out
+may abort and go on (but not commit).
+
+The coordinator's view of a transactional id is read from the cluster's core
+(``cluster.core.transactions.find``) where no client shows it.
 """
 
 from __future__ import annotations
@@ -84,7 +89,7 @@ def by_partition(recs) -> dict[int, list[Rec]]:
 def assert_seen(got: list[Got], expected: list[Rec]):
     """``got`` is ``expected``, each record once, in order per partition, at rising offsets."""
     mine = by_partition(g.rec for g in got)
-    assert {p: recs for p, recs in mine.items()} == by_partition(expected)
+    assert mine == by_partition(expected)
     for p in mine:
         offsets = [g.offset for g in got if g.partition == p]
         assert offsets == sorted(set(offsets)), f"partition {p} offsets {offsets}"
@@ -237,9 +242,8 @@ class TxnProducer:
                 consumer.group_metadata()))
 
 
-def txn_producer(client, stack, cluster_or_bootstrap, aio, transactional_id=None,
+def txn_producer(client, stack, bootstrap: str, aio, transactional_id=None,
                  **kw) -> TxnProducer:
-    bootstrap = getattr(cluster_or_bootstrap, "bootstrap_servers", cluster_or_bootstrap)
     return TxnProducer(client, stack, bootstrap,
                        transactional_id or f"tid-{uuid.uuid4().hex[:8]}", aio, **kw)
 
@@ -688,6 +692,43 @@ def test_java_second_producer_fences_the_first(stack, kafka_cluster, kafka_admin
          "done"]
     assert_seen(java_records(lines), batch("fresh"))
     assert [r.error for r in kafka_admin.requests("EndTxn")] == ["PRODUCER_FENCED", None]
+
+
+@pytest.mark.kafka(topics={TOPIC: PARTITIONS},
+                   transaction_abort_timed_out_transaction_cleanup_interval_ms=100)
+def test_java_timed_out_transaction_commit_fails_and_abort_recovers(stack, kafka_cluster,
+                                                                    kafka_admin):
+    """Transaction version 2: after the coordinator aborted a transaction past its timeout,
+    the producer's EndTxn(commit) with the old epoch is INVALID_TXN_STATE, while its
+    EndTxn(abort) is taken as a retry of that abort and hands it the new epoch to go on with."""
+    missing = [str(p) for p in CLASSPATH if not p.exists()]
+    assert not missing and shutil.which("java"), f"the Java client needs java and {missing}"
+    process = subprocess.Popen(["java", "-cp", os.pathsep.join(map(str, CLASSPATH)),
+                                str(JAVA_SOURCE), "timeout", kafka_cluster.bootstrap_servers,
+                                TOPIC, "java-slow"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    stack.callback(process.kill)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(
+        line.rstrip("\n") for line in process.stdout), daemon=True)
+    reader.start()
+    wait_for(lambda: "open" in lines or process.poll() is not None,
+             "both Java producers' open transactions", timeout=JVM_TIMEOUT_S)
+    assert lines == ["open"], (lines, process.stderr.read()[-4000:])
+    ids = ["java-slow-commit", "java-slow-abort"]
+    wait_for(lambda: all(txn_state(kafka_cluster, t) == "CompleteAbort" for t in ids),
+             "the coordinator to abort both transactions past their timeout")
+    process.stdin.write("go\n")
+    process.stdin.flush()
+    assert process.wait(JVM_TIMEOUT_S) == 0, process.stderr.read()[-4000:]
+    reader.join(10)
+    assert [line for line in lines if not line.startswith("record")] == [
+        "open", "commit failed org.apache.kafka.common.errors.InvalidTxnStateException",
+        "aborted", "committed 9", "done"]
+    assert_seen(java_records(lines), batch("after"))
+    ends = [(r.error, r.api_version) for r in kafka_admin.requests("EndTxn")]
+    assert ends == [("INVALID_TXN_STATE", 5), (None, 5), (None, 5)]
 
 
 @pytest.mark.kafka(brokers=3, topics={TOPIC: PARTITIONS, SOURCE_TOPIC: PARTITIONS})

@@ -8,6 +8,11 @@
 //   fence BOOTSTRAP TOPIC TXN_ID
 //       a producer opens a transaction, a second one with the same id starts; the first one's
 //       commit fails ("fenced <exception class>") and the second one commits its own records.
+//   timeout BOOTSTRAP TOPIC TXN_ID
+//       two producers (TXN_ID-commit, TXN_ID-abort) with transaction.timeout.ms=1000 each open a
+//       transaction and say "open"; once a line comes on stdin (the coordinator has aborted
+//       both), the first tries to commit ("commit failed <exception class>"), the second aborts
+//       ("aborted") and commits a new transaction.
 //   ctp BOOTSTRAP IN OUT GROUP TXN_ID COUNT
 //       consume-transform-produce: reads IN in GROUP (read_committed), writes each record to OUT
 //       with its value upper-cased and a header "from" = "PARTITION:OFFSET", the positions going
@@ -20,6 +25,8 @@
 // as the consumer reads them), "fenced CLASS", and "done" at the end.  Any failure is printed
 // as "failed <exception>" and exits 1.
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,7 +66,13 @@ public class TxnClient {
     }
 
     private static KafkaProducer<byte[], byte[]> producer(String bootstrap, String txnId) {
+        return producer(bootstrap, txnId, 60000);
+    }
+
+    private static KafkaProducer<byte[], byte[]> producer(String bootstrap, String txnId,
+                                                          int timeoutMs) {
         Properties props = new Properties();
+        props.put("transaction.timeout.ms", Integer.toString(timeoutMs));
         props.put("bootstrap.servers", bootstrap);
         props.put("transactional.id", txnId);
         props.put("linger.ms", "5");
@@ -169,6 +182,35 @@ public class TxnClient {
         readAll(bootstrap, topic);
     }
 
+    static void timeout(String bootstrap, String topic, String txnId) throws Exception {
+        try (KafkaProducer<byte[], byte[]> committer = producer(bootstrap, txnId + "-commit", 1000);
+             KafkaProducer<byte[], byte[]> aborter = producer(bootstrap, txnId + "-abort", 1000)) {
+            int partitions = partitionCount(committer, topic);
+            for (KafkaProducer<byte[], byte[]> p : List.of(committer, aborter)) {
+                p.initTransactions();
+                p.beginTransaction();
+                sendBatch(p, topic, partitions, "expired");
+                p.flush();
+            }
+            say("open");
+            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
+                    .readLine();
+            try {
+                committer.commitTransaction();
+                say("committed late");
+            } catch (Exception e) {
+                say("commit failed " + e.getClass().getName());
+            }
+            aborter.abortTransaction();
+            say("aborted");
+            aborter.beginTransaction();
+            sendBatch(aborter, topic, partitions, "after");
+            aborter.commitTransaction();
+            say("committed " + partitions * 3);
+        }
+        readAll(bootstrap, topic);
+    }
+
     static void ctp(String bootstrap, String in, String out, String group, String txnId,
                     int count) {
         try (KafkaProducer<byte[], byte[]> producer = producer(bootstrap, txnId);
@@ -234,6 +276,7 @@ public class TxnClient {
             switch (args[0]) {
                 case "basic" -> basic(args[1], args[2], args[3]);
                 case "fence" -> fence(args[1], args[2], args[3]);
+                case "timeout" -> timeout(args[1], args[2], args[3]);
                 case "ctp" -> ctp(args[1], args[2], args[3], args[4], args[5],
                         Integer.parseInt(args[6]));
                 default -> throw new IllegalArgumentException("unknown mode " + args[0]);
