@@ -253,8 +253,9 @@ class AdminClient:
 
     # -- groups -------------------------------------------------------------------------------
 
-    def groups(self) -> list[GroupSummary]:
-        return self._route("groups")
+    def groups(self, type: str | None = None) -> list[GroupSummary]:
+        """Groups; ``type``: only "classic" or only "consumer" (KIP-848) groups."""
+        return self._route("groups", query={"type": type})
 
     def group(self, group_id: str) -> Group:
         return self._route("group", group_id=group_id)

@@ -14,6 +14,8 @@ import pytest
 from mockbroker.admin import AdminClient
 from mockbroker.core import inspect, routes, views
 from mockbroker.core.groups.classic.state import GroupState
+from mockbroker.core.groups.consumer.group import ConsumerGroupState
+from mockbroker.core.transactions.state import TxnState
 from mockbroker.core.control import _SPEC_KEYS, ACTIONS, Rule
 from mockbroker.core.requests import LoggedRequest
 from mockbroker.core.jsonview import from_json, hints, schema, schema_name, to_json
@@ -115,7 +117,9 @@ class _Core:
 
 
 def test_the_views_enums_and_the_fault_spec_match_the_core():
-    assert set(get_args(views.GroupState)) == {s.value for s in GroupState}
+    assert set(get_args(views.GroupState)) == {s.value for s in GroupState} | \
+        {s.value for s in ConsumerGroupState}
+    assert set(get_args(views.TransactionState)) == {s.value for s in TxnState}
     assert get_args(views.FaultAction) == tuple(ACTIONS)
     assert [f.name for f in dataclasses.fields(views.FaultSpec)] == list(_SPEC_KEYS)
 

@@ -198,6 +198,25 @@ def _assignment(protocol_type: str | None, data: bytes) -> dict[str, list[int]] 
     return {t: sorted(ps) for t, ps in sorted(out.items())}
 
 
+def _by_name(core, parts) -> dict[str, list[int]]:
+    """{topic name: partitions} of a consumer-group assignment kept by topic id."""
+    by_id = core.cluster.topics_by_id
+    return {by_id[t].name: sorted(ps) for t, ps in sorted(
+        parts.items(), key=lambda kv: by_id[kv[0]].name if kv[0] in by_id else "")
+        if t in by_id and ps}
+
+
+def _consumer_members(core, found) -> list[MemberView]:
+    return [MemberView(
+        member_id=m.member_id, client_id=m.client_id, client_host=m.client_host,
+        group_instance_id=m.instance_id, rebalance_timeout_ms=max(m.rebalance_timeout_ms, 0),
+        session_timeout_ms=core.groups.settings["group_consumer_session_timeout_ms"],
+        assignment=_by_name(core, m.assigned), member_epoch=m.member_epoch,
+        target_assignment=_by_name(core, found.target.get(m.member_id, {})),
+        pending_revocation=_by_name(core, m.pending_revocation),
+    ) for m in found.members.values()]
+
+
 def group_view(core, shard, found) -> GroupView:
     offsets: dict[str, dict[int, int]] = {}
     lag: dict[str, dict[int, int]] = {}
@@ -209,6 +228,14 @@ def group_view(core, shard, found) -> GroupView:
         if partition is not None:
             lag.setdefault(topic_name, {})[index] = \
                 max(0, partition.log.high_watermark - entry.offset)
+    if found.type == "consumer":
+        return GroupView(
+            group_id=found.group_id, state=found.state.value, type="consumer",
+            group_epoch=found.group_epoch, assignment_epoch=found.assignment_epoch,
+            generation=found.group_epoch, protocol_type="consumer",
+            protocol=found.preferred_assignor(core.groups.consumer.assignors()[0]),
+            leader=None, coordinator=shard.leader, members=_consumer_members(core, found),
+            offsets=offsets, offset_metadata=metadata, lag=lag)
     return GroupView(
         group_id=found.group_id, state=found.state.value, generation=found.generation_id,
         protocol_type=found.protocol_type, protocol=found.protocol_name,
@@ -221,12 +248,14 @@ def group_view(core, shard, found) -> GroupView:
     )
 
 
-def groups(core) -> list[GroupSummaryView]:
+def groups(core, group_type: str | None = None) -> list[GroupSummaryView]:
     return [GroupSummaryView(
-        group_id=found.group_id, state=found.state.value, generation=found.generation_id,
+        group_id=found.group_id, state=found.state.value, type=found.type,
+        generation=found.group_epoch if found.type == "consumer" else found.generation_id,
         protocol_type=found.protocol_type, coordinator=shard.leader,
         members=len(found.members),
-    ) for shard, found in sorted(core.groups.all_groups(), key=lambda sg: sg[1].group_id)]
+    ) for shard, found in sorted(core.groups.all_groups(), key=lambda sg: sg[1].group_id)
+        if group_type is None or found.type == group_type]
 
 
 # -- faults and the request log -------------------------------------------------------------------

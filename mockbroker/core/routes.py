@@ -127,7 +127,9 @@ ROUTES: tuple[Route, ...] = _routes(
           "make a live replica the partition's leader (new leader epoch)", TopicView,
           "the topic", body=TargetBroker, errors=_TARGET_ERRORS),
     # -- groups
-    Route("groups", "GET", "/groups", "groups", list[GroupSummaryView], "groups"),
+    Route("groups", "GET", "/groups", "groups", list[GroupSummaryView], "groups",
+          query=(Param("type", str, "only groups of this type: classic or consumer"),),
+          errors=(400,)),
     Route("group", "GET", "/groups/{group_id}",
           "one group: state, generation, protocol, leader, coordinator, members with their "
           "assignments, committed offsets and lag", GroupView, "the group", errors=(404,)),

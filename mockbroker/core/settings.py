@@ -21,7 +21,7 @@ from mockbroker.core.config.values import KAFKA_DEFAULT, ConfigKey, ConfigType, 
 
 #: the Python type a setting takes, by config type
 _PYTHON_TYPES = {ConfigType.BOOLEAN: bool, ConfigType.STRING: str, ConfigType.INT: int,
-                 ConfigType.SHORT: int, ConfigType.LONG: int}
+                 ConfigType.SHORT: int, ConfigType.LONG: int, ConfigType.LIST: str}
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,10 @@ __all__ = [
 
 BrokerState = Literal["up", "down"]
 #: a classic group's state, in Kafka's names (``GroupState`` of the coordinator)
-GroupState = Literal["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"]
+GroupState = Literal["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
+                     "Assigning", "Reconciling"]
+#: "classic" (JoinGroup and SyncGroup) or "consumer" (KIP-848, ConsumerGroupHeartbeat)
+GroupType = Literal["classic", "consumer"]
 #: what a rule does to a request it picks (``ACTIONS`` of :mod:`mockbroker.core.control`)
 FaultAction = Literal["error", "delay", "drop", "disconnect", "stop_broker", "start_broker",
                       "move_leader", "move_coordinator", "expire_member", "abort_transaction",
@@ -139,12 +142,22 @@ class MemberView:
     assignment: dict[str, list[int]] | None = describe(
         "{topic: [partitions]} for consumer groups (null if the group is not one)")
     assignment_base64: str = ""
+    member_epoch: int | None = describe("consumer groups: the member's epoch", default=None)
+    target_assignment: dict[str, list[int]] | None = describe(
+        "consumer groups: {topic: [partitions]} the member is moving to", default=None)
+    pending_revocation: dict[str, list[int]] | None = describe(
+        "consumer groups: {topic: [partitions]} the member still has to give up",
+        default=None)
 
 
 @_view
 class GroupView:
     group_id: str
     state: GroupState
+    type: GroupType = describe("classic, or consumer (KIP-848)", default="classic")
+    group_epoch: int | None = describe("consumer groups: the group epoch", default=None)
+    assignment_epoch: int | None = describe(
+        "consumer groups: the epoch of the target assignment", default=None)
     generation: int
     protocol_type: str | None
     protocol: str | None
@@ -195,6 +208,7 @@ class TransactionView:
 class GroupSummaryView:
     group_id: str
     state: GroupState
+    type: GroupType = "classic"
     generation: int = 0
     protocol_type: str | None = None
     coordinator: int = -1

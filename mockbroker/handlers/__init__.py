@@ -15,6 +15,8 @@ from mockbroker.handlers import (  # noqa: E402,F401
     add_offsets_to_txn,
     add_partitions_to_txn,
     alter_configs,
+    consumer_group_describe,
+    consumer_group_heartbeat,
     api_versions,
     create_partitions,
     create_topics,

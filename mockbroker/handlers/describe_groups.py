@@ -3,7 +3,9 @@
 Kafka 4's answer, group by group: a group this coordinator does not have is reported as state
 Dead — with no error before v6, with GROUP_ID_NOT_FOUND and a message from v6 on.  Only a
 Stable group shows its protocol and each member's metadata for it; members' assignments are
-shown in every state (Kafka 4's ClassicGroupMember.describeNoMetadata keeps them).
+shown in every state (Kafka 4's ClassicGroupMember.describeNoMetadata keeps them).  A KIP-848
+consumer group is answered as Kafka 4 answers it here: Dead, with GROUP_ID_NOT_FOUND "is not a
+classic group" from v6 (ConsumerGroupDescribe describes it).
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ def _describe(core, ctx, group_id: str):
         return RESPONSE.DescribedGroup(error_code=exc.error_code, group_id=group_id,
                                        group_state="", protocol_type="", protocol_data="",
                                        members=[])
-    if group is None:
+    if group is None or group.type != "classic":
+        # a KIP-848 group is no classic group: Kafka describes it as it would a missing one
         not_found = ctx.api_version >= 6
+        what = "not found" if group is None else "is not a classic group"
         return RESPONSE.DescribedGroup(
             error_code=errors.GROUP_ID_NOT_FOUND if not_found else errors.NONE,
-            error_message=f"Group {group_id} not found." if not_found else None,
+            error_message=f"Group {group_id} {what}." if not_found else None,
             group_id=group_id, group_state=GroupState.DEAD.value, protocol_type="",
             protocol_data="", members=[])
     stable = group.is_(GroupState.STABLE)

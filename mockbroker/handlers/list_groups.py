@@ -1,7 +1,8 @@
 """ListGroups (key 16): the groups this broker coordinates, in every shard it leads.
 
 Filters as Kafka 4 applies them: states (v4+) compared case-insensitively, types (v5+) parsed
-case-insensitively, an unknown type matching no group.  Every group here is a classic group.
+case-insensitively, an unknown type matching no group.  A group's type is "classic" or
+"consumer" (KIP-848, protocol type "consumer").
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from wire import errors, response_class
 
 API_KEY = 16
 RESPONSE = response_class(API_KEY)
-GROUP_TYPE = "classic"
-
 
 @REGISTRY.handler(API_KEY, 0, 5)
 def handle(core, ctx, request):
@@ -27,10 +26,10 @@ def handle(core, ctx, request):
     for group in groups:
         if states and group.state.value.lower() not in states:
             continue
-        if types and GROUP_TYPE not in types:
+        if types and group.type not in types:
             continue
         listed.append(RESPONSE.ListedGroup(group_id=group.group_id,
                                            protocol_type=group.protocol_type or "",
                                            group_state=group.state.value,
-                                           group_type=GROUP_TYPE))
+                                           group_type=group.type))
     return RESPONSE(error_code=errors.NONE, groups=listed)

@@ -21,7 +21,8 @@ ZERO_UUID = uuid.UUID(int=0)
 RESPONSE = response_class(API_KEY)
 
 
-def _fetch(core, ctx, group_id, topics, by_id, require_stable=False):
+def _fetch(core, ctx, group_id, topics, by_id, require_stable=False, member_id=None,
+           member_epoch=-1):
     """(group error, {topic name: [(partition, entry or None)]})"""
     cluster = core.cluster
     wanted = None
@@ -38,7 +39,8 @@ def _fetch(core, ctx, group_id, topics, by_id, require_stable=False):
             wanted.extend((name, p) for p in t.partition_indexes)
     try:
         found = core.groups.offsets.fetch(ctx.broker_id, group_id, wanted,
-                                          require_stable=require_stable)
+                                          require_stable=require_stable, member_id=member_id,
+                                          member_epoch=member_epoch)
     except ApiException as exc:
         return exc.error_code, {}
     by_topic: dict[str, list] = {}
@@ -86,7 +88,9 @@ def handle(core, ctx, request):
     groups = []
     for g in request.groups:
         error, by_topic = _fetch(core, ctx, g.group_id, g.topics, by_id,
-                                 request.require_stable)
+                                 request.require_stable,
+                                 g.member_id if version >= 9 else None,
+                                 g.member_epoch if version >= 9 else -1)
         topics = []
         if error != errors.NONE:
             pass  # the group's error, with no topics

@@ -302,7 +302,10 @@ class AdminApi:
             raise _not_found(exc) from None
 
     async def groups(self, call: Call):
-        return inspect.groups(self.core)
+        group_type = call.query.get("type")
+        if group_type is not None and group_type not in ("classic", "consumer"):
+            raise ApiError(400, f"type must be classic or consumer, not {group_type!r}")
+        return inspect.groups(self.core, group_type)
 
     async def group(self, call: Call):
         return inspect.group_view(self.core, *self._group(call))

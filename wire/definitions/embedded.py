@@ -13,6 +13,12 @@ MEMBER_METADATA = [
     F('assignment', 'bytes', '0+'),
 ]
 
+TOPIC_PARTITIONS = [
+    F('topic_id', 'uuid', '0+'),
+    F('partitions', '[]int32', '0+'),
+    F('assignment_epochs', '[]int32', '0+', nullable='0+', default=None, tag=0, tagged='0+'),
+]
+
 REQUEST_HEADER = M('RequestHeader', 'header', '1-2', '2+', [
     F('request_api_key', 'int16', '0+'),
     F('request_api_version', 'int16', '0+'),
@@ -103,3 +109,80 @@ TRANSACTION_LOG_VALUE = M('TransactionLogValue', 'coordinator-value', '0-1', '1+
     F('transaction_start_timestamp_ms', 'int64', '0+'),
     F('client_transaction_version', 'int16', '1+', tag=2, tagged='1+'),
 ], api_key=0)
+
+CONSUMER_GROUP_METADATA_KEY = M('ConsumerGroupMetadataKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+], api_key=3)
+
+CONSUMER_GROUP_METADATA_VALUE = M('ConsumerGroupMetadataValue', 'coordinator-value', '0', '0+', [
+    F('epoch', 'int32', '0+'),
+    F('metadata_hash', 'int64', '0+', tag=0, tagged='0+'),
+], api_key=3)
+
+CONSUMER_GROUP_MEMBER_METADATA_KEY = M('ConsumerGroupMemberMetadataKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('member_id', 'string', '0'),
+], api_key=5)
+
+CONSUMER_GROUP_MEMBER_METADATA_VALUE = M('ConsumerGroupMemberMetadataValue', 'coordinator-value', '0', '0+', [
+    F('instance_id', 'string', '0+', nullable='0+'),
+    F('rack_id', 'string', '0+', nullable='0+'),
+    F('client_id', 'string', '0+'),
+    F('client_host', 'string', '0+'),
+    F('subscribed_topic_names', '[]string', '0+'),
+    F('subscribed_topic_regex', 'string', '0+', nullable='0+'),
+    F('rebalance_timeout_ms', 'int32', '0+', default=-1),
+    F('server_assignor', 'string', '0+', nullable='0+'),
+    F('classic_member_metadata', 'ClassicMemberMetadata', '0+', nullable='0+', default=None, tag=0, tagged='0+', fields=[
+        F('session_timeout_ms', 'int32', '0+'),
+        F('supported_protocols', '[]ClassicProtocol', '0+', fields=[
+            F('name', 'string', '0+'),
+            F('metadata', 'bytes', '0+'),
+        ]),
+    ]),
+], api_key=5)
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = M('ConsumerGroupTargetAssignmentMetadataKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+], api_key=6)
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = M('ConsumerGroupTargetAssignmentMetadataValue', 'coordinator-value', '0', '0+', [
+    F('assignment_epoch', 'int32', '0+'),
+    F('assignment_timestamp', 'int64', '0+', tag=0, tagged='0+', ignorable=True),
+], api_key=6)
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = M('ConsumerGroupTargetAssignmentMemberKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('member_id', 'string', '0'),
+], api_key=7)
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = M('ConsumerGroupTargetAssignmentMemberValue', 'coordinator-value', '0', '0+', [
+    F('topic_partitions', '[]TopicPartition', '0+', fields=[
+        F('topic_id', 'uuid', '0+'),
+        F('partitions', '[]int32', '0+'),
+    ]),
+], api_key=7)
+
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = M('ConsumerGroupCurrentMemberAssignmentKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('member_id', 'string', '0'),
+], api_key=8)
+
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = M('ConsumerGroupCurrentMemberAssignmentValue', 'coordinator-value', '0', '0+', [
+    F('member_epoch', 'int32', '0+'),
+    F('previous_member_epoch', 'int32', '0+'),
+    F('state', 'int8', '0+'),
+    F('assigned_partitions', '[]TopicPartitions', '0+', fields=TOPIC_PARTITIONS),
+    F('partitions_pending_revocation', '[]TopicPartitions', '0+', fields=TOPIC_PARTITIONS),
+], api_key=8)
+
+CONSUMER_GROUP_REGULAR_EXPRESSION_KEY = M('ConsumerGroupRegularExpressionKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('regular_expression', 'string', '0'),
+], api_key=16)
+
+CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE = M('ConsumerGroupRegularExpressionValue', 'coordinator-value', '0', '0+', [
+    F('topics', '[]string', '0+'),
+    F('version', 'int64', '0+'),
+    F('timestamp', 'int64', '0+'),
+], api_key=16)

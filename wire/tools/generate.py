@@ -33,6 +33,12 @@ EMBEDDED = (
     "OffsetCommitKey", "OffsetCommitValue",
     "GroupMetadataKey", "GroupMetadataValue",
     "TransactionLogKey", "TransactionLogValue",
+    "ConsumerGroupMetadataKey", "ConsumerGroupMetadataValue",
+    "ConsumerGroupMemberMetadataKey", "ConsumerGroupMemberMetadataValue",
+    "ConsumerGroupTargetAssignmentMetadataKey", "ConsumerGroupTargetAssignmentMetadataValue",
+    "ConsumerGroupTargetAssignmentMemberKey", "ConsumerGroupTargetAssignmentMemberValue",
+    "ConsumerGroupCurrentMemberAssignmentKey", "ConsumerGroupCurrentMemberAssignmentValue",
+    "ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue",
 )
 
 _LINE_COMMENT = re.compile(r"^\s*//.*$", re.M)

@@ -32,7 +32,8 @@ from typing import Any, Mapping
 from mockbroker.core.config.group import GROUP_BROKER_KEYS
 from mockbroker.core.config.topic import TOPIC_CONFIGS, TOPIC_SYNONYMS
 from mockbroker.core.config.values import (
-    B, I, INT_MAX, L, LONG_MAX, LS, S, SH, ConfigKey, ConfigSource, OneOf, Range, Setting,
+    B, I, INT_MAX, L, LONG_MAX, LS, S, SH, ConfigKey, ConfigSource, InvalidValue, OneOf, Range,
+    Setting,
 )
 from mockbroker.core.errors import ApiException
 from wire import errors
@@ -40,6 +41,17 @@ from wire import errors
 _key = ConfigKey
 #: a setting of the mock with Kafka's default and rule
 _MOCK = Setting()
+
+
+class _Assignors:
+    """``group.consumer.assignors``: names of the server-side assignors the mock has."""
+
+    requirement = "a comma-separated list of uniform, range"
+
+    def check(self, name: str, value) -> None:
+        names = [n.strip() for n in str(value).split(",") if n.strip()]
+        if not names or any(n not in ("uniform", "range") for n in names):
+            raise InvalidValue(name, value, f"{name} must be {self.requirement}")
 
 
 def _topic_default_synonym(topic_name: str, **flags) -> ConfigKey:
@@ -109,6 +121,11 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     _key("producer.id.expiration.ms", I, 86400000, Range(1),
          "How long a partition keeps the state of a producer that has stopped writing (and "
          "has no open transaction).", dynamic=True, setting=_MOCK),
+    _key("group.consumer.max.size", I, 2147483647, Range(1),
+         "Most members a consumer group may have.", setting=_MOCK),
+    _key("group.consumer.assignors", LS, "uniform,range", None,
+         "The server-side assignors consumer groups may use; the first is the default.",
+         setting=Setting(validator=_Assignors())),
     _key("transaction.state.log.num.partitions", I, 50, Range(1),
          "Partitions of the __transaction_state topic.", setting=_MOCK),
     _key("transaction.state.log.replication.factor", SH, 3, Range(1),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockbroker.core.config.values import (
-    B, I, LS, S, ConfigKey, ConfigSource, InvalidValue, OneOf, Range,
+    B, I, LS, S, ConfigKey, ConfigSource, InvalidValue, OneOf, Range, Setting,
 )
 from mockbroker.core.errors import ApiException
 from wire import errors
@@ -44,8 +44,16 @@ class ShareAutoOffsetReset:
                            "'by_duration:<PnDTnHnMn.nS>'.")
 
 
+#: group coordinator configs that are also settings of the mock (the consumer protocol reads
+#: them); Kafka's defaults
+_SETTINGS = frozenset({"group.consumer.session.timeout.ms",
+                       "group.consumer.heartbeat.interval.ms",
+                       "group.consumer.assignment.interval.ms"})
+
+
 def _broker(name: str, type_, default, doc: str, dynamic: bool = False) -> ConfigKey:
-    return _key(name, type_, default, None, doc, dynamic=dynamic)
+    return _key(name, type_, default, Range(0) if name in _SETTINGS else None, doc,
+                dynamic=dynamic, **({"setting": Setting()} if name in _SETTINGS else {}))
 
 
 #: The group coordinator's broker configs: the defaults and the bounds of the group configs.

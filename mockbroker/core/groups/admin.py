@@ -99,11 +99,17 @@ class GroupAdmin:
 
     def force_rebalance(self, group_id: str) -> None:
         """Start a rebalance as if membership had changed."""
-        self.coordinator.classic.force_rebalance(self._group(group_id))
+        group = self._group(group_id)
+        if group.type != "classic":
+            raise ApiException(errors.INVALID_REQUEST,
+                               f"group {group_id!r} is a {group.type} group: its members "
+                               f"rebalance by themselves (expire one instead)")
+        self.coordinator.classic.force_rebalance(group)
 
     def expire_member(self, group_id: str, member_id: str) -> None:
         """Remove a member as if its session had timed out now."""
-        self.coordinator.classic.expire_member(self._group(group_id), member_id)
+        group = self._group(group_id)
+        self.coordinator.protocols[group.type].expire_member(group, member_id)
 
     def move_coordinator(self, group_id: str, node_id: int) -> None:
         """Move the leader of the group's ``__consumer_offsets`` partition to ``node_id``, as a

@@ -23,7 +23,10 @@ from mockbroker.core.errors import ApiException
 from mockbroker.core.groups import records
 from mockbroker.core.groups.admin import GroupAdmin
 from mockbroker.core.groups.classic.group import ClassicGroup
+from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.groups.classic.protocol import ClassicProtocol
+from mockbroker.core.groups.consumer import records as consumer_records
+from mockbroker.core.groups.consumer.protocol import ConsumerProtocol
 from mockbroker.core.groups.offsets import Offsets
 from mockbroker.core.groups.placement import OFFSETS_TOPIC, Placement
 from mockbroker.core.groups.timers import GroupTimers, TimerKey, TimerKind
@@ -57,8 +60,9 @@ class GroupCoordinator:
         self.placement = Placement(cluster, settings, self._load)
         self.offsets = Offsets(self)
         self.classic = ClassicProtocol(self)
+        self.consumer = ConsumerProtocol(self)
         #: group type -> its protocol
-        self.protocols = {ClassicGroup.type: self.classic}
+        self.protocols = {ClassicGroup.type: self.classic, ConsumerGroup.type: self.consumer}
         self.admin = GroupAdmin(self)
         cluster.leadership_listeners.append(self._on_leadership_change)
         self._schedule_retention_check()
@@ -152,6 +156,11 @@ class GroupCoordinator:
             if group is None:
                 group = groups[group_id] = OFFSETS_ONLY_GROUP(group_id, now)
             group.offsets = entries
+        for group_id, found in replayed.consumer.items():
+            if found.group_epoch is not None:
+                group = consumer_records.rebuild(group_id, found, now)
+                group.offsets = groups[group_id].offsets if group_id in groups else {}
+                groups[group_id] = group
         for group_id, by_producer in replayed.pending.items():
             group = groups.get(group_id)
             if group is None:

@@ -72,12 +72,15 @@ class Offsets:
             group.offsets.pop(key, None)
 
     def fetch(self, broker_id: int, group_id: str, partitions: list[tuple[str, int]] | None,
-              *, require_stable: bool = False
+              *, require_stable: bool = False, member_id: str | None = None,
+              member_epoch: int = -1
               ) -> dict[tuple[str, int], OffsetEntry | None | ApiException]:
-        """OffsetFetch on ``broker_id``: ApiException unless it coordinates the group.  With
-        ``require_stable``, a partition an open transaction committed an offset for is given
-        an UNSTABLE_OFFSET_COMMIT exception instead of its entry."""
+        """OffsetFetch on ``broker_id``: ApiException unless it coordinates the group (and,
+        from a member of a consumer group, its epoch is current).  With ``require_stable``, a
+        partition an open transaction committed an offset for is given an
+        UNSTABLE_OFFSET_COMMIT exception instead of its entry."""
         group = self._coordinator.shard_for(group_id, broker_id).groups.get(group_id)
+        self._coordinator.consumer.validate_offset_fetch(group, member_id, member_epoch)
         found: dict = self.committed(group, partitions)
         if require_stable and group is not None and group.pending_offsets:
             for key in found:

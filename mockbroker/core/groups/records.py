@@ -4,17 +4,18 @@ A record key starts with an int16 record type — 0 or 1 for an offset commit
 (``OffsetCommitKey``), 2 for group metadata (``GroupMetadataKey``) — and a value with the int16
 version of its format.  A null value (a tombstone) deletes what the key names.  Records are
 appended as ordinary record batches, so the partition can be read like any other topic.
-Group-metadata records (type 2) are classic groups'; KIP-848 consumer groups will write record
-types of their own.  :func:`replay` hands each group record to the loader of its group type.
+Group-metadata records (type 2) are classic groups'; KIP-848 consumer groups write record
+types 3 to 8 of their own (:mod:`mockbroker.core.groups.consumer.records`).  :func:`replay` hands each group record to the loader of its group type.
 """
 
 from __future__ import annotations
 
 import struct
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from mockbroker.core.groups.consumer import records as consumer_records
 from mockbroker.core.log import PartitionLog
 from wire import decode_embedded, embedded_struct, records
 from wire.records import BatchHeader, read_batch_header
@@ -110,6 +111,8 @@ class Replayed:
     offsets: dict[str, dict[tuple[str, int], OffsetEntry]]
     #: offsets of transactions with no marker yet: group -> producer id -> offsets
     pending: dict[str, dict[int, dict[tuple[str, int], OffsetEntry]]]
+    #: KIP-848 consumer groups: group id -> what their records say
+    consumer: dict = field(default_factory=dict)
 
 
 def replay(log: PartitionLog) -> Replayed:
@@ -118,6 +121,7 @@ def replay(log: PartitionLog) -> Replayed:
     metadata: dict[str, tuple[int, Any]] = {}
     offsets: dict[str, dict[tuple[str, int], OffsetEntry]] = {}
     pending: dict[int, dict[str, dict[tuple[str, int], OffsetEntry]]] = {}
+    consumer: dict[str, consumer_records.Replayed] = {}
     for stored in log.batches:
         header = read_batch_header(stored.data)
         if header.is_control:
@@ -150,6 +154,10 @@ def replay(log: PartitionLog) -> Replayed:
                 bucket[(key.topic, key.partition)] = OffsetEntry(
                     value.offset, value.leader_epoch, value.metadata, value.commit_timestamp,
                     value.expire_timestamp)
+            elif kind in consumer_records.TYPES:
+                consumer_records.replay_record(
+                    consumer, kind, key_bytes,
+                    None if record.value is None else bytes(record.value))
             elif kind == GROUP_METADATA_TYPE:
                 key = embedded_struct("GroupMetadataKey", 0).decode(key_bytes)[0]
                 if record.value is None:
@@ -162,7 +170,7 @@ def replay(log: PartitionLog) -> Replayed:
     for producer_id, groups in pending.items():
         for group_id, entries in groups.items():
             by_group.setdefault(group_id, {})[producer_id] = entries
-    return Replayed(metadata, offsets, by_group)
+    return Replayed(metadata, offsets, by_group, consumer)
 
 
 def _decode_value(name: str, data: bytes):

@@ -24,6 +24,8 @@ class TimerKind(Enum):
     SYNC = "sync"
     #: the periodic expiry of old committed offsets
     RETENTION = "retention"
+    #: a consumer-protocol member that must revoke partitions is fenced unless it does by then
+    REVOCATION = "revocation"
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,12 @@ class ClassicProtocol(Rebalancer):
             return JoinResult(exc.error_code, req.member_id)
         unknown = req.member_id == UNKNOWN_MEMBER_ID
         group = shard.groups.get(req.group_id)
+        if group is not None and not isinstance(group, ClassicGroup):
+            if not group.is_empty:
+                # a KIP-848 group with members: classic members cannot join it here
+                return JoinResult(errors.INCONSISTENT_GROUP_PROTOCOL, req.member_id)
+            self.coordinator.delete_group(shard, group)  # an empty one becomes classic
+            group = None
         if group is None:
             if not unknown:
                 return JoinResult(errors.UNKNOWN_MEMBER_ID, req.member_id)
@@ -191,7 +197,7 @@ class ClassicProtocol(Rebalancer):
             shard = self.coordinator.shard_for(group_id, broker_id)
         except ApiException as exc:
             return SyncResult(exc.error_code)
-        group = shard.groups.get(group_id)
+        group = self._classic(shard, group_id)
         if group is None or group.is_(E):
             return SyncResult(errors.UNKNOWN_MEMBER_ID)
         if group.is_(DEAD):
@@ -242,7 +248,7 @@ class ClassicProtocol(Rebalancer):
     def _heartbeat(self, broker_id: int, group_id: str, member_id: str,
                    group_instance_id: str | None, generation_id: int) -> int:
         shard = self.coordinator.shard_for(group_id, broker_id)
-        group = shard.groups.get(group_id)
+        group = self._classic(shard, group_id)
         if group is None:
             return errors.UNKNOWN_MEMBER_ID
         if group.is_(DEAD):
@@ -266,7 +272,7 @@ class ClassicProtocol(Rebalancer):
             shard = self.coordinator.shard_for(group_id, broker_id)
         except ApiException as exc:
             return LeaveResult(exc.error_code)
-        group = shard.groups.get(group_id)
+        group = self._classic(shard, group_id)
         if group is None:
             # Kafka's coordinator answers a group it does not know member by member (the
             # top-level error stays NONE); before v3 the one member's error is the answer
@@ -305,6 +311,12 @@ class ClassicProtocol(Rebalancer):
         group.remove(member_id)
         self.timers.cancel(TimerKey(HEARTBEAT, group.group_id, member_id))
 
+    @staticmethod
+    def _classic(shard, group_id: str) -> ClassicGroup | None:
+        """The classic group of that id (a group of another type has no classic members)."""
+        group = shard.groups.get(group_id)
+        return group if isinstance(group, ClassicGroup) else None
+
     def validate_offset_commit(self, broker_id: int, group_id: str, member_id: str,
                                group_instance_id: str | None, generation_id: int,
                                api_version: int, *, transactional: bool = False
@@ -316,6 +328,10 @@ class ClassicProtocol(Rebalancer):
         neither checks for a rebalance."""
         shard = self.coordinator.shard_for(group_id, broker_id)
         group = shard.groups.get(group_id)
+        if group is not None and not isinstance(group, ClassicGroup):
+            return self.coordinator.consumer.validate_offset_commit(
+                group, member_id, group_instance_id, generation_id, api_version,
+                transactional=transactional)
         if group is None:
             if generation_id >= 0:
                 raise ApiException(errors.GROUP_ID_NOT_FOUND if api_version >= 9 and

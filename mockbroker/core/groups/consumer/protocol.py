@@ -1,0 +1,465 @@
+"""ConsumerGroupHeartbeat as Kafka 4.x's group coordinator answers it (``GroupMetadataManager``):
+joining (epoch 0), heartbeating, leaving (-1, or -2 for a static member that will come back),
+the target assignment computed by the server-side assignor, each member's reconciliation, the
+session and rebalance timeouts, and the records every change writes.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mockbroker.core.errors import ApiException
+from mockbroker.core.groups.classic.group import ClassicGroup
+from mockbroker.core.groups.consumer import records
+from mockbroker.core.groups.consumer.assignors import ASSIGNORS, AssignorError, MemberSpec
+from mockbroker.core.groups.consumer.group import ConsumerGroup
+from mockbroker.core.groups.consumer.member import (ConsumerMember, Fenced, MemberState,
+                                                    reconcile)
+from mockbroker.core.groups.records import append as append_records
+from mockbroker.core.groups.timers import TimerKey, TimerKind
+from wire import errors
+
+if TYPE_CHECKING:
+    from mockbroker.core.groups.coordinator import GroupCoordinator
+
+LEAVE, STATIC_LEAVE = -1, -2
+
+
+@dataclass(slots=True)
+class Heartbeat:
+    """A ConsumerGroupHeartbeat as the coordinator reads it (None: unchanged)."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: list[str] | None = None
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    #: topic id -> partitions the member says it owns
+    owned: dict[uuid.UUID, set[int]] | None = None
+    client_id: str = ""
+    client_host: str = ""
+    version: int = 1
+
+
+@dataclass(slots=True)
+class HeartbeatResult:
+    error_code: int = errors.NONE
+    error_message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    #: topic id -> partitions, when the member is told its assignment
+    assignment: dict[uuid.UUID, list[int]] | None = None
+
+
+def _invalid(message: str) -> ApiException:
+    return ApiException(errors.INVALID_REQUEST, message)
+
+
+def new_member_id() -> str:
+    """A member id as Kafka makes one (``Uuid.randomUuid().toString()``: URL-safe base64)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+class ConsumerProtocol:
+    def __init__(self, coordinator: "GroupCoordinator"):
+        self.coordinator = coordinator
+
+    @property
+    def now(self) -> int:
+        return self.coordinator.now
+
+    @property
+    def settings(self) -> dict:
+        return self.coordinator.settings
+
+    @property
+    def timers(self):
+        return self.coordinator.timers
+
+    def assignors(self) -> list[str]:
+        """``group.consumer.assignors``: the first is the default."""
+        value = self.settings["group_consumer_assignors"]
+        names = value.split(",") if isinstance(value, str) else list(value)
+        return [name.strip() for name in names if name.strip()]
+
+    # -- validation ---------------------------------------------------------------------------
+
+    def validate(self, req: Heartbeat) -> None:
+        """Kafka's checks of a heartbeat before it looks at the group."""
+        if (req.version >= 1 or req.member_epoch > 0 or req.member_epoch == LEAVE) and \
+                not req.member_id.strip():
+            raise _invalid("MemberId can't be empty.")
+        if not req.group_id.strip():
+            raise _invalid("GroupId can't be empty.")
+        if req.instance_id is not None and not req.instance_id.strip():
+            raise _invalid("InstanceId can't be empty.")
+        if req.rack_id is not None and not req.rack_id.strip():
+            raise _invalid("RackId can't be empty.")
+        if req.member_epoch == 0:
+            if req.rebalance_timeout_ms == -1:
+                raise _invalid("RebalanceTimeoutMs must be provided in first request.")
+            if req.owned is None or any(req.owned.values()):
+                raise _invalid("TopicPartitions must be empty when (re-)joining.")
+            if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
+                raise _invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be "
+                               "non-null when (re-)joining.")
+        elif req.member_epoch == STATIC_LEAVE:
+            if req.instance_id is None:
+                raise _invalid("InstanceId can't be null.")
+        elif req.member_epoch < STATIC_LEAVE:
+            raise _invalid("MemberEpoch is invalid.")
+        assignors = self.assignors()
+        if req.server_assignor is not None and req.server_assignor not in assignors:
+            raise ApiException(errors.UNSUPPORTED_ASSIGNOR, (
+                f"ServerAssignor {req.server_assignor} is not supported. Supported assignors: "
+                f"{', '.join(assignors)}."))
+        if req.subscribed_topic_regex:
+            try:
+                re.compile(req.subscribed_topic_regex)
+            except re.error as exc:
+                raise ApiException(errors.INVALID_REGULAR_EXPRESSION, (
+                    f"SubscribedTopicRegex `{req.subscribed_topic_regex}` is not a valid "
+                    f"regular expression: {exc}.")) from None
+
+    # -- the heartbeat --------------------------------------------------------------------------
+
+    def heartbeat(self, broker_id: int, req: Heartbeat) -> HeartbeatResult:
+        """One ConsumerGroupHeartbeat on ``broker_id``; ApiException for a refusal."""
+        self.validate(req)
+        shard = self.coordinator.shard_for(req.group_id, broker_id)
+        if req.member_epoch in (LEAVE, STATIC_LEAVE):
+            return self._leave(shard, req)
+        group = self._group(shard, req)
+        limit = self.settings["group_consumer_max_size"]
+        if len(group.members) >= limit and req.member_id not in group.members:
+            raise ApiException(errors.GROUP_MAX_SIZE_REACHED, (
+                f"The consumer group has reached its maximum capacity of {limit} members."))
+        if not req.member_id:
+            req.member_id = new_member_id()
+        writes: list = []
+        member = self._member(group, req, writes)
+        updated = member.copy()
+        for name in ("instance_id", "rack_id", "server_assignor", "subscribed_topic_regex"):
+            if getattr(req, name) is not None:
+                setattr(updated, name, getattr(req, name))
+        if req.rebalance_timeout_ms != -1:
+            updated.rebalance_timeout_ms = req.rebalance_timeout_ms
+        if req.subscribed_topic_names is not None:
+            updated.subscribed_topic_names = list(req.subscribed_topic_names)
+        updated.client_id, updated.client_host = req.client_id, req.client_host
+        new_member = req.member_id not in group.members
+        # a change of topic names bumps the group epoch; a regex does through the topics it
+        # matches (the subscribed topics' hash below), as Kafka bumps once it is resolved
+        subscription_changed = set(updated.subscribed_topic_names) != \
+            set(() if new_member else member.subscribed_topic_names)
+        if new_member or _metadata(updated) != _metadata(member):
+            writes.append(records.member(group.group_id, updated))
+        group.members[updated.member_id] = updated
+        metadata_hash = self._metadata_hash(group)
+        if subscription_changed or metadata_hash != group.metadata_hash:
+            group.group_epoch += 1
+            group.metadata_hash = metadata_hash
+            writes.append(records.group_epoch(group))
+        self._maybe_new_target(group, writes)
+        before = updated
+        if subscription_changed or not updated.is_reconciled_to(group.assignment_epoch):
+            owners = group.owner_epochs()
+            try:
+                updated = reconcile(
+                    updated, group.assignment_epoch, group.target.get(updated.member_id, {}),
+                    self._subscribed_ids(updated), subscription_changed, req.owned,
+                    lambda t, p: owners.get((t, p), -1))
+            except Fenced as exc:
+                raise ApiException(errors.FENCED_MEMBER_EPOCH, str(exc)) from None
+        group.members[updated.member_id] = updated
+        if updated != before or new_member:
+            writes.append(records.current_assignment(group.group_id, updated))
+            self._arm_revocation(group, updated)
+        self._write(group, writes)
+        self._arm_session(group, updated)
+        full = req.rebalance_timeout_ms != -1 and req.owned is not None and \
+            (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
+        changed = updated.assigned != member.assigned or new_member
+        return HeartbeatResult(
+            member_id=updated.member_id, member_epoch=updated.member_epoch,
+            heartbeat_interval_ms=self.settings["group_consumer_heartbeat_interval_ms"],
+            assignment={t: sorted(ps) for t, ps in updated.assigned.items()}
+            if req.member_epoch == 0 or full or changed else None)
+
+    def _group(self, shard, req: Heartbeat) -> ConsumerGroup:
+        group = shard.groups.get(req.group_id)
+        if isinstance(group, ClassicGroup) and req.member_epoch == 0:
+            if group.is_empty:
+                self.coordinator.delete_group(shard, group)  # replaced by a consumer group
+                group = None
+            else:
+                raise ApiException(errors.GROUP_ID_NOT_FOUND, (
+                    f"Cannot upgrade classic group {req.group_id} to consumer group because "
+                    f"online upgrade is disabled."))
+        if group is None or group.is_dead:
+            if req.member_epoch != 0:
+                raise ApiException(errors.GROUP_ID_NOT_FOUND,
+                                   f"Consumer group {req.group_id} not found.")
+            group = shard.groups[req.group_id] = ConsumerGroup(req.group_id, self.now)
+            self._write(group, [records.group_epoch(group)])
+        elif not isinstance(group, ConsumerGroup):
+            raise ApiException(errors.GROUP_ID_NOT_FOUND,
+                               f"Group {req.group_id} is not a consumer group.")
+        return group
+
+    def _member(self, group: ConsumerGroup, req: Heartbeat, writes: list) -> ConsumerMember:
+        if req.instance_id is None:
+            member = group.members.get(req.member_id)
+            if member is None:
+                if req.member_epoch != 0:
+                    raise ApiException(errors.UNKNOWN_MEMBER_ID, (
+                        f"Member {req.member_id} is not a member of group {group.group_id}."))
+                return ConsumerMember(req.member_id)
+        else:
+            holder = group.static_member(req.instance_id)
+            if req.member_epoch == 0:
+                if holder is None or holder.member_id == req.member_id:
+                    return holder or ConsumerMember(req.member_id)
+                if holder.member_epoch != STATIC_LEAVE:
+                    raise ApiException(errors.UNRELEASED_INSTANCE_ID, (
+                        f"Static member {req.member_id} with instance id {req.instance_id} "
+                        f"cannot join the group because the instance id is owned by "
+                        f"{holder.member_id} member."))
+                return self._replace(group, holder, req.member_id, writes)
+            if holder is None:
+                raise ApiException(errors.UNKNOWN_MEMBER_ID,
+                                   f"Instance id {req.instance_id} is unknown.")
+            if holder.member_id != req.member_id:
+                raise ApiException(errors.FENCED_INSTANCE_ID, (
+                    f"Static member {req.member_id} with instance id {req.instance_id} was "
+                    f"fenced by member {holder.member_id}."))
+            member = holder
+        if req.member_epoch == 0:
+            return member
+        if req.member_epoch > member.member_epoch:
+            raise ApiException(errors.FENCED_MEMBER_EPOCH, (
+                f"The consumer group member has a greater member epoch ({req.member_epoch}) "
+                f"than the one known by the group coordinator ({member.member_epoch}). The "
+                f"member must abandon all its partitions and rejoin."))
+        if req.member_epoch < member.member_epoch and not (
+                req.member_epoch == member.previous_member_epoch and req.owned is not None
+                and all(set(ps) <= set(member.assigned.get(t, {}))
+                        for t, ps in req.owned.items())):
+            raise ApiException(errors.FENCED_MEMBER_EPOCH, (
+                f"The consumer group member has a smaller member epoch ({req.member_epoch}) "
+                f"than the one known by the group coordinator ({member.member_epoch}). The "
+                f"member must abandon all its partitions and rejoin."))
+        return member
+
+    def _replace(self, group: ConsumerGroup, old: ConsumerMember, member_id: str,
+                 writes: list) -> ConsumerMember:
+        """A static member back under a new member id takes the slot of the one that left."""
+        writes.extend(records.member_tombstones(group.group_id, old.member_id))
+        del group.members[old.member_id]
+        self._cancel(group, old.member_id)
+        target = group.target.pop(old.member_id, {})
+        group.target[member_id] = target
+        replacement = old.copy(member_id=member_id, member_epoch=0, previous_member_epoch=0)
+        group.members[member_id] = replacement  # not a new member: the group epoch stays
+        writes.append(records.member(group.group_id, replacement))
+        writes.append(records.target_member(group.group_id, member_id, target))
+        return replacement
+
+    # -- subscriptions and the target assignment -------------------------------------------------
+
+    def _subscribed_names(self, member: ConsumerMember) -> set[str]:
+        names = set(member.subscribed_topic_names)
+        if member.subscribed_topic_regex:
+            pattern = re.compile(member.subscribed_topic_regex)
+            names |= {t for t, topic in self.coordinator.cluster.topics.items()
+                      if not topic.internal and pattern.fullmatch(t)}
+        return names
+
+    def _subscribed_ids(self, member: ConsumerMember) -> set[uuid.UUID]:
+        topics = self.coordinator.cluster.topics
+        return {topics[n].topic_id for n in self._subscribed_names(member) if n in topics}
+
+    def _metadata_hash(self, group: ConsumerGroup) -> int:
+        """What the group's subscribed topics look like now: a change (a topic created or
+        deleted, partitions added) asks for a new target assignment, as Kafka's metadata hash
+        does."""
+        topics = self.coordinator.cluster.topics
+        names = set().union(*(self._subscribed_names(m) for m in group.members.values()))
+        seen = tuple(sorted((n, topics[n].topic_id.int, len(topics[n].partitions))
+                            for n in names if n in topics))
+        return hash(seen) & ((1 << 63) - 1) if seen else 0
+
+    def _maybe_new_target(self, group: ConsumerGroup, writes: list) -> None:
+        if group.assignment_epoch >= group.group_epoch:
+            return
+        interval = self.settings["group_consumer_assignment_interval_ms"]
+        if group.assignment_timestamp and interval and \
+                self.now < group.assignment_timestamp + interval:
+            return  # Kafka computes at most one target per interval; a later heartbeat does
+        topics = self.coordinator.cluster.topics
+        specs = [MemberSpec(m.member_id, m.instance_id, frozenset(self._subscribed_ids(m)))
+                 for m in group.members.values()]
+        partitions = {topics[n].topic_id: len(topics[n].partitions)
+                      for m in group.members.values() for n in self._subscribed_names(m)
+                      if n in topics}
+        assignor = group.preferred_assignor(self.assignors()[0])
+        try:
+            target = ASSIGNORS[assignor](specs, partitions, group.target)
+        except AssignorError as exc:
+            raise ApiException(errors.UNKNOWN_SERVER_ERROR, (
+                f"Failed to compute a new target assignment for epoch {group.group_epoch}: "
+                f"{exc}")) from None
+        for member_id, parts in target.items():
+            parts = {t: ps for t, ps in parts.items() if ps}
+            if parts != group.target.get(member_id) or member_id not in group.target:
+                writes.append(records.target_member(group.group_id, member_id, parts))
+            target[member_id] = parts
+        group.target = target
+        group.assignment_epoch = group.group_epoch
+        group.assignment_timestamp = self.now
+        writes.append(records.target_epoch(group))
+
+    # -- leaving, timeouts ------------------------------------------------------------------------
+
+    def _leave(self, shard, req: Heartbeat) -> HeartbeatResult:
+        group = shard.groups.get(req.group_id)
+        if not isinstance(group, ConsumerGroup) or group.is_dead:
+            raise ApiException(errors.GROUP_ID_NOT_FOUND, f"Group {req.group_id} not found.")
+        if req.instance_id is None:
+            member = group.members.get(req.member_id)
+            if member is None:
+                raise ApiException(errors.UNKNOWN_MEMBER_ID, (
+                    f"Member {req.member_id} is not a member of group {group.group_id}."))
+        else:
+            member = group.static_member(req.instance_id)
+            if member is None:
+                raise ApiException(errors.UNKNOWN_MEMBER_ID,
+                                   f"Instance id {req.instance_id} is unknown.")
+            if member.member_id != req.member_id:
+                raise ApiException(errors.FENCED_INSTANCE_ID, (
+                    f"Static member {req.member_id} with instance id {req.instance_id} was "
+                    f"fenced by member {member.member_id}."))
+        if req.member_epoch == STATIC_LEAVE and req.instance_id is not None:
+            # it will be back: it keeps its slot and partitions until its session expires
+            kept = member.copy(member_epoch=STATIC_LEAVE, pending_revocation={}, assigned={
+                t: {p: 0 for p in ps} for t, ps in member.assigned.items()})
+            group.members[member.member_id] = kept
+            self._write(group, [records.current_assignment(group.group_id, kept)])
+        else:
+            self.remove(group, member.member_id)
+        return HeartbeatResult(member_id=req.member_id, member_epoch=req.member_epoch)
+
+    def remove(self, group: ConsumerGroup, member_id: str) -> None:
+        """A member leaves or is fenced: its records get tombstones and the group a new
+        epoch; the next heartbeat of another member computes the new target."""
+        if member_id not in group.members:
+            return
+        del group.members[member_id]
+        group.target.pop(member_id, None)
+        self._cancel(group, member_id)
+        group.group_epoch += 1
+        group.metadata_hash = self._metadata_hash(group)
+        self._write(group, records.member_tombstones(group.group_id, member_id) +
+                    [records.group_epoch(group)])
+
+    def _cancel(self, group: ConsumerGroup, member_id: str) -> None:
+        self.timers.cancel(TimerKey(TimerKind.HEARTBEAT, group.group_id, member_id))
+        self.timers.cancel(TimerKey(TimerKind.REVOCATION, group.group_id, member_id))
+
+    def _arm_session(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        def expire() -> None:
+            if self.coordinator.is_live(group):
+                self.remove(group, member.member_id)
+
+        self.timers.schedule(TimerKey(TimerKind.HEARTBEAT, group.group_id, member.member_id),
+                             self.settings["group_consumer_session_timeout_ms"], expire)
+
+    def _arm_revocation(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        key = TimerKey(TimerKind.REVOCATION, group.group_id, member.member_id)
+        if member.state is not MemberState.UNREVOKED_PARTITIONS:
+            self.timers.cancel(key)
+            return
+        epoch = member.member_epoch
+
+        def fence() -> None:
+            current = group.members.get(member.member_id)
+            if self.coordinator.is_live(group) and current is not None and \
+                    current.member_epoch == epoch:
+                self.remove(group, member.member_id)
+
+        self.timers.schedule(key, max(member.rebalance_timeout_ms, 0), fence)
+
+    def validate_offset_commit(self, group: ConsumerGroup, member_id: str,
+                               instance_id: str | None, member_epoch: int, api_version: int,
+                               *, transactional: bool = False) -> ConsumerGroup:
+        """An OffsetCommit (or TxnOffsetCommit) to a consumer group, checked as Kafka's
+        ``ConsumerGroup.validateOffsetCommit`` does: the member's epoch must be its current one
+        (an older one only for partitions it still holds from then)."""
+        if group.is_dead:
+            raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
+        if member_epoch < 0 and not group.members:
+            return group
+        if transactional and member_epoch < 0 and not member_id and instance_id is None:
+            return group
+        member = group.members.get(member_id)
+        if member is None:
+            raise ApiException(errors.UNKNOWN_MEMBER_ID, (
+                f"Member {member_id} is not a member of group {group.group_id}."))
+        if not transactional and api_version < 9:
+            raise ApiException(errors.UNSUPPORTED_VERSION, (
+                "OffsetCommit version 9 or above must be used by members using the consumer "
+                "group protocol"))
+        if member_epoch > member.member_epoch:
+            raise ApiException(errors.STALE_MEMBER_EPOCH, (
+                f"Received member epoch {member_epoch} is newer than current member epoch "
+                f"{member.member_epoch}."))
+        if member_epoch < member.member_epoch and member_epoch != member.previous_member_epoch:
+            raise ApiException(errors.STALE_MEMBER_EPOCH, (
+                f"Received member epoch {member_epoch} is older than current member epoch "
+                f"{member.member_epoch}."))
+        self._arm_session(group, member)  # a commit counts as a sign of life
+        return group
+
+    def validate_offset_fetch(self, group, member_id: str | None, member_epoch: int) -> None:
+        """OffsetFetch v9+ from a member of a consumer group: its epoch must be current."""
+        if not isinstance(group, ConsumerGroup) or (member_id is None and member_epoch < 0):
+            return
+        member = group.members.get(member_id or "")
+        if member is None:
+            raise ApiException(errors.UNKNOWN_MEMBER_ID, (
+                f"Member {member_id} is not a member of group {group.group_id}."))
+        if member_epoch != member.member_epoch:
+            raise ApiException(errors.STALE_MEMBER_EPOCH, (
+                f"The received member epoch {member_epoch} does not match the expected member "
+                f"epoch {member.member_epoch}."))
+
+    def expire_member(self, group: ConsumerGroup, member_id: str) -> None:
+        """As if the member's session had timed out (admin)."""
+        self.remove(group, member_id)
+
+    def loaded(self, group: ConsumerGroup) -> None:
+        """A new coordinator gives every member a fresh session, and a member that was
+        revoking its rebalance timeout."""
+        for member in group.members.values():
+            self._arm_session(group, member)
+            self._arm_revocation(group, member)
+
+    def _write(self, group: ConsumerGroup, entries: list) -> None:
+        partition = self.coordinator.placement.offsets_partition(group.group_id)
+        append_records(partition, self.now, entries)
+        self.coordinator.cluster.notify_append(partition)
+
+
+def _metadata(member: ConsumerMember) -> tuple:
+    return (member.instance_id, member.rack_id, member.client_id, member.client_host,
+            tuple(member.subscribed_topic_names), member.subscribed_topic_regex,
+            member.rebalance_timeout_ms, member.server_assignor)

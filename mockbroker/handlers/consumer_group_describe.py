@@ -1,0 +1,70 @@
+"""ConsumerGroupDescribe (key 69): KIP-848 consumer groups as ``Admin.describeConsumerGroups``
+and ``kafka-consumer-groups.sh --describe`` see them: state, group and assignment epochs, the
+assignor, and each member's epoch, subscription, current and target assignment.  A group this
+coordinator does not have, or one of another type, is GROUP_ID_NOT_FOUND with Kafka's message.
+"""
+
+from __future__ import annotations
+
+from mockbroker.core.errors import ApiException
+from mockbroker.core.groups.consumer.group import ConsumerGroup
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 69
+RESPONSE = response_class(API_KEY)
+#: the member type v1 reports (KIP-1099): this member speaks the consumer protocol
+CONSUMER_MEMBER = 0
+NO_OPERATIONS = -(1 << 31)
+
+
+def _assignment(core, parts) -> object:
+    by_id = core.cluster.topics_by_id
+    return RESPONSE.Assignment(topic_partitions=[
+        RESPONSE.TopicPartitions(topic_id=topic_id, topic_name=by_id[topic_id].name,
+                                 partitions=sorted(ps))
+        for topic_id, ps in sorted(parts.items(), key=lambda kv: kv[0].int)
+        if topic_id in by_id])
+
+
+def _describe(core, ctx, group_id: str):
+    empty = dict(group_state="", group_epoch=0, assignment_epoch=0, assignor_name="",
+                 members=[], authorized_operations=NO_OPERATIONS)
+    if not group_id:
+        return RESPONSE.DescribedGroup(error_code=errors.INVALID_GROUP_ID, group_id=group_id,
+                                       error_message=None, **empty)
+    try:
+        shard = core.groups.shard_for(group_id, ctx.broker_id)
+    except ApiException as exc:
+        return RESPONSE.DescribedGroup(error_code=exc.error_code, group_id=group_id,
+                                       error_message=None, **empty)
+    group = shard.groups.get(group_id)
+    if group is None or group.is_dead:
+        return RESPONSE.DescribedGroup(error_code=errors.GROUP_ID_NOT_FOUND, group_id=group_id,
+                                       error_message=f"Group {group_id} not found.", **empty)
+    if not isinstance(group, ConsumerGroup):
+        return RESPONSE.DescribedGroup(
+            error_code=errors.GROUP_ID_NOT_FOUND, group_id=group_id,
+            error_message=f"Group {group_id} is not a consumer group.", **empty)
+    consumer = core.groups.consumer
+    return RESPONSE.DescribedGroup(
+        error_code=errors.NONE, error_message=None, group_id=group_id,
+        group_state=group.state.value, group_epoch=group.group_epoch,
+        assignment_epoch=group.assignment_epoch,
+        assignor_name=group.preferred_assignor(consumer.assignors()[0]),
+        authorized_operations=NO_OPERATIONS, members=[
+            RESPONSE.Member(
+                member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
+                member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
+                subscribed_topic_names=list(m.subscribed_topic_names),
+                subscribed_topic_regex=m.subscribed_topic_regex,
+                assignment=_assignment(core, m.assigned),
+                target_assignment=_assignment(core, group.target.get(m.member_id, {})),
+                member_type=CONSUMER_MEMBER)
+            for m in group.members.values()])
+
+
+@REGISTRY.handler(API_KEY, 0, 1)
+def handle(core, ctx, request):
+    return RESPONSE(throttle_time_ms=0, groups=[
+        _describe(core, ctx, group_id) for group_id in request.group_ids])

@@ -1,0 +1,46 @@
+"""ConsumerGroupHeartbeat (key 68): a member of a KIP-848 consumer group joins, heartbeats and
+leaves (:mod:`mockbroker.core.groups.consumer`).  A refusal carries Kafka's error message;
+from version 1 the client makes its member id and may subscribe by regular expression."""
+
+from __future__ import annotations
+
+from mockbroker.core.errors import ApiException
+from mockbroker.core.groups.consumer.protocol import Heartbeat
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 68
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY, 0, 1)
+def handle(core, ctx, request):
+    owned = None
+    if request.topic_partitions is not None:
+        owned = {}
+        for tp in request.topic_partitions:
+            owned.setdefault(tp.topic_id, set()).update(tp.partitions)
+    heartbeat = Heartbeat(
+        request.group_id, request.member_id, request.member_epoch, request.instance_id,
+        request.rack_id, request.rebalance_timeout_ms, request.subscribed_topic_names,
+        request.subscribed_topic_regex if ctx.api_version >= 1 else None,
+        request.server_assignor, owned, ctx.client_id or "", "/" + ctx.client_host,
+        ctx.api_version)
+    try:
+        result = core.groups.consumer.heartbeat(ctx.broker_id, heartbeat)
+    except ApiException as exc:
+        message = str(exc) if exc.error_code not in (
+            errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE,
+            errors.COORDINATOR_LOAD_IN_PROGRESS) else None
+        return RESPONSE(throttle_time_ms=0, error_code=exc.error_code,
+                        error_message=message or None, member_id=None, member_epoch=0,
+                        heartbeat_interval_ms=0, assignment=None)
+    assignment = None
+    if result.assignment is not None:
+        assignment = RESPONSE.Assignment(topic_partitions=[
+            RESPONSE.TopicPartitions(topic_id=topic_id, partitions=partitions)
+            for topic_id, partitions in sorted(result.assignment.items(),
+                                               key=lambda kv: kv[0].int)])
+    return RESPONSE(throttle_time_ms=0, error_code=errors.NONE, error_message=None,
+                    member_id=result.member_id, member_epoch=result.member_epoch,
+                    heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=assignment)
