@@ -37,7 +37,8 @@ class JavaMember:
 
     client = "java"
 
-    def __init__(self, cluster, name: str, group_id: str = GROUP, **config: str):
+    def __init__(self, cluster, name: str, group_id: str = GROUP, *,
+                 classic_timeouts: bool = True, **config: str):
         missing = [str(p) for p in CLASSPATH if not p.exists()]
         assert not missing and shutil.which("java"), \
             f"the Java client needs java and {missing} (bash ci/dev.sh setup fetches them)"
@@ -48,8 +49,10 @@ class JavaMember:
         self._assignment: frozenset = frozenset()
         self.process = subprocess.Popen(
             ["java", "-cp", ":".join(map(str, CLASSPATH)), str(SOURCE),
-             cluster.bootstrap_servers, group_id, TOPIC, name, str(SESSION_MS),
-             str(HEARTBEAT_MS), *(f"{k}={v}" for k, v in config.items())],
+             cluster.bootstrap_servers, group_id, TOPIC, name,
+             str(SESSION_MS) if classic_timeouts else "-",
+             str(HEARTBEAT_MS) if classic_timeouts else "-",
+             *(f"{k}={v}" for k, v in config.items())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True)
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -47,8 +47,10 @@ public class GroupMember {
         props.put("bootstrap.servers", args[0]);
         props.put("group.id", args[1]);
         props.put("client.id", args[3]);
-        props.put("session.timeout.ms", args[4]);
-        props.put("heartbeat.interval.ms", args[5]);
+        if (!"-".equals(args[4])) {  // "-": the consumer protocol, where the broker says
+            props.put("session.timeout.ms", args[4]);
+            props.put("heartbeat.interval.ms", args[5]);
+        }
         props.put("enable.auto.commit", "false");
         props.put("auto.offset.reset", "earliest");
         props.put("fetch.max.wait.ms", "100");

@@ -1,0 +1,175 @@
+"""KIP-848 consumer groups with stock clients over real sockets: confluent-kafka and Kafka's Java
+consumer with ``group.protocol=consumer``, alone and together in one group.
+
+The broker dictates the heartbeat interval to consumer-protocol members; these tests set it to
+500 ms (``group_consumer_heartbeat_interval_ms``; Kafka's default is 5 s) so that partitions
+move in a few heartbeats, and the session timeout to 6 s so an expired member goes quickly.
+"""
+
+from __future__ import annotations
+
+import confluent_kafka as ck
+
+from mockbroker import AdminError, MockCluster
+from tests.clients.helpers import wait_for
+from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, Got, Member,
+                                       assert_once, consume_all, produce)
+from tests.clients.test_java_groups import JVM_TIMEOUT_S, JavaMember
+
+SETTINGS = dict(brokers=3, topics={TOPIC: PARTITIONS}, group_consumer_heartbeat_interval_ms=500,
+                group_consumer_session_timeout_ms=6000)
+
+
+def start(stack, **settings) -> MockCluster:
+    return stack.enter_context(MockCluster(**{**SETTINGS, **settings}))
+
+
+class ConsumerProtocolMember(Member):
+    """A confluent-kafka consumer speaking the consumer protocol."""
+
+    client = "confluent-kafka"
+
+    def __init__(self, cluster: MockCluster, name: str, group_id: str = GROUP, **config):
+        super().__init__(name)
+        self.consumer = ck.Consumer({
+            "bootstrap.servers": cluster.bootstrap_servers, "group.id": group_id,
+            "group.protocol": "consumer", "client.id": name, "enable.auto.commit": False,
+            "auto.offset.reset": "earliest", "fetch.wait.max.ms": 100, "log_level": 0,
+            **config})
+        self.consumer.subscribe([TOPIC], on_assign=self._on_assign, on_revoke=self._on_revoke)
+        self._start()
+
+    def _on_assign(self, _consumer, partitions):
+        self.events.append(("assign", frozenset(tp.partition for tp in partitions)))
+
+    def _on_revoke(self, _consumer, partitions):
+        self.events.append(("revoke", frozenset(tp.partition for tp in partitions)))
+
+    def _poll(self) -> list[Got]:
+        out = []
+        for message in self.consumer.consume(num_messages=500, timeout=0.1):
+            if message.error() is not None:
+                raise ck.KafkaException(message.error())
+            out.append(Got(self.name, message.partition(), message.offset(), message.value()))
+        return out
+
+    def _read_assignment(self) -> frozenset:
+        return frozenset(tp.partition for tp in self.consumer.assignment())
+
+    def commit_offsets(self, offsets: dict[int, int]) -> None:
+        results = self.consumer.commit(offsets=[ck.TopicPartition(TOPIC, p, o)
+                                                for p, o in offsets.items()],
+                                       asynchronous=False)
+        assert all(tp.error is None for tp in results), results
+
+    def _committed(self, partition: int) -> int | None:
+        [tp] = self.consumer.committed([ck.TopicPartition(TOPIC, partition)], timeout=5)
+        assert tp.error is None, tp.error
+        return None if tp.offset < 0 else tp.offset
+
+    def _close(self) -> None:
+        self.consumer.close()
+
+
+def member(stack, cluster, name: str, **config) -> ConsumerProtocolMember:
+    joined = ConsumerProtocolMember(cluster, name, **config)
+    stack.callback(joined.close)
+    return joined
+
+
+def java(stack, cluster, name: str) -> JavaMember:
+    joined = JavaMember(cluster, name, classic_timeouts=False, **{"group.protocol": "consumer"})
+    stack.callback(joined.close)
+    return joined
+
+
+def settle(cluster: MockCluster, members, *, timeout: float = 30) -> dict[str, frozenset]:
+    """Wait until the group is Stable with exactly these members, each owning what its
+    target says, together every partition once."""
+    def settled():
+        try:
+            view = cluster.admin.group(GROUP)
+        except AdminError:  # not created yet
+            return None
+        if view.type != "consumer" or view.state != "Stable" or \
+                len(view.members) != len(members):
+            return None
+        owned = {m.name: m.assignment() for m in members}
+        if sum(map(len, owned.values())) != PARTITIONS or \
+                frozenset().union(*owned.values()) != ALL:
+            return None
+        return owned
+    return wait_for(settled, f"a stable consumer group of {len(members)}", timeout=timeout)
+
+
+def test_one_member_gets_every_partition_and_three_split_six_evenly(stack):
+    cluster = start(stack)
+    first = member(stack, cluster, "c1")
+    assert settle(cluster, [first]) == {"c1": ALL}
+    view = cluster.admin.group(GROUP)
+    assert (view.group_epoch, view.assignment_epoch, view.members[0].member_epoch) == (2, 2, 2)
+    others = [member(stack, cluster, f"c{i}") for i in (2, 3)]
+    owned = settle(cluster, [first, *others])
+    assert sorted(map(len, owned.values())) == [2, 2, 2]
+    view = cluster.admin.group(GROUP)
+    assert all(m.assignment == m.target_assignment for m in view.members)
+    assert {m.member_epoch for m in view.members} == {view.assignment_epoch}
+
+
+def test_a_member_joins_and_one_leaves_and_every_record_is_consumed_once(stack):
+    cluster = start(stack)
+    members = [member(stack, cluster, f"c{i}") for i in range(3)]
+    settle(cluster, members)
+    first = produce(stack, cluster, "first")
+    consume_all(members, first)
+    fourth = member(stack, cluster, "c3")
+    members.append(fourth)
+    settle(cluster, members)
+    second = produce(stack, cluster, "second")
+    consume_all(members, first | second)
+    leaving = members.pop(0)
+    leaving.close()  # leaves with epoch -1: its partitions move
+    settle(cluster, members)
+    third = produce(stack, cluster, "third")
+    consume_all(members + [leaving], first | second | third)
+    assert_once(members + [leaving], first | second | third)
+
+
+def test_a_member_killed_without_leaving_is_expired_and_its_partitions_move(stack):
+    cluster = start(stack)
+    kept = member(stack, cluster, "kept")
+    doomed = java(stack, cluster, "doomed")
+    settle(cluster, [kept, doomed], timeout=JVM_TIMEOUT_S)
+    doomed.process.kill()  # no leave: the session timeout (6 s here) removes it
+    assert settle(cluster, [kept]) == {"kept": ALL}
+    values = produce(stack, cluster, "after")
+    consume_all([kept], values)
+
+
+def test_committed_offsets_survive_a_new_member_and_a_coordinator_move(stack):
+    cluster = start(stack)
+    first = member(stack, cluster, "c1")
+    settle(cluster, [first])
+    before = produce(stack, cluster, "before")
+    consume_all([first], before)
+    wait_for(lambda: sum(cluster.admin.group(GROUP).offsets.get(TOPIC, {}).values())
+             == len(before), "every record's offset committed")
+    coordinator = cluster.admin.group(GROUP).coordinator
+    cluster.admin.move_coordinator(GROUP, (coordinator + 1) % 3)
+    first.close()
+    second = member(stack, cluster, "c2")
+    settle(cluster, [second])
+    after = produce(stack, cluster, "after")
+    consume_all([second], after)
+    assert not second.values() & before  # it resumed from the committed offsets
+
+
+def test_a_java_and_a_confluent_kafka_member_share_a_consumer_group(stack):
+    cluster = start(stack)
+    python_member = member(stack, cluster, "librdkafka")
+    java_member = java(stack, cluster, "java")
+    owned = settle(cluster, [python_member, java_member], timeout=JVM_TIMEOUT_S)
+    assert sorted(map(len, owned.values())) == [3, 3]
+    values = produce(stack, cluster, "mixed")
+    consume_all([python_member, java_member], values)
+    assert_once([python_member, java_member], values)
