@@ -8,13 +8,16 @@ move in a few heartbeats, and the session timeout to 6 s so an expired member go
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import confluent_kafka as ck
 
 from mockbroker import AdminError, MockCluster
 from tests.clients.helpers import wait_for
 from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, Got, Member,
                                        assert_once, consume_all, produce)
-from tests.clients.test_java_groups import JVM_TIMEOUT_S, JavaMember
+from tests.clients.test_java_groups import CLASSPATH, JVM_TIMEOUT_S, JavaMember
 
 SETTINGS = dict(brokers=3, topics={TOPIC: PARTITIONS}, group_consumer_heartbeat_interval_ms=500,
                 group_consumer_session_timeout_ms=6000)
@@ -173,3 +176,49 @@ def test_a_java_and_a_confluent_kafka_member_share_a_consumer_group(stack):
     values = produce(stack, cluster, "mixed")
     consume_all([python_member, java_member], values)
     assert_once([python_member, java_member], values)
+
+
+ADMIN_SOURCE = Path(__file__).with_name("java") / "ConsumerGroupAdmin.java"
+
+
+def test_the_java_admin_describes_and_lists_a_consumer_group(stack):
+    cluster = start(stack)
+    members = [member(stack, cluster, f"c{i}") for i in (1, 2)]
+    owned = settle(cluster, members)
+    view = cluster.admin.group(GROUP)
+    out = subprocess.run(["java", "-cp", ":".join(map(str, CLASSPATH)), str(ADMIN_SOURCE),
+                          cluster.bootstrap_servers, GROUP],
+                         capture_output=True, text=True, timeout=JVM_TIMEOUT_S * 2)
+    assert out.returncode == 0, out.stderr[-3000:]
+    epoch = view.group_epoch
+
+    def listed(name: str) -> str:
+        return ",".join(f"{TOPIC}-{p}" for p in sorted(owned[name], key=str))
+
+    assert out.stdout.splitlines() == [
+        f"group {GROUP} Consumer Stable uniform {epoch} {view.assignment_epoch}",
+        *sorted(f"member {name} {epoch} false {listed(name)} {listed(name)}"
+                for name in ("c1", "c2")),
+        f"listed {GROUP} Consumer Stable",
+    ]
+
+
+def test_a_fault_fences_a_member_which_rejoins_and_the_group_consumes_on(stack):
+    cluster = start(stack)
+    first = member(stack, cluster, "c1")
+    settle(cluster, [first])
+    before = produce(stack, cluster, "before")
+    consume_all([first], before)
+    member_id = cluster.admin.group(GROUP).members[0].member_id
+    # the member's next heartbeat is told its epoch is fenced: it must give up its partitions
+    # and rejoin with epoch 0, as after a coordinator that lost its state
+    cluster.admin.add_fault("ConsumerGroupHeartbeat", error="FENCED_MEMBER_EPOCH",
+                            group=GROUP)
+    wait_for(lambda: any(r.error == "FENCED_MEMBER_EPOCH"
+                         for r in cluster.admin.requests("ConsumerGroupHeartbeat")),
+             "the fenced heartbeat")
+    wait_for(lambda: [e for e in first.events if e[0] == "revoke"], "the partitions revoked")
+    settle(cluster, [first])
+    assert cluster.admin.group(GROUP).members[0].member_id == member_id
+    after = produce(stack, cluster, "after")
+    consume_all([first], before | after)
