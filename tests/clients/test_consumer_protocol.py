@@ -87,8 +87,8 @@ def java(stack, cluster, name: str) -> JavaMember:
 
 
 def settle(cluster: MockCluster, members, *, timeout: float = 30) -> dict[str, frozenset]:
-    """Wait until the group is Stable with exactly these members, each owning what its
-    target says, together every partition once."""
+    """Wait until the group is Stable with exactly these members, each client owning what
+    the coordinator says it owns, together every partition once."""
     def settled():
         try:
             view = cluster.admin.group(GROUP)
@@ -99,9 +99,12 @@ def settle(cluster: MockCluster, members, *, timeout: float = 30) -> dict[str, f
             return None
         owned = {m.name: m.assignment() for m in members}
         if sum(map(len, owned.values())) != PARTITIONS or \
-                frozenset().union(*owned.values()) != ALL:
+                frozenset().union(*owned.values()) != ALL or not all(owned.values()):
             return None
-        return owned
+        # each client has caught up with what the coordinator says it owns
+        broker_side = {m.client_id: frozenset(m.assignment.get(TOPIC, [])) if m.assignment
+                       else frozenset() for m in view.members}
+        return owned if broker_side == owned else None
     return wait_for(settled, f"a stable consumer group of {len(members)}", timeout=timeout)
 
 
