@@ -374,3 +374,51 @@ def test_a_new_coordinator_rebuilds_the_group_and_members_carry_on_with_their_ep
         (epochs["m1"], epochs["m1"], "Stable")
     assert {m: sorted(p for ps in rebuilt.target[m].values() for p in ps)
             for m in ("m1", "m2")} == owned
+
+
+def _simple_commit(g: Group, offset: int, version: int = 9) -> int:
+    """A commit from outside any group protocol (an admin, a consumer that assigned itself)."""
+    cls = wire.request_class(8)
+    answer = send(g.core, 8, version, broker=g.coordinator(), group_id=GROUP, member_id="",
+                  generation_id_or_member_epoch=-1, group_instance_id=None,
+                  topics=[cls.OffsetCommitRequestTopic(name="t", partitions=[
+                      cls.OffsetCommitRequestPartition(partition_index=0,
+                                                       committed_offset=offset,
+                                                       committed_metadata="")])])
+    return answer.topics[0].partitions[0].error_code
+
+
+def _committed(g: Group, member: str | None = None, epoch: int = -1) -> int:
+    cls = wire.request_class(9)
+    answer = send(g.core, 9, 9, broker=g.coordinator(), require_stable=False, groups=[
+        cls.OffsetFetchRequestGroup(group_id=GROUP, member_id=member, member_epoch=epoch,
+                                    topics=[cls.OffsetFetchRequestTopics(
+                                        name="t", partition_indexes=[0])])])
+    return answer.groups[0].topics[0].partitions[0].committed_offset
+
+
+def test_offsets_committed_before_the_group_used_the_consumer_protocol_are_kept():
+    g = Group(brokers=3)
+    assert _simple_commit(g, 5) == errors.NONE  # an empty classic group holds the offset
+    assert g.group.type == "classic"
+    g.heartbeat("m1", join=True)
+    assert g.group.type == "consumer"
+    assert _committed(g, "m1", 2) == 5  # where the member resumes, as on Kafka
+    partition = g.core.groups.placement.offsets_partition(GROUP)
+    g.core.cluster.move_leader(partition, next(b for b in partition.replicas
+                                               if b != partition.leader))
+    assert _committed(g) == 5  # and a new coordinator reads it back
+
+
+def test_an_empty_consumer_group_becomes_classic_for_a_classic_member_keeping_offsets():
+    g = Group()
+    g.heartbeat("m1", join=True)
+    assert _commit(g, "m1", 2) == errors.NONE
+    assert g.heartbeat("m1", -1).error_code == errors.NONE
+    cls = wire.request_class(11)
+    joined = send(g.core, 11, 5, broker=g.coordinator(), group_id=GROUP, member_id="",
+                  session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+                  group_instance_id=None, protocol_type="consumer",
+                  protocols=[cls.JoinGroupRequestProtocol(name="range", metadata=b"")])
+    assert joined.error_code == errors.MEMBER_ID_REQUIRED
+    assert g.group.type == "classic" and _committed(g) == 10

@@ -101,15 +101,35 @@ class GroupCoordinator:
         return [(shard, group) for shard in self.shards.values() if not shard.loading
                 for group in shard.groups.values()]
 
+    @staticmethod
+    def _metadata_tombstones(group) -> list:
+        """What deletes a group's own records (not its offsets): the group metadata of a
+        classic group, the epochs of a consumer group (its members' are gone already)."""
+        if group.type == ConsumerGroup.type:
+            return consumer_records.group_tombstones(group.group_id)
+        return [records.group_tombstone(group.group_id)]
+
     def delete_group(self, shard: Shard, group) -> None:
         """Tombstones for the group's offsets and metadata; the group is Dead and gone."""
         partition = self.placement.offsets_partition(group.group_id)
         records.append(partition, self.now, [
             records.offset_tombstone(group.group_id, topic, index)
-            for topic, index in group.offsets] + [records.group_tombstone(group.group_id)])
+            for topic, index in group.offsets] + self._metadata_tombstones(group))
         self.timers.cancel_group(group.group_id)
         group.deleted(self.now)
         del shard.groups[group.group_id]
+        self.cluster.notify_append(partition)
+
+    def replace_group(self, shard: Shard, old, new) -> None:
+        """An empty group becomes a group of the other type under the same id (a classic
+        consumer joining an empty consumer group, or the reverse): the old type's records get
+        tombstones, and the committed offsets, which belong to the group id, carry over."""
+        partition = self.placement.offsets_partition(old.group_id)
+        records.append(partition, self.now, self._metadata_tombstones(old))
+        self.timers.cancel_group(old.group_id)
+        old.deleted(self.now)
+        new.offsets, new.pending_offsets = old.offsets, old.pending_offsets
+        shard.groups[old.group_id] = new
         self.cluster.notify_append(partition)
 
     # -- loading and unloading shards ------------------------------------------------------------
@@ -153,6 +173,8 @@ class GroupCoordinator:
                   for group_id, (kind, value) in replayed.metadata.items()}
         for group_id, entries in replayed.offsets.items():
             group = groups.get(group_id)
+            if group is None and not entries:
+                continue  # every offset it had was deleted: no group is left
             if group is None:
                 group = groups[group_id] = OFFSETS_ONLY_GROUP(group_id, now)
             group.offsets = entries

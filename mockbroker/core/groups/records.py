@@ -117,7 +117,9 @@ class Replayed:
 
 def replay(log: PartitionLog) -> Replayed:
     """Read a partition's records as a new coordinator does: the last word on each key wins,
-    and a tombstone deletes what its key names (a group tombstone its offsets too)."""
+    and a tombstone deletes what its key names.  A group's tombstone leaves its offsets, which
+    have tombstones of their own when the group is deleted (and stay when an empty group
+    becomes a group of the other type)."""
     metadata: dict[str, tuple[int, Any]] = {}
     offsets: dict[str, dict[tuple[str, int], OffsetEntry]] = {}
     pending: dict[int, dict[str, dict[tuple[str, int], OffsetEntry]]] = {}
@@ -162,7 +164,6 @@ def replay(log: PartitionLog) -> Replayed:
                 key = embedded_struct("GroupMetadataKey", 0).decode(key_bytes)[0]
                 if record.value is None:
                     metadata.pop(key.group, None)
-                    offsets.pop(key.group, None)
                     continue
                 metadata[key.group] = (kind, _decode_value("GroupMetadataValue",
                                                            record.value)[1])

@@ -41,8 +41,10 @@ class ClassicProtocol(Rebalancer):
             if not group.is_empty:
                 # a KIP-848 group with members: classic members cannot join it here
                 return JoinResult(errors.INCONSISTENT_GROUP_PROTOCOL, req.member_id)
-            self.coordinator.delete_group(shard, group)  # an empty one becomes classic
-            group = None
+            # an empty one becomes classic, keeping its committed offsets
+            fresh = ClassicGroup(req.group_id, self.now)
+            self.coordinator.replace_group(shard, group, fresh)
+            group = fresh
         if group is None:
             if not unknown:
                 return JoinResult(errors.UNKNOWN_MEMBER_ID, req.member_id)

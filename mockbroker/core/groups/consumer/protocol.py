@@ -198,9 +198,11 @@ class ConsumerProtocol:
     def _group(self, shard, req: Heartbeat) -> ConsumerGroup:
         group = shard.groups.get(req.group_id)
         if isinstance(group, ClassicGroup) and req.member_epoch == 0:
-            if group.is_empty:
-                self.coordinator.delete_group(shard, group)  # replaced by a consumer group
-                group = None
+            if group.is_empty:  # becomes a consumer group, keeping its committed offsets
+                fresh = ConsumerGroup(req.group_id, self.now)
+                self.coordinator.replace_group(shard, group, fresh)
+                self._write(fresh, [records.group_epoch(fresh)])
+                return fresh
             else:
                 raise ApiException(errors.GROUP_ID_NOT_FOUND, (
                     f"Cannot upgrade classic group {req.group_id} to consumer group because "
