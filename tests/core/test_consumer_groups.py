@@ -52,7 +52,7 @@ class Group:
                     rebalance_timeout_ms=REBALANCE_MS if epoch == 0 else -1,
                     subscribed_topic_names=list(topics) if epoch == 0 else None,
                     topic_partitions=[cls.TopicPartitions(topic_id=self.tid, partitions=owned)]
-                    if owned else ([] if epoch == 0 else None))
+                    if owned else [])
         body.update(fields)
         answer = send(self.core, 68, version, broker=self.coordinator(), **body)
         if answer.error_code == errors.NONE:
@@ -422,3 +422,59 @@ def test_an_empty_consumer_group_becomes_classic_for_a_classic_member_keeping_of
                   protocols=[cls.JoinGroupRequestProtocol(name="range", metadata=b"")])
     assert joined.error_code == errors.MEMBER_ID_REQUIRED
     assert g.group.type == "classic" and _committed(g) == 10
+
+
+# -- the member states of the package README, arrow by arrow -----------------------------------
+
+def _state(g: Group, member: str) -> str:
+    return g.group.members[member].state.name
+
+
+def test_every_member_state_transition_of_the_readme_happens_through_heartbeats():
+    """Stable -> UnrevokedPartitions -> Stable at the new epoch, and Stable ->
+    UnreleasedPartitions -> Stable, through joins and a leave.  (An UnrevokedPartitions member
+    fenced by its rebalance timeout has a test of its own above.)"""
+    g = Group()
+    g.heartbeat("m1", join=True)
+    assert (_state(g, "m1"), g.epochs["m1"]) == ("STABLE", 2)
+    g.clock.advance(1200)
+    g.heartbeat("m2", join=True)
+    assert _state(g, "m2") == "UNRELEASED_PARTITIONS"  # its partitions are m1's still
+    g.heartbeat("m1")
+    assert _state(g, "m1") == "UNREVOKED_PARTITIONS"  # told to give up 3, 4, 5
+    g.heartbeat("m1", owned=[0, 1, 2])
+    assert (_state(g, "m1"), g.epochs["m1"]) == ("STABLE", 3)  # revoked: the new epoch
+    g.heartbeat("m2")
+    assert (_state(g, "m2"), g.owned["m2"]) == ("STABLE", [3, 4, 5])  # released to it
+    # a third member: m1 and m2 each revoke one partition, m3 waits for both
+    g.clock.advance(1200)
+    g.heartbeat("m3", join=True)
+    g.heartbeat("m1")
+    assert _state(g, "m1") == "UNREVOKED_PARTITIONS"
+    # m1 revokes, and its new target includes nothing held elsewhere: Stable at epoch 4
+    g.heartbeat("m1", owned=g.owned["m1"])
+    assert (_state(g, "m1"), g.epochs["m1"]) == ("STABLE", 4)
+    # with range: a member leaves, the survivors' partitions shift, and the one taking over
+    # waits (UnreleasedPartitions) until the other has revoked
+    h = Group(partitions=2, group_consumer_assignors="range,uniform")
+    h.heartbeat("b", join=True)  # b: [0, 1]
+    h.clock.advance(1200)
+    h.heartbeat("a", join=True)  # range by member id: a [0], b [1]
+    h.heartbeat("b")
+    assert (_state(h, "b"), h.owned["b"]) == ("UNREVOKED_PARTITIONS", [1])
+    h.heartbeat("b", owned=[1])
+    assert _state(h, "b") == "STABLE"
+    h.heartbeat("a")
+    assert (_state(h, "a"), h.owned["a"]) == ("STABLE", [0])
+    h.clock.advance(1200)
+    h.heartbeat("c", join=True)  # range: a [0], b [1], c [] -- then a leaves
+    assert h.heartbeat("a", -1).error_code == errors.NONE
+    h.clock.advance(1200)
+    h.heartbeat("b")  # new target b [0], c [1]: b revokes 1
+    assert (_state(h, "b"), h.owned["b"]) == ("UNREVOKED_PARTITIONS", [])
+    h.heartbeat("c")  # c's partition 1 is still b's
+    assert _state(h, "c") == "UNRELEASED_PARTITIONS"
+    h.heartbeat("b", owned=[])
+    assert (_state(h, "b"), h.owned["b"]) == ("STABLE", [0])
+    h.heartbeat("c")
+    assert (_state(h, "c"), h.owned["c"]) == ("STABLE", [1])
