@@ -66,38 +66,17 @@ import uuid
 from pathlib import Path
 
 import confluent_kafka
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource
 
 # the benches run as scripts: make the repository importable for their shared helper
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.served import served  # noqa: E402
+from bench.served import make_topic, served  # noqa: E402
 
 MEMBERS = 10
 PARTITIONS = 20  # two for each of the ten members (where the broker lets us choose)
 SETTLE_DEADLINE_S = 60
 PROTOCOLS = ("classic", "consumer")
 LIBRDKAFKA_HEARTBEAT_MS = 3000  # librdkafka's default heartbeat.interval.ms
-
-
-def make_topic(bootstrap: str, partitions: int) -> tuple[str, int]:
-    """A fresh topic with ``partitions`` partitions, or with the broker's default count where it
-    refuses CreateTopics but creates topics on first use; returns (name, partition count)."""
-    name = f"bench-groups-{uuid.uuid4().hex[:12]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    try:
-        admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=10)[name].result(15)
-    except Exception:
-        producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
-        producer.produce(name, b"create")
-        producer.flush(15)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:  # wait until every partition has a leader
-        topic = admin.list_topics(name, timeout=5).topics.get(name)
-        if topic is not None and topic.error is None and topic.partitions \
-                and all(p.leader >= 0 for p in topic.partitions.values()):
-            return name, len(topic.partitions)
-        time.sleep(0.05)
-    raise RuntimeError(f"topic {name} did not get leaders for its partitions")
 
 
 def consumer_config(bootstrap: str, group: str, protocol: str, **config) -> dict:
@@ -182,7 +161,7 @@ def wait_settled(members: list[Member], partitions: int, start: float) -> float:
 def settle_rounds(bootstrap: str, rounds: int, protocol: str, heartbeat_ms: int | None
                   ) -> tuple[list[float], list[float]]:
     """(join times, leave times): a tenth member joining nine, then leaving, ``rounds`` times."""
-    topic, partitions = make_topic(bootstrap, PARTITIONS)
+    topic, partitions = make_topic(bootstrap, PARTITIONS, "bench-groups")
     if partitions < MEMBERS:
         # with fewer partitions than members a newcomer may own nothing, and a complete
         # assignment says nothing about whether the rebalance has happened
@@ -214,7 +193,7 @@ def settle_rounds(bootstrap: str, rounds: int, protocol: str, heartbeat_ms: int 
 
 def measure(bootstrap: str, rounds: int, protocol: str, heartbeat_ms: int | None
             ) -> dict[str, list[float]]:
-    topic, partitions = make_topic(bootstrap, 1)
+    topic, partitions = make_topic(bootstrap, 1, "bench-groups")
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
     for partition in range(partitions):  # something to read wherever the consumer starts
         for _ in range(2):

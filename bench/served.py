@@ -1,5 +1,5 @@
 """``mockbroker serve`` in its own process, for the benches: a broker that shares no interpreter
-(and no GIL) with the clients measuring it.
+(and no GIL) with the clients measuring it; and a fresh topic on any broker (``make_topic``).
 
     with served(brokers=3) as broker:
         broker.bootstrap, broker.admin, broker.pid
@@ -11,6 +11,8 @@ import contextlib
 import signal
 import subprocess
 import sys
+import time
+import uuid
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -46,3 +48,28 @@ def served(*flags: str, brokers: int = 1) -> Iterator[ServedBroker]:
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+def make_topic(bootstrap: str, partitions: int, prefix: str = "bench") -> tuple[str, int]:
+    """A fresh topic with ``partitions`` partitions, or with the broker's default count where it
+    refuses CreateTopics but creates topics on first use; returns (name, partition count) once
+    every partition has a leader."""
+    import confluent_kafka
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    name = f"{prefix}-{uuid.uuid4().hex[:12]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=10)[name].result(15)
+    except Exception:
+        producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
+        producer.produce(name, b"create")
+        producer.flush(15)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:  # wait until every partition has a leader
+        topic = admin.list_topics(name, timeout=5).topics.get(name)
+        if topic is not None and topic.error is None and topic.partitions \
+                and all(p.leader >= 0 for p in topic.partitions.values()):
+            return name, len(topic.partitions)
+        time.sleep(0.05)
+    raise RuntimeError(f"topic {name} did not get leaders for its partitions")

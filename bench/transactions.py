@@ -33,36 +33,14 @@ import uuid
 from pathlib import Path
 
 import confluent_kafka
-from confluent_kafka.admin import AdminClient, NewTopic
 
 # the benches run as scripts: make the repository importable for their shared helper
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.served import served  # noqa: E402
+from bench.served import make_topic, served  # noqa: E402
 
 PAYLOAD = b"x" * 100
 WARMUP = 20  # transactions before the clock starts: connections, coordinator, metadata
 DEADLINE_S = 120
-
-
-def make_topic(bootstrap: str, partitions: int) -> tuple[str, int]:
-    """A fresh topic; (name, partition count), the count being the broker's default where it
-    refuses CreateTopics but creates topics on first use."""
-    name = f"bench-txn-{uuid.uuid4().hex[:12]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    try:
-        admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=10)[name].result(15)
-    except Exception:
-        producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
-        producer.produce(name, b"create")
-        producer.flush(15)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:  # wait until every partition has a leader
-        topic = admin.list_topics(name, timeout=5).topics.get(name)
-        if topic is not None and topic.error is None and topic.partitions \
-                and all(p.leader >= 0 for p in topic.partitions.values()):
-            return name, len(topic.partitions)
-        time.sleep(0.05)
-    raise RuntimeError(f"topic {name} did not get leaders for its partitions")
 
 
 def produce_transactions(bootstrap: str, topic: str, partitions: int, transactions: int,
@@ -117,7 +95,7 @@ def read_committed(bootstrap: str, topic: str, partitions: int,
 
 
 def measure(bootstrap: str, transactions: int, batch: int, partitions: int) -> dict[str, float]:
-    topic, partitions = make_topic(bootstrap, partitions)
+    topic, partitions = make_topic(bootstrap, partitions, "bench-txn")
     times = produce_transactions(bootstrap, topic, partitions, transactions, batch)
     # the warm-up's transactions are in the topic too
     records = (WARMUP + transactions) * batch

@@ -11,11 +11,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import confluent_kafka as ck
-
 from mockbroker import AdminError, MockCluster
 from tests.clients.helpers import wait_for
-from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, Got, Member,
+from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, ConfluentMember,
                                        assert_once, consume_all, produce)
 from tests.clients.test_java_groups import CLASSPATH, JVM_TIMEOUT_S, JavaMember
 
@@ -27,55 +25,10 @@ def start(stack, **settings) -> MockCluster:
     return stack.enter_context(MockCluster(**{**SETTINGS, **settings}))
 
 
-class ConsumerProtocolMember(Member):
+def member(stack, cluster, name: str, **config) -> ConfluentMember:
     """A confluent-kafka consumer speaking the consumer protocol."""
-
-    client = "confluent-kafka"
-
-    def __init__(self, cluster: MockCluster, name: str, group_id: str = GROUP, **config):
-        super().__init__(name)
-        self.consumer = ck.Consumer({
-            "bootstrap.servers": cluster.bootstrap_servers, "group.id": group_id,
-            "group.protocol": "consumer", "client.id": name, "enable.auto.commit": False,
-            "auto.offset.reset": "earliest", "fetch.wait.max.ms": 100, "log_level": 0,
-            **config})
-        self.consumer.subscribe([TOPIC], on_assign=self._on_assign, on_revoke=self._on_revoke)
-        self._start()
-
-    def _on_assign(self, _consumer, partitions):
-        self.events.append(("assign", frozenset(tp.partition for tp in partitions)))
-
-    def _on_revoke(self, _consumer, partitions):
-        self.events.append(("revoke", frozenset(tp.partition for tp in partitions)))
-
-    def _poll(self) -> list[Got]:
-        out = []
-        for message in self.consumer.consume(num_messages=500, timeout=0.1):
-            if message.error() is not None:
-                raise ck.KafkaException(message.error())
-            out.append(Got(self.name, message.partition(), message.offset(), message.value()))
-        return out
-
-    def _read_assignment(self) -> frozenset:
-        return frozenset(tp.partition for tp in self.consumer.assignment())
-
-    def commit_offsets(self, offsets: dict[int, int]) -> None:
-        results = self.consumer.commit(offsets=[ck.TopicPartition(TOPIC, p, o)
-                                                for p, o in offsets.items()],
-                                       asynchronous=False)
-        assert all(tp.error is None for tp in results), results
-
-    def _committed(self, partition: int) -> int | None:
-        [tp] = self.consumer.committed([ck.TopicPartition(TOPIC, partition)], timeout=5)
-        assert tp.error is None, tp.error
-        return None if tp.offset < 0 else tp.offset
-
-    def _close(self) -> None:
-        self.consumer.close()
-
-
-def member(stack, cluster, name: str, **config) -> ConsumerProtocolMember:
-    joined = ConsumerProtocolMember(cluster, name, **config)
+    joined = ConfluentMember(cluster, name, classic_timeouts=False,
+                             **{"group.protocol": "consumer", **config})
     stack.callback(joined.close)
     return joined
 

@@ -263,10 +263,11 @@ class ConfluentMember(Member):
     client = "confluent-kafka"
 
     def __init__(self, cluster: MockCluster, name: str, group_id: str = GROUP, *,
-                 commit_each_poll: bool = True, **config):
+                 commit_each_poll: bool = True, classic_timeouts: bool = True, **config):
         super().__init__(name, commit_each_poll=commit_each_poll)
-        config.setdefault("session.timeout.ms", SESSION_MS)
-        config.setdefault("heartbeat.interval.ms", HEARTBEAT_MS)
+        if classic_timeouts:  # the consumer protocol takes them from the broker
+            config.setdefault("session.timeout.ms", SESSION_MS)
+            config.setdefault("heartbeat.interval.ms", HEARTBEAT_MS)
         self.consumer = ck.Consumer({
             "bootstrap.servers": cluster.bootstrap_servers, "group.id": group_id,
             "client.id": name, "enable.auto.commit": False, "auto.offset.reset": "earliest",
