@@ -12,6 +12,7 @@ from __future__ import annotations
 from mockbroker.core.deferred import Close
 from mockbroker.core.errors import ApiException
 from mockbroker.core.produce import append_records
+from mockbroker.core.transactions.coordinator import write_check_error
 from mockbroker.core.error_responses import PartitionShape
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import find_topic, node_endpoints
@@ -24,23 +25,6 @@ RESPONSE = response_class(API_KEY)
 #: an injected error sits on each partition it picks; with acks=0 it closes the connection
 ERRORS = PartitionShape("topic_data", "name", "partition_data", "index", "responses", "name",
                         "partition_responses", "index", acks_zero_closes=True)
-
-
-def _verification_error(code: int, version: int) -> int:
-    """What a producer is told when the transaction coordinator refuses the first write of a
-    transaction to a partition (Kafka's ``AddPartitionsToTxnManager``): a coordinator it cannot
-    reach, or one still completing the last transaction before version 12, is retriable
-    NOT_ENOUGH_REPLICAS; a fenced producer INVALID_PRODUCER_EPOCH; a partition never added is
-    TRANSACTION_ABORTABLE from version 11, INVALID_TXN_STATE before."""
-    if code in (errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE,
-                errors.COORDINATOR_LOAD_IN_PROGRESS) or \
-            (code == errors.CONCURRENT_TRANSACTIONS and version < 12):
-        return errors.NOT_ENOUGH_REPLICAS
-    if code == errors.PRODUCER_FENCED:
-        return errors.INVALID_PRODUCER_EPOCH
-    if code == errors.TRANSACTION_ABORTABLE and version < 11:
-        return errors.INVALID_TXN_STATE
-    return code
 
 
 @REGISTRY.handler(API_KEY, 3, 13, advertised_min=0, errors=ERRORS)
@@ -57,8 +41,13 @@ def handle(core, ctx, request):
                     request.transactional_id, header.producer_id, header.producer_epoch,
                     (partition.topic.name, partition.index), add=version >= 12)
             except ApiException as exc:
-                raise ApiException(_verification_error(exc.error_code, version),
-                                   str(exc)) from None
+                # a coordinator that cannot be reached, or (before v12) one still ending the
+                # last transaction, is retriable NOT_ENOUGH_REPLICAS; TRANSACTION_ABORTABLE
+                # is known from v11
+                raise ApiException(write_check_error(
+                    exc.error_code, unreachable=errors.NOT_ENOUGH_REPLICAS,
+                    abortable_known=version >= 11, concurrent_retried=version >= 12),
+                    str(exc)) from None
     for topic_data in request.topic_data:
         topic, missing = find_topic(cluster, version >= 13, topic_data.name, topic_data.topic_id)
         partitions = []

@@ -15,26 +15,12 @@ from __future__ import annotations
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.groups.placement import OFFSETS_TOPIC
+from mockbroker.core.transactions.coordinator import write_check_error
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
 API_KEY = 28
 RESPONSE = response_class(API_KEY)
-
-
-def _verification_error(code: int, version: int) -> int:
-    """The transaction coordinator's refusal as this API says it (Kafka's group coordinator
-    maps it as for a produce): a coordinator it cannot reach is COORDINATOR_NOT_AVAILABLE, a
-    fenced producer INVALID_PRODUCER_EPOCH, the group's partition never added
-    TRANSACTION_ABORTABLE from version 4 and INVALID_TXN_STATE before."""
-    if code in (errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE,
-                errors.COORDINATOR_LOAD_IN_PROGRESS):
-        return errors.COORDINATOR_NOT_AVAILABLE
-    if code == errors.PRODUCER_FENCED:
-        return errors.INVALID_PRODUCER_EPOCH
-    if code == errors.TRANSACTION_ABORTABLE and version < 4:
-        return errors.INVALID_TXN_STATE
-    return code
 
 
 def _settle(core, ctx, request) -> tuple[object | None, int]:
@@ -48,7 +34,11 @@ def _settle(core, ctx, request) -> tuple[object | None, int]:
                                       request.producer_epoch, (OFFSETS_TOPIC, partition.index),
                                       add=ctx.api_version >= 5)
     except ApiException as exc:
-        return None, _verification_error(exc.error_code, ctx.api_version)
+        # the group coordinator's mapping: an unreachable transaction coordinator is
+        # COORDINATOR_NOT_AVAILABLE; TRANSACTION_ABORTABLE is known from v4
+        return None, write_check_error(exc.error_code,
+                                       unreachable=errors.COORDINATOR_NOT_AVAILABLE,
+                                       abortable_known=ctx.api_version >= 4)
     try:
         group = core.groups.classic.validate_offset_commit(
             ctx.broker_id, request.group_id, request.member_id or "",

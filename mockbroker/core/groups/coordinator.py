@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mockbroker.core.cluster import Cluster, Partition
-from mockbroker.core.errors import ApiException
 from mockbroker.core.groups import records
 from mockbroker.core.groups.admin import GroupAdmin
 from mockbroker.core.groups.classic.group import ClassicGroup
@@ -28,9 +27,8 @@ from mockbroker.core.groups.classic.protocol import ClassicProtocol
 from mockbroker.core.groups.consumer import records as consumer_records
 from mockbroker.core.groups.consumer.protocol import ConsumerProtocol
 from mockbroker.core.groups.offsets import Offsets
-from mockbroker.core.groups.placement import OFFSETS_TOPIC, Placement
+from mockbroker.core.groups.placement import OFFSETS_TOPIC, Placement, coordinating_shard
 from mockbroker.core.groups.timers import GroupTimers, TimerKey, TimerKind
-from wire import errors
 
 #: record type of a group-metadata record -> the group type that loads it
 LOADERS = {records.GROUP_METADATA_TYPE: ClassicGroup.from_record}
@@ -76,17 +74,8 @@ class GroupCoordinator:
     def shard_for(self, group_id: str, broker_id: int) -> Shard:
         """The shard holding ``group_id`` if ``broker_id`` is its coordinator, else
         :class:`ApiException` with the error a client gets from the wrong broker."""
-        partition = self.placement.offsets_partition(group_id)
-        if partition.leader == -1:
-            raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
-        if partition.leader != broker_id:
-            raise ApiException(errors.NOT_COORDINATOR)
-        shard = self.shards.get(partition.index)
-        if shard is None or shard.leader != broker_id:
-            raise ApiException(errors.NOT_COORDINATOR)
-        if shard.loading:
-            raise ApiException(errors.COORDINATOR_LOAD_IN_PROGRESS)
-        return shard
+        return coordinating_shard(self.placement.offsets_partition(group_id), self.shards,
+                                  broker_id)
 
     def find_group(self, group_id: str):
         """The group, wherever it is loaded (admin and inspection), or None."""

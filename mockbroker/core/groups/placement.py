@@ -99,3 +99,20 @@ class Placement:
         if partition.leader == -1:
             raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
         return partition.leader
+
+
+def coordinating_shard(partition: Partition, shards: dict, broker_id: int):
+    """The shard of ``partition`` (in ``shards``, by partition index) if ``broker_id`` leads it
+    and has loaded it, else :class:`ApiException` with what a client gets from the wrong
+    broker: COORDINATOR_NOT_AVAILABLE with no leader, NOT_COORDINATOR from another broker,
+    COORDINATOR_LOAD_IN_PROGRESS while the leader loads.  Both coordinators answer so."""
+    if partition.leader == -1:
+        raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
+    if partition.leader != broker_id:
+        raise ApiException(errors.NOT_COORDINATOR)
+    shard = shards.get(partition.index)
+    if shard is None or shard.leader != broker_id:
+        raise ApiException(errors.NOT_COORDINATOR)
+    if shard.loading:
+        raise ApiException(errors.COORDINATOR_LOAD_IN_PROGRESS)
+    return shard

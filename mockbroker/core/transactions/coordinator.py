@@ -25,7 +25,8 @@ from typing import Callable, Iterable
 
 from mockbroker.core.cluster import Cluster, Partition
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups.placement import TRANSACTION_KEY, TRANSACTION_TOPIC, Placement
+from mockbroker.core.groups.placement import (TRANSACTION_KEY, TRANSACTION_TOPIC, Placement,
+                                              coordinating_shard)
 from mockbroker.core.producers import ProducerIds
 from mockbroker.core.transactions import markers, records
 from mockbroker.core.transactions.metadata import (EPOCH_EXHAUSTED, MAX_EPOCH,
@@ -39,6 +40,28 @@ MARKER_RETRY_MS = 100
 #: transaction versions (KIP-890): what a client's request versions say it speaks; 2 ends
 #: every transaction with an epoch bump and adds partitions as they are written to
 TV_0, TV_2 = 0, 2
+
+
+_UNREACHABLE = (errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE,
+                errors.COORDINATOR_LOAD_IN_PROGRESS)
+
+
+def write_check_error(code: int, *, unreachable: int, abortable_known: bool,
+                      concurrent_retried: bool = True) -> int:
+    """What a writer is told when the coordinator refuses the first transactional write of a
+    transaction to a partition (Kafka's ``AddPartitionsToTxnManager`` and the callers' own
+    mappings): a coordinator it cannot reach is ``unreachable`` (a code its client retries), as
+    is a coordinator still completing the last transaction unless ``concurrent_retried``; a
+    fenced producer INVALID_PRODUCER_EPOCH; a partition never added TRANSACTION_ABORTABLE when
+    the request's version knows that error (``abortable_known``), else INVALID_TXN_STATE."""
+    if code in _UNREACHABLE or (code == errors.CONCURRENT_TRANSACTIONS and
+                                not concurrent_retried):
+        return unreachable
+    if code == errors.PRODUCER_FENCED:
+        return errors.INVALID_PRODUCER_EPOCH
+    if code == errors.TRANSACTION_ABORTABLE and not abortable_known:
+        return errors.INVALID_TXN_STATE
+    return code
 
 
 @dataclass(slots=True)
@@ -90,17 +113,8 @@ class TransactionCoordinator:
     def shard_for(self, transactional_id: str, broker_id: int) -> TxnShard:
         """The shard holding ``transactional_id`` if ``broker_id`` coordinates it, else
         :class:`ApiException` with the error a client gets from the wrong broker."""
-        partition = self.placement.transaction_partition(transactional_id)
-        if partition.leader == -1:
-            raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
-        if partition.leader != broker_id:
-            raise ApiException(errors.NOT_COORDINATOR)
-        shard = self.shards.get(partition.index)
-        if shard is None or shard.leader != broker_id:
-            raise ApiException(errors.NOT_COORDINATOR)
-        if shard.loading:
-            raise ApiException(errors.COORDINATOR_LOAD_IN_PROGRESS)
-        return shard
+        return coordinating_shard(self.placement.transaction_partition(transactional_id),
+                                  self.shards, broker_id)
 
     def find(self, transactional_id: str) -> TxnMetadata | None:
         """The transaction, wherever it is loaded (admin and inspection), or None."""

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from mockbroker.core import statetable
+
 
 class TxnState(str, Enum):
     """A transactional id's state; the value is Kafka's name for it."""
@@ -96,16 +98,8 @@ TRANSITIONS: dict[tuple[TxnState, Event], TxnState] = {
 }
 
 
-class IllegalTransition(RuntimeError):
-    pass
-
-
 def next_state(current: TxnState, event: Event) -> TxnState:
-    try:
-        return TRANSITIONS[(current, event)]
-    except KeyError:
-        raise IllegalTransition(f"a transaction in {current.value} cannot take the event "
-                                f"{event.name} ({event.value})") from None
+    return statetable.step(TRANSITIONS, current, event, "a transaction")
 
 
 def previous_states() -> dict[TxnState, frozenset[TxnState]]:
@@ -118,7 +112,4 @@ def previous_states() -> dict[TxnState, frozenset[TxnState]]:
 
 def mermaid() -> str:
     """The table as a Mermaid state diagram."""
-    lines = ["stateDiagram-v2", f"    [*] --> {E.value}"]
-    for (source, event), target in TRANSITIONS.items():
-        lines.append(f"    {source.value} --> {target.value}: {event.value}")
-    return "\n".join(lines) + "\n"
+    return statetable.mermaid(TRANSITIONS, E)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from mockbroker.core import statetable
+
 
 class GroupState(str, Enum):
     EMPTY = "Empty"
@@ -63,16 +65,8 @@ TRANSITIONS: dict[tuple[GroupState, Event], GroupState] = {
 }
 
 
-class IllegalTransition(RuntimeError):
-    pass
-
-
 def next_state(current: GroupState, event: Event) -> GroupState:
-    try:
-        return TRANSITIONS[(current, event)]
-    except KeyError:
-        raise IllegalTransition(f"a group in {current.value} cannot take the event "
-                                f"{event.name} ({event.value})") from None
+    return statetable.step(TRANSITIONS, current, event, "a group")
 
 
 def can_rebalance(current: GroupState) -> bool:
@@ -82,7 +76,4 @@ def can_rebalance(current: GroupState) -> bool:
 
 def mermaid() -> str:
     """The table as a Mermaid state diagram."""
-    lines = ["stateDiagram-v2", f"    [*] --> {E.value}"]
-    for (source, event), target in TRANSITIONS.items():
-        lines.append(f"    {source.value} --> {target.value}: {event.value}")
-    return "\n".join(lines) + "\n"
+    return statetable.mermaid(TRANSITIONS, E)

@@ -219,34 +219,19 @@ class ConsumerProtocol:
         return group
 
     def _member(self, group: ConsumerGroup, req: Heartbeat, writes: list) -> ConsumerMember:
-        if req.instance_id is None:
-            member = group.members.get(req.member_id)
-            if member is None:
-                if req.member_epoch != 0:
-                    raise ApiException(errors.UNKNOWN_MEMBER_ID, (
-                        f"Member {req.member_id} is not a member of group {group.group_id}."))
-                return ConsumerMember(req.member_id)
-        else:
+        if req.member_epoch == 0:  # joining (or rejoining): a known member is not reset
+            if req.instance_id is None:
+                return group.members.get(req.member_id) or ConsumerMember(req.member_id)
             holder = group.static_member(req.instance_id)
-            if req.member_epoch == 0:
-                if holder is None or holder.member_id == req.member_id:
-                    return holder or ConsumerMember(req.member_id)
-                if holder.member_epoch != STATIC_LEAVE:
-                    raise ApiException(errors.UNRELEASED_INSTANCE_ID, (
-                        f"Static member {req.member_id} with instance id {req.instance_id} "
-                        f"cannot join the group because the instance id is owned by "
-                        f"{holder.member_id} member."))
-                return self._replace(group, holder, req.member_id, writes)
-            if holder is None:
-                raise ApiException(errors.UNKNOWN_MEMBER_ID,
-                                   f"Instance id {req.instance_id} is unknown.")
-            if holder.member_id != req.member_id:
-                raise ApiException(errors.FENCED_INSTANCE_ID, (
-                    f"Static member {req.member_id} with instance id {req.instance_id} was "
-                    f"fenced by member {holder.member_id}."))
-            member = holder
-        if req.member_epoch == 0:
-            return member
+            if holder is None or holder.member_id == req.member_id:
+                return holder or ConsumerMember(req.member_id)
+            if holder.member_epoch != STATIC_LEAVE:
+                raise ApiException(errors.UNRELEASED_INSTANCE_ID, (
+                    f"Static member {req.member_id} with instance id {req.instance_id} "
+                    f"cannot join the group because the instance id is owned by "
+                    f"{holder.member_id} member."))
+            return self._replace(group, holder, req.member_id, writes)
+        member = self._known_member(group, req)
         if req.member_epoch > member.member_epoch:
             raise ApiException(errors.FENCED_MEMBER_EPOCH, (
                 f"The consumer group member has a greater member epoch ({req.member_epoch}) "
@@ -260,6 +245,26 @@ class ConsumerProtocol:
                 f"The consumer group member has a smaller member epoch ({req.member_epoch}) "
                 f"than the one known by the group coordinator ({member.member_epoch}). The "
                 f"member must abandon all its partitions and rejoin."))
+        return member
+
+    @staticmethod
+    def _known_member(group: ConsumerGroup, req: Heartbeat) -> ConsumerMember:
+        """The member a heartbeat (not a join) names: by member id, or for a static member by
+        instance id, which must still be held by that member id."""
+        if req.instance_id is None:
+            member = group.members.get(req.member_id)
+            if member is None:
+                raise ApiException(errors.UNKNOWN_MEMBER_ID, (
+                    f"Member {req.member_id} is not a member of group {group.group_id}."))
+            return member
+        member = group.static_member(req.instance_id)
+        if member is None:
+            raise ApiException(errors.UNKNOWN_MEMBER_ID,
+                               f"Instance id {req.instance_id} is unknown.")
+        if member.member_id != req.member_id:
+            raise ApiException(errors.FENCED_INSTANCE_ID, (
+                f"Static member {req.member_id} with instance id {req.instance_id} was "
+                f"fenced by member {member.member_id}."))
         return member
 
     def _replace(self, group: ConsumerGroup, old: ConsumerMember, member_id: str,
@@ -336,20 +341,7 @@ class ConsumerProtocol:
         group = shard.groups.get(req.group_id)
         if not isinstance(group, ConsumerGroup) or group.is_dead:
             raise ApiException(errors.GROUP_ID_NOT_FOUND, f"Group {req.group_id} not found.")
-        if req.instance_id is None:
-            member = group.members.get(req.member_id)
-            if member is None:
-                raise ApiException(errors.UNKNOWN_MEMBER_ID, (
-                    f"Member {req.member_id} is not a member of group {group.group_id}."))
-        else:
-            member = group.static_member(req.instance_id)
-            if member is None:
-                raise ApiException(errors.UNKNOWN_MEMBER_ID,
-                                   f"Instance id {req.instance_id} is unknown.")
-            if member.member_id != req.member_id:
-                raise ApiException(errors.FENCED_INSTANCE_ID, (
-                    f"Static member {req.member_id} with instance id {req.instance_id} was "
-                    f"fenced by member {member.member_id}."))
+        member = self._known_member(group, req)
         if req.member_epoch == STATIC_LEAVE and req.instance_id is not None:
             # it will be back: it keeps its slot and partitions until its session expires
             kept = member.copy(member_epoch=STATIC_LEAVE, pending_revocation={}, assigned={
