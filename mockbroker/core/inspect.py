@@ -210,10 +210,12 @@ def _consumer_members(core, found) -> list[MemberView]:
     return [MemberView(
         member_id=m.member_id, client_id=m.client_id, client_host=m.client_host,
         group_instance_id=m.instance_id, rebalance_timeout_ms=max(m.rebalance_timeout_ms, 0),
-        session_timeout_ms=core.groups.settings["group_consumer_session_timeout_ms"],
+        session_timeout_ms=m.classic.session_timeout_ms if m.uses_classic
+        else core.groups.settings["group_consumer_session_timeout_ms"],
         assignment=_by_name(core, m.assigned), member_epoch=m.member_epoch,
         target_assignment=_by_name(core, found.target.get(m.member_id, {})),
         pending_revocation=_by_name(core, m.pending_revocation),
+        protocol="classic" if m.uses_classic else "consumer",
     ) for m in found.members.values()]
 
 

@@ -148,6 +148,9 @@ class MemberView:
     pending_revocation: dict[str, list[int]] | None = describe(
         "consumer groups: {topic: [partitions]} the member still has to give up",
         default=None)
+    protocol: str | None = describe(
+        "consumer groups: the protocol the member speaks, consumer (ConsumerGroupHeartbeat) "
+        "or classic (JoinGroup and SyncGroup, a mixed group's member)", default=None)
 
 
 @_view

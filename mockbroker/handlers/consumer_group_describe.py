@@ -1,6 +1,7 @@
 """ConsumerGroupDescribe (key 69): KIP-848 consumer groups as ``Admin.describeConsumerGroups``
 and ``kafka-consumer-groups.sh --describe`` see them: state, group and assignment epochs, the
-assignor, and each member's epoch, subscription, current and target assignment.  A group this
+assignor, and each member's epoch, subscription, current and target assignment, and whether it
+uses the classic protocol.  A group this
 coordinator does not have, or one of another type, is GROUP_ID_NOT_FOUND with Kafka's message.
 """
 
@@ -13,8 +14,9 @@ from wire import errors, response_class
 
 API_KEY = 69
 RESPONSE = response_class(API_KEY)
-#: the member type v1 reports (KIP-1099): this member speaks the consumer protocol
-CONSUMER_MEMBER = 0
+#: the member type v1 reports (KIP-1099): 0 for a classic member (JoinGroup and SyncGroup) of
+#: a consumer group, 1 for a member of the consumer protocol
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
 NO_OPERATIONS = -(1 << 31)
 
 
@@ -58,9 +60,10 @@ def _describe(core, ctx, group_id: str):
                 member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
                 subscribed_topic_names=list(m.subscribed_topic_names),
                 subscribed_topic_regex=m.subscribed_topic_regex,
-                assignment=_assignment(core, m.assigned),
+                # what it still holds counts: its partitions pending revocation too
+                assignment=_assignment(core, m.owned()),
                 target_assignment=_assignment(core, group.target.get(m.member_id, {})),
-                member_type=CONSUMER_MEMBER)
+                member_type=CLASSIC_MEMBER if m.uses_classic else CONSUMER_MEMBER)
             for m in group.members.values()])
 
 

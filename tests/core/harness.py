@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import wire
+from wire import decode_embedded, embedded_struct, encode_embedded
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred
@@ -61,3 +62,29 @@ def answer(result):
 
 def closed(result) -> bool:
     return isinstance(answer(result), Close)
+
+
+# -- the consumer protocol's embedded formats, as Kafka's consumers write them ----------------
+
+def subscription(owned=(), topics=("t",)) -> bytes:
+    """A Subscription (v3) to ``topics``, owning ``owned`` partitions of "t"."""
+    cls = embedded_struct("ConsumerProtocolSubscription", 3).cls
+    return encode_embedded("ConsumerProtocolSubscription", 3, cls(
+        topics=list(topics), user_data=None, generation_id=-1, rack_id=None,
+        owned_partitions=[cls.TopicPartition(topic="t", partitions=list(owned))] if owned else []))
+
+
+def assignment_of(data: bytes) -> list[int]:
+    """The partitions an Assignment gives (of any topic)."""
+    if not data:
+        return []
+    return sorted(p for tp in decode_embedded("ConsumerProtocolAssignment", data)[1]
+                  .assigned_partitions for p in tp.partitions)
+
+
+def full_assignment(partitions) -> bytes:
+    """An Assignment (v3) of ``partitions`` of "t"."""
+    cls = embedded_struct("ConsumerProtocolAssignment", 3).cls
+    return encode_embedded("ConsumerProtocolAssignment", 3, cls(
+        assigned_partitions=[cls.TopicPartition(topic="t", partitions=list(partitions))],
+        user_data=None))

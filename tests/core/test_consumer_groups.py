@@ -256,9 +256,8 @@ def test_heartbeats_are_refused_with_kafkas_errors_and_messages():
     assert other is None  # one broker here; see the failover test for NOT_COORDINATOR
 
 
-def test_a_consumer_heartbeat_to_a_classic_group_with_members_is_refused():
+def test_a_classic_group_whose_subscriptions_cannot_be_read_is_not_upgraded():
     g = Group()
-    from tests.core.test_coordinator import Harness  # noqa: F401 - a classic member
     cls = wire.request_class(11)
     joined = send(g.core, 11, 5, broker=g.coordinator(), group_id=GROUP, member_id="",
                   session_timeout_ms=10_000, rebalance_timeout_ms=10_000, group_instance_id=None,
@@ -271,7 +270,8 @@ def test_a_consumer_heartbeat_to_a_classic_group_with_members_is_refused():
              name="range", metadata=b"")])
     answer = g.heartbeat("m1", join=True)
     assert answer.error_code == errors.GROUP_ID_NOT_FOUND
-    assert "Cannot upgrade classic group g to consumer group" in answer.error_message
+    assert answer.error_message == ("Cannot upgrade classic group g to consumer group because "
+                                    "the embedded consumer protocol is malformed.")
 
 
 # -- static members ---------------------------------------------------------------------------
@@ -336,7 +336,7 @@ def test_consumer_group_describe_list_groups_and_describe_groups():
             group.assignor_name) == (errors.NONE, "Stable", 2, 2, "range")
     (member,) = group.members
     assert (member.member_id, member.member_epoch, list(member.subscribed_topic_names),
-            member.member_type) == ("m1", 2, ["t"], 0)
+            member.member_type) == ("m1", 2, ["t"], 1)  # 1: the consumer protocol (Kafka 4.4)
     assert [(tp.topic_name, list(tp.partitions)) for tp in member.assignment.topic_partitions] \
         == [("t", [0, 1, 2, 3, 4, 5])]
     assert (missing.error_code, missing.error_message) == (errors.GROUP_ID_NOT_FOUND,

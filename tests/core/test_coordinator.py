@@ -22,7 +22,7 @@ from mockbroker.core.groups.classic.state import TRANSITIONS, Event, GroupState
 from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.groups.placement import partition_for
 from mockbroker.core.deferred import Deferred
-from tests.core.harness import make_core
+from tests.core.harness import full_assignment, make_core, send, subscription
 from wire import decode_embedded, embedded_struct, encode_embedded, errors, records
 
 GROUP = "test-group"
@@ -1255,12 +1255,39 @@ def _join_stable(h: Harness) -> None:
     h.join_new(meta=b"other")
 
 
+def _consumer_member_joins(h: Harness) -> None:
+    """A member of the consumer protocol (KIP-848) joins: the classic group with the same id
+    becomes a consumer group (an empty one is replaced; one with members is upgraded)."""
+    answer = send(h.core, 68, 1, broker=h.coordinator(), group_id=GROUP, member_id="c1",
+                  member_epoch=0, rebalance_timeout_ms=REBALANCE, subscribed_topic_names=["t"],
+                  topic_partitions=[])
+    assert answer.error_code == errors.NONE
+    assert h.gc.find_group(GROUP).type == "consumer"
+
+
+def _consumer_protocol_members(h: Harness, stable: bool) -> None:
+    """A classic group of one member whose Subscription and Assignment a consumer group can
+    read, CompletingRebalance (or Stable once it has synced)."""
+    leader, _ = h.join_new(meta=subscription())
+    h.advance(0)
+    if stable:
+        h.sync(leader, 1, {leader: full_assignment([])})
+
+
 #: For each row of the table: the harness settings and the operations that fire it.
 ROW_SCENARIOS = {
     (E, Event.MEMBER_JOINS): ({}, _initial_rebalance),
     (E, Event.GROUP_DELETED): ({}, lambda h: (_simple_group(h), _delete(h))),
     (E, Event.COORDINATOR_UNLOADS): ({"brokers": 2},
                                      lambda h: (_simple_group(h), _move_coordinator(h))),
+    (E, Event.CONVERTED): ({}, lambda h: (_simple_group(h), _consumer_member_joins(h))),
+    (PR, Event.CONVERTED): ({"group_initial_rebalance_delay_ms": 3000},
+                            lambda h: (h.join_new(meta=subscription()),
+                                       _consumer_member_joins(h))),
+    (CR, Event.CONVERTED): ({}, lambda h: (_consumer_protocol_members(h, stable=False),
+                                           _consumer_member_joins(h))),
+    (ST, Event.CONVERTED): ({}, lambda h: (_consumer_protocol_members(h, stable=True),
+                                           _consumer_member_joins(h))),
     (PR, Event.JOIN_COMPLETES): ({}, _completing),
     (PR, Event.JOIN_COMPLETES_EMPTY): ({"group_initial_rebalance_delay_ms": 3000},
                                        _leave_initial_rebalance),

@@ -126,6 +126,11 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     _key("group.consumer.assignors", LS, "uniform,range", None,
          "The server-side assignors consumer groups may use; the first is the default.",
          setting=Setting(validator=_Assignors())),
+    _key("group.consumer.migration.policy", S, "bidirectional",
+         OneOf(("disabled", "upgrade", "downgrade", "bidirectional")),
+         "Whether a classic group with members becomes a consumer group when a member of the "
+         "consumer protocol joins it (upgrade), and a consumer group left with only classic "
+         "members becomes a classic group (downgrade).", setting=_MOCK),
     _key("transaction.state.log.num.partitions", I, 50, Range(1),
          "Partitions of the __transaction_state topic.", setting=_MOCK),
     _key("transaction.state.log.replication.factor", SH, 3, Range(1),

@@ -35,6 +35,9 @@ class Group(Protocol):
     def unloaded(self, now_ms: int) -> None:
         """Its coordinator moved away: answer whatever waits, and be Dead here."""
 
+    def converted(self, now_ms: int) -> None:
+        """A group of the other type took its place under the same id: be Dead."""
+
     def offset_expiry_base(self) -> tuple[bool, int | None]:
         """(whether offsets may expire now, the time they age from or None for commit time)."""
 

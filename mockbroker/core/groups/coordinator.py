@@ -7,8 +7,8 @@ group and every offset commit is written to that partition as a record in Kafka'
 (:mod:`~mockbroker.core.groups.records`), and a shard that moves to another broker is rebuilt
 from those records, as Kafka does.
 
-Group types plug in beside each other: "classic" today
-(:mod:`~mockbroker.core.groups.classic`), each with its own state table and protocol, all sharing
+Group types plug in beside each other: "classic" (:mod:`~mockbroker.core.groups.classic`)
+and KIP-848's "consumer" (:mod:`~mockbroker.core.groups.consumer`), each with its own state table and protocol, all sharing
 placement, timers (:mod:`~mockbroker.core.groups.timers`), offsets
 (:mod:`~mockbroker.core.groups.offsets`), records, and group administration
 (:mod:`~mockbroker.core.groups.admin`).  Time comes only from the cluster's clock.
@@ -77,9 +77,13 @@ class GroupCoordinator:
         return coordinating_shard(self.placement.offsets_partition(group_id), self.shards,
                                   broker_id)
 
+    def shard_of(self, group_id: str) -> Shard | None:
+        """The shard the group's ``__consumer_offsets`` partition has loaded, if any."""
+        return self.shards.get(self.placement.offsets_partition(group_id).index)
+
     def find_group(self, group_id: str):
         """The group, wherever it is loaded (admin and inspection), or None."""
-        shard = self.shards.get(self.placement.offsets_partition(group_id).index)
+        shard = self.shard_of(group_id)
         return shard.groups.get(group_id) if shard else None
 
     def is_live(self, group) -> bool:
@@ -109,14 +113,16 @@ class GroupCoordinator:
         del shard.groups[group.group_id]
         self.cluster.notify_append(partition)
 
-    def replace_group(self, shard: Shard, old, new) -> None:
-        """An empty group becomes a group of the other type under the same id (a classic
-        consumer joining an empty consumer group, or the reverse): the old type's records get
-        tombstones, and the committed offsets, which belong to the group id, carry over."""
+    def replace_group(self, shard: Shard, old, new, entries: list | None = None) -> None:
+        """A group becomes a group of the other type under the same id: an empty one when a
+        member of the other protocol joins, or one with members by online migration, which
+        passes the records saying so (``entries``).  By default the old type's records get
+        tombstones.  The committed offsets, which belong to the group id, carry over."""
         partition = self.placement.offsets_partition(old.group_id)
-        records.append(partition, self.now, self._metadata_tombstones(old))
+        records.append(partition, self.now,
+                       self._metadata_tombstones(old) if entries is None else entries)
         self.timers.cancel_group(old.group_id)
-        old.deleted(self.now)
+        old.converted(self.now)
         new.offsets, new.pending_offsets = old.offsets, old.pending_offsets
         shard.groups[old.group_id] = new
         self.cluster.notify_append(partition)

@@ -191,17 +191,25 @@ class ClassicGroup:
     def deleted(self, now_ms: int) -> None:
         self.fire(Event.GROUP_DELETED, now_ms)
 
+    def converted(self, now_ms: int) -> None:
+        """A group of the other type takes its place under the same id."""
+        self.fire(Event.CONVERTED, now_ms)
+
     def unloaded(self, now_ms: int) -> None:
         """Its coordinator moved away: the group is Dead here (as Kafka's onUnloaded has it),
         and members waiting for a JoinGroup or SyncGroup answer learn it is not theirs."""
         self.fire(Event.COORDINATOR_UNLOADS, now_ms)
+        self.answer_waiting(errors.NOT_COORDINATOR)
+
+    def answer_waiting(self, error_code: int) -> None:
+        """Members waiting for a JoinGroup or SyncGroup answer get ``error_code``."""
         for member in self.members.values():
             if member.join_waiter is not None:
                 waiter, member.join_waiter = member.join_waiter, None
-                waiter.resolve(JoinResult(errors.NOT_COORDINATOR, member.member_id))
+                waiter.resolve(JoinResult(error_code, member.member_id))
             if member.sync_waiter is not None:
                 waiter, member.sync_waiter = member.sync_waiter, None
-                waiter.resolve(SyncResult(errors.NOT_COORDINATOR))
+                waiter.resolve(SyncResult(error_code))
 
     # -- members -------------------------------------------------------------------------------
 

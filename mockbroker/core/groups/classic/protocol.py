@@ -1,7 +1,8 @@
 """The requests of the classic group protocol: JoinGroup (new, known and static members,
 KIP-394's MEMBER_ID_REQUIRED), SyncGroup, Heartbeat and LeaveGroup, and the classic checks of an
 offset commit.  Each answers with a result object; the rebalancing they set off is
-:mod:`~mockbroker.core.groups.classic.rebalance`'s.
+:mod:`~mockbroker.core.groups.classic.rebalance`'s.  The same requests to a consumer group with
+members are served by :mod:`~mockbroker.core.groups.consumer.classic_members` (mixed groups).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from mockbroker.core.groups.classic.group import ClassicGroup, HeartbeatResult, 
 from mockbroker.core.groups.classic.rebalance import CR, DEAD, E, HEARTBEAT, \
     NEW_MEMBER_JOIN_TIMEOUT_MS, PR, ST, SYNC, UNKNOWN_MEMBER_ID, Rebalancer
 from mockbroker.core.groups.classic.state import Event
+from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.groups.timers import TimerKey
 from wire import errors
 
@@ -39,8 +41,8 @@ class ClassicProtocol(Rebalancer):
         group = shard.groups.get(req.group_id)
         if group is not None and not isinstance(group, ClassicGroup):
             if not group.is_empty:
-                # a KIP-848 group with members: classic members cannot join it here
-                return JoinResult(errors.INCONSISTENT_GROUP_PROTOCOL, req.member_id)
+                # a KIP-848 group with members: this one joins it as a classic member
+                return self.coordinator.consumer.classic.join(group, req)
             # an empty one becomes classic, keeping its committed offsets
             fresh = ClassicGroup(req.group_id, self.now)
             self.coordinator.replace_group(shard, group, fresh)
@@ -199,7 +201,10 @@ class ClassicProtocol(Rebalancer):
             shard = self.coordinator.shard_for(group_id, broker_id)
         except ApiException as exc:
             return SyncResult(exc.error_code)
-        group = self._classic(shard, group_id)
+        group = shard.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            return self.coordinator.consumer.classic.sync(
+                group, member_id, group_instance_id, generation_id, protocol_type, protocol_name)
         if group is None or group.is_(E):
             return SyncResult(errors.UNKNOWN_MEMBER_ID)
         if group.is_(DEAD):
@@ -250,7 +255,10 @@ class ClassicProtocol(Rebalancer):
     def _heartbeat(self, broker_id: int, group_id: str, member_id: str,
                    group_instance_id: str | None, generation_id: int) -> int:
         shard = self.coordinator.shard_for(group_id, broker_id)
-        group = self._classic(shard, group_id)
+        group = shard.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            return self.coordinator.consumer.classic.heartbeat(group, member_id,
+                                                               group_instance_id, generation_id)
         if group is None:
             return errors.UNKNOWN_MEMBER_ID
         if group.is_(DEAD):
@@ -274,7 +282,9 @@ class ClassicProtocol(Rebalancer):
             shard = self.coordinator.shard_for(group_id, broker_id)
         except ApiException as exc:
             return LeaveResult(exc.error_code)
-        group = self._classic(shard, group_id)
+        group = shard.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            return self.coordinator.consumer.classic.leave(group, members)
         if group is None:
             # Kafka's coordinator answers a group it does not know member by member (the
             # top-level error stays NONE); before v3 the one member's error is the answer
@@ -312,12 +322,6 @@ class ClassicProtocol(Rebalancer):
         self._complete_join_waiter(member, JoinResult(errors.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID))
         group.remove(member_id)
         self.timers.cancel(TimerKey(HEARTBEAT, group.group_id, member_id))
-
-    @staticmethod
-    def _classic(shard, group_id: str) -> ClassicGroup | None:
-        """The classic group of that id (a group of another type has no classic members)."""
-        group = shard.groups.get(group_id)
-        return group if isinstance(group, ClassicGroup) else None
 
     def validate_offset_commit(self, broker_id: int, group_id: str, member_id: str,
                                group_instance_id: str | None, generation_id: int,

@@ -52,6 +52,14 @@ class Rebalancer:
             # before the extra ones are let go (Kafka does the same).
             self._prepare_rebalance(group, Event.REBALANCE_REQUESTED)
 
+    def adopt(self, group: ClassicGroup, *, rebalance: bool) -> None:
+        """A group that was a consumer group until now (online downgrade): its members'
+        sessions start now, and a rebalance gives them their assignment the classic way."""
+        for member in group.members.values():
+            self._schedule_heartbeat(group, member)
+        if rebalance:
+            self._prepare_rebalance(group, Event.REBALANCE_REQUESTED)
+
     def _schedule_heartbeat(self, group: ClassicGroup, member: Member,
                             timeout_ms: int | None = None) -> None:
         self.timers.schedule(TimerKey(HEARTBEAT, group.group_id, member.member_id),

@@ -38,6 +38,7 @@ class Event(Enum):
     ASSIGNMENT_STORED = "the leader's SyncGroup assignment is stored"
     GROUP_DELETED = "the group is deleted, or its last offsets expire"
     COORDINATOR_UNLOADS = "the coordinator moves away"
+    CONVERTED = "a consumer-protocol member joins: it becomes a consumer group"
 
 
 E, PR, CR, ST, DEAD = (GroupState.EMPTY, GroupState.PREPARING_REBALANCE,
@@ -48,20 +49,24 @@ TRANSITIONS: dict[tuple[GroupState, Event], GroupState] = {
     (E, Event.MEMBER_JOINS): PR,
     (E, Event.GROUP_DELETED): DEAD,
     (E, Event.COORDINATOR_UNLOADS): DEAD,
+    (E, Event.CONVERTED): DEAD,
     (PR, Event.JOIN_COMPLETES): CR,
     (PR, Event.JOIN_COMPLETES_EMPTY): E,
     (PR, Event.COORDINATOR_UNLOADS): DEAD,
+    (PR, Event.CONVERTED): DEAD,
     (CR, Event.ASSIGNMENT_STORED): ST,
     (CR, Event.MEMBER_JOINS): PR,
     (CR, Event.MEMBER_LEAVES): PR,
     (CR, Event.SYNC_TIMES_OUT): PR,
     (CR, Event.REBALANCE_REQUESTED): PR,
     (CR, Event.COORDINATOR_UNLOADS): DEAD,
+    (CR, Event.CONVERTED): DEAD,
     (ST, Event.MEMBER_JOINS): PR,
     (ST, Event.MEMBER_LEAVES): PR,
     (ST, Event.SYNC_TIMES_OUT): PR,
     (ST, Event.REBALANCE_REQUESTED): PR,
     (ST, Event.COORDINATOR_UNLOADS): DEAD,
+    (ST, Event.CONVERTED): DEAD,
 }
 
 

@@ -75,6 +75,9 @@ class ConsumerGroup:
     def unloaded(self, now_ms: int) -> None:
         self.dead = True
 
+    def converted(self, now_ms: int) -> None:
+        self.dead = True
+
     def offset_expiry_base(self) -> tuple[bool, int | None]:
         return True, None
 
@@ -113,6 +116,34 @@ class ConsumerGroup:
             if member.server_assignor:
                 counts[member.server_assignor] = counts.get(member.server_assignor, 0) + 1
         return max(counts, key=lambda name: counts[name]) if counts else default
+
+    # -- members of the classic protocol --------------------------------------------------------
+
+    def classic_members(self) -> list[ConsumerMember]:
+        return [m for m in self.members.values() if m.uses_classic]
+
+    def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        """Whether a classic member with these protocols may join: of the consumer protocol
+        type, and sharing a protocol with every classic member already in."""
+        if protocol_type != self.protocol_type or not names:
+            return False
+        classic = self.classic_members()
+        if not self.members or not classic:
+            return True
+        return any(all(name in {n for n, _ in m.classic.protocols} for m in classic)
+                   for name in names)
+
+    def all_classic_except(self, leaving: set[str]) -> bool:
+        """Whether every member but ``leaving`` (member ids) uses the classic protocol."""
+        return all(m.uses_classic for m in self.members.values() if m.member_id not in leaving)
+
+    def waiting_on_unreleased(self, member: ConsumerMember) -> bool:
+        """Whether a partition of the member's target is still owned by another member."""
+        if member.state is not MemberState.UNRELEASED_PARTITIONS:
+            return False
+        owners = self.owner_epochs()
+        return any(p not in member.assigned.get(topic, {}) and (topic, p) in owners
+                   for topic, ps in self.target.get(member.member_id, {}).items() for p in ps)
 
     def unrevoked(self) -> list[ConsumerMember]:
         return [m for m in self.members.values()

@@ -11,6 +11,7 @@ which it was handed to the member.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import uuid
 from dataclasses import dataclass, field
@@ -19,6 +20,20 @@ from typing import Callable
 
 #: topic id -> {partition: the epoch at which the member got it}
 Partitions = dict[uuid.UUID, dict[int, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicMetadata:
+    """What a member of the classic protocol (JoinGroup, SyncGroup) inside a consumer group
+    sent when it joined: its session timeout and its protocols (assignor name, Subscription)."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol its JoinGroup and SyncGroup answers name: the first it listed."""
+        return self.protocols[0][0]
 
 
 class MemberState(IntEnum):
@@ -46,6 +61,12 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Partitions = field(default_factory=dict)
     pending_revocation: Partitions = field(default_factory=dict)
+    #: set for a member that uses the classic protocol (JoinGroup and SyncGroup)
+    classic: ClassicMetadata | None = None
+
+    @property
+    def uses_classic(self) -> bool:
+        return self.classic is not None
 
     def copy(self, **changes) -> "ConsumerMember":
         fresh = dataclasses.replace(self, **changes)
@@ -66,6 +87,11 @@ class ConsumerMember:
         for topic, ps in self.pending_revocation.items():
             out.setdefault(topic, {}).update(ps)
         return out
+
+
+def new_member_id() -> str:
+    """A member id as Kafka makes one (``Uuid.randomUuid().toString()``: URL-safe base64)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 class Fenced(Exception):

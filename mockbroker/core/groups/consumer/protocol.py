@@ -6,7 +6,6 @@ session and rebalance timeouts, and the records every change writes.
 
 from __future__ import annotations
 
-import base64
 import re
 import uuid
 from dataclasses import dataclass
@@ -14,11 +13,12 @@ from typing import TYPE_CHECKING
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.classic.group import ClassicGroup
-from mockbroker.core.groups.consumer import records
+from mockbroker.core.groups.consumer import migration, records
 from mockbroker.core.groups.consumer.assignors import ASSIGNORS, AssignorError, MemberSpec
 from mockbroker.core.groups.consumer.group import ConsumerGroup
+from mockbroker.core.groups.consumer.classic_members import ClassicMembers
 from mockbroker.core.groups.consumer.member import (ConsumerMember, Fenced, MemberState,
-                                                    reconcile)
+                                                    new_member_id, reconcile)
 from mockbroker.core.groups.records import append as append_records
 from mockbroker.core.groups.timers import TimerKey, TimerKind
 from wire import errors
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from mockbroker.core.groups.coordinator import GroupCoordinator
 
 LEAVE, STATIC_LEAVE = -1, -2
+#: the timers a member may have: its session, its revocation, and a classic member's rejoin
+#: and SyncGroup deadlines
+MEMBER_TIMERS = (TimerKind.HEARTBEAT, TimerKind.REVOCATION, TimerKind.JOIN, TimerKind.SYNC)
 
 
 @dataclass(slots=True)
@@ -64,14 +67,11 @@ def _invalid(message: str) -> ApiException:
     return ApiException(errors.INVALID_REQUEST, message)
 
 
-def new_member_id() -> str:
-    """A member id as Kafka makes one (``Uuid.randomUuid().toString()``: URL-safe base64)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-
-
 class ConsumerProtocol:
     def __init__(self, coordinator: "GroupCoordinator"):
         self.coordinator = coordinator
+        #: JoinGroup, SyncGroup, Heartbeat and LeaveGroup from classic members of a consumer group
+        self.classic = ClassicMembers(self)
 
     @property
     def now(self) -> int:
@@ -156,7 +156,26 @@ class ConsumerProtocol:
         if req.subscribed_topic_names is not None:
             updated.subscribed_topic_names = list(req.subscribed_topic_names)
         updated.client_id, updated.client_host = req.client_id, req.client_host
+        updated.classic = None
         new_member = req.member_id not in group.members
+        updated = self.update(group, member, updated, new_member, req.owned, writes)
+        self.write(group, writes)
+        self.arm_session(group, updated)
+        full = req.rebalance_timeout_ms != -1 and req.owned is not None and \
+            (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
+        changed = updated.assigned != member.assigned or new_member
+        return HeartbeatResult(
+            member_id=updated.member_id, member_epoch=updated.member_epoch,
+            heartbeat_interval_ms=self.settings["group_consumer_heartbeat_interval_ms"],
+            assignment={t: sorted(ps) for t, ps in updated.assigned.items()}
+            if req.member_epoch == 0 or full or changed else None)
+
+    def update(self, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember,
+               new_member: bool, owned: dict[uuid.UUID, set[int]] | None,
+               writes: list) -> ConsumerMember:
+        """A member's new subscription and metadata are in ``updated``: record them, bump the
+        group epoch if the subscribed topics changed, compute a new target if due, and move
+        the member one step towards its target.  Returns the member as it now is."""
         # a change of topic names bumps the group epoch; a regex does through the topics it
         # matches (the subscribed topics' hash below), as Kafka bumps once it is resolved
         subscription_changed = set(updated.subscribed_topic_names) != \
@@ -170,30 +189,30 @@ class ConsumerProtocol:
             group.metadata_hash = metadata_hash
             writes.append(records.group_epoch(group))
         self._maybe_new_target(group, writes)
-        before = updated
-        if subscription_changed or not updated.is_reconciled_to(group.assignment_epoch):
+        return self.reconcile(group, updated, subscription_changed, owned, writes,
+                              always_record=new_member)
+
+    def reconcile(self, group: ConsumerGroup, member: ConsumerMember, subscription_changed: bool,
+                  owned: dict[uuid.UUID, set[int]] | None, writes: list, *,
+                  always_record: bool = False) -> ConsumerMember:
+        """One step of the member towards its target (CurrentAssignmentBuilder); a member of
+        the consumer protocol that must revoke gets the rebalance timeout to do it in."""
+        updated = member
+        if subscription_changed or not member.is_reconciled_to(group.assignment_epoch):
             owners = group.owner_epochs()
             try:
                 updated = reconcile(
-                    updated, group.assignment_epoch, group.target.get(updated.member_id, {}),
-                    self._subscribed_ids(updated), subscription_changed, req.owned,
+                    member, group.assignment_epoch, group.target.get(member.member_id, {}),
+                    self._subscribed_ids(member), subscription_changed, owned,
                     lambda t, p: owners.get((t, p), -1))
             except Fenced as exc:
                 raise ApiException(errors.FENCED_MEMBER_EPOCH, str(exc)) from None
         group.members[updated.member_id] = updated
-        if updated != before or new_member:
+        if updated != member or always_record:
             writes.append(records.current_assignment(group.group_id, updated))
-            self._arm_revocation(group, updated)
-        self._write(group, writes)
-        self._arm_session(group, updated)
-        full = req.rebalance_timeout_ms != -1 and req.owned is not None and \
-            (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
-        changed = updated.assigned != member.assigned or new_member
-        return HeartbeatResult(
-            member_id=updated.member_id, member_epoch=updated.member_epoch,
-            heartbeat_interval_ms=self.settings["group_consumer_heartbeat_interval_ms"],
-            assignment={t: sorted(ps) for t, ps in updated.assigned.items()}
-            if req.member_epoch == 0 or full or changed else None)
+            if not updated.uses_classic:  # classic members have join and sync timers instead
+                self._arm_revocation(group, updated)
+        return updated
 
     def _group(self, shard, req: Heartbeat) -> ConsumerGroup:
         group = shard.groups.get(req.group_id)
@@ -201,22 +220,34 @@ class ConsumerProtocol:
             if group.is_empty:  # becomes a consumer group, keeping its committed offsets
                 fresh = ConsumerGroup(req.group_id, self.now)
                 self.coordinator.replace_group(shard, group, fresh)
-                self._write(fresh, [records.group_epoch(fresh)])
+                self.write(fresh, [records.group_epoch(fresh)])
                 return fresh
-            else:
-                raise ApiException(errors.GROUP_ID_NOT_FOUND, (
-                    f"Cannot upgrade classic group {req.group_id} to consumer group because "
-                    f"online upgrade is disabled."))
+            return self._upgrade(shard, group)
         if group is None or group.is_dead:
             if req.member_epoch != 0:
                 raise ApiException(errors.GROUP_ID_NOT_FOUND,
                                    f"Consumer group {req.group_id} not found.")
             group = shard.groups[req.group_id] = ConsumerGroup(req.group_id, self.now)
-            self._write(group, [records.group_epoch(group)])
+            self.write(group, [records.group_epoch(group)])
         elif not isinstance(group, ConsumerGroup):
             raise ApiException(errors.GROUP_ID_NOT_FOUND,
                                f"Group {req.group_id} is not a consumer group.")
         return group
+
+    def _upgrade(self, shard, group: ClassicGroup) -> ConsumerGroup:
+        """A classic group with members becomes a consumer group (online upgrade): members
+        waiting in its rebalance are told to rejoin, and every member keeps its partitions
+        and carries on under the classic protocol."""
+        migration.check_upgrade(group, self.settings["group_consumer_migration_policy"],
+                                self.settings["group_consumer_max_size"])
+        topic_ids = {name: t.topic_id for name, t in self.coordinator.cluster.topics.items()}
+        fresh, entries = migration.to_consumer(group, topic_ids, self.now)
+        fresh.metadata_hash = self._metadata_hash(fresh)
+        group.answer_waiting(errors.REBALANCE_IN_PROGRESS)
+        self.coordinator.replace_group(shard, group, fresh, entries)
+        for member in fresh.members.values():
+            self.arm_session(fresh, member)
+        return fresh
 
     def _member(self, group: ConsumerGroup, req: Heartbeat, writes: list) -> ConsumerMember:
         if req.member_epoch == 0:  # joining (or rejoining): a known member is not reset
@@ -225,12 +256,12 @@ class ConsumerProtocol:
             holder = group.static_member(req.instance_id)
             if holder is None or holder.member_id == req.member_id:
                 return holder or ConsumerMember(req.member_id)
-            if holder.member_epoch != STATIC_LEAVE:
+            if holder.member_epoch != STATIC_LEAVE and not holder.uses_classic:
                 raise ApiException(errors.UNRELEASED_INSTANCE_ID, (
                     f"Static member {req.member_id} with instance id {req.instance_id} "
                     f"cannot join the group because the instance id is owned by "
                     f"{holder.member_id} member."))
-            return self._replace(group, holder, req.member_id, writes)
+            return self.replace(group, holder, req.member_id, writes)
         member = self._known_member(group, req)
         if req.member_epoch > member.member_epoch:
             raise ApiException(errors.FENCED_MEMBER_EPOCH, (
@@ -267,7 +298,7 @@ class ConsumerProtocol:
                 f"fenced by member {member.member_id}."))
         return member
 
-    def _replace(self, group: ConsumerGroup, old: ConsumerMember, member_id: str,
+    def replace(self, group: ConsumerGroup, old: ConsumerMember, member_id: str,
                  writes: list) -> ConsumerMember:
         """A static member back under a new member id takes the slot of the one that left."""
         writes.extend(records.member_tombstones(group.group_id, old.member_id))
@@ -347,35 +378,67 @@ class ConsumerProtocol:
             kept = member.copy(member_epoch=STATIC_LEAVE, pending_revocation={}, assigned={
                 t: {p: 0 for p in ps} for t, ps in member.assigned.items()})
             group.members[member.member_id] = kept
-            self._write(group, [records.current_assignment(group.group_id, kept)])
+            self.write(group, [records.current_assignment(group.group_id, kept)])
         else:
-            self.remove(group, member.member_id)
+            self.fence(group, {member.member_id})
         return HeartbeatResult(member_id=req.member_id, member_epoch=req.member_epoch)
 
-    def remove(self, group: ConsumerGroup, member_id: str) -> None:
-        """A member leaves or is fenced: its records get tombstones and the group a new
-        epoch; the next heartbeat of another member computes the new target."""
-        if member_id not in group.members:
+    def fence(self, group: ConsumerGroup, member_ids: set[str]) -> None:
+        """Members leave or are fenced: their records get tombstones and the group a new
+        epoch; the next heartbeat of another member computes the new target.  When only
+        members of the classic protocol would be left, the group becomes a classic group
+        instead, if ``group.consumer.migration.policy`` allows (online downgrade)."""
+        member_ids = {m for m in member_ids if m in group.members}
+        if not member_ids:
             return
-        del group.members[member_id]
-        group.target.pop(member_id, None)
-        self._cancel(group, member_id)
+        if migration.may_downgrade(group, member_ids,
+                                   self.settings["group_consumer_migration_policy"],
+                                   self.settings["group_max_size"]):
+            self.downgrade(group, member_ids, None, None, rebalance=True)
+            return
+        writes: list = []
+        for member_id in member_ids:
+            del group.members[member_id]
+            group.target.pop(member_id, None)
+            self._cancel(group, member_id)
+            writes += records.member_tombstones(group.group_id, member_id)
         group.group_epoch += 1
         group.metadata_hash = self._metadata_hash(group)
-        self._write(group, records.member_tombstones(group.group_id, member_id) +
-                    [records.group_epoch(group)])
+        self.write(group, writes + [records.group_epoch(group)])
+
+    def downgrade(self, group: ConsumerGroup, leaving: set[str], joining: ConsumerMember | None,
+                  replaced: ConsumerMember | None, *, rebalance: bool) -> None:
+        """The group becomes a classic group of its classic members (and ``joining``, a
+        classic static member taking ``replaced``'s place); a classic rebalance follows when
+        ``rebalance``."""
+        names = {t.topic_id: name for name, t in self.coordinator.cluster.topics.items()}
+        classic, entries = migration.to_classic(
+            group, leaving, joining, replaced.member_id if replaced else None, names, self.now)
+        shard = self.coordinator.shard_of(group.group_id)
+        self.coordinator.replace_group(shard, group, classic, entries)
+        self.coordinator.classic.adopt(classic, rebalance=rebalance)
 
     def _cancel(self, group: ConsumerGroup, member_id: str) -> None:
-        self.timers.cancel(TimerKey(TimerKind.HEARTBEAT, group.group_id, member_id))
-        self.timers.cancel(TimerKey(TimerKind.REVOCATION, group.group_id, member_id))
+        for kind in MEMBER_TIMERS:
+            self.timers.cancel(TimerKey(kind, group.group_id, member_id))
 
-    def _arm_session(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+    def arm_session(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        timeout = member.classic.session_timeout_ms if member.uses_classic \
+            else self.settings["group_consumer_session_timeout_ms"]
+        self.arm_fence(group, member.member_id, TimerKind.HEARTBEAT, timeout)
+
+    def arm_fence(self, group: ConsumerGroup, member_id: str, kind: TimerKind, delay_ms: int, *,
+                  if_absent: bool = False) -> None:
+        """The member is fenced in ``delay_ms`` unless the timer is cancelled or replaced."""
+        key = TimerKey(kind, group.group_id, member_id)
+        if if_absent and key in self.timers:
+            return
+
         def expire() -> None:
             if self.coordinator.is_live(group):
-                self.remove(group, member.member_id)
+                self.fence(group, {member_id})
 
-        self.timers.schedule(TimerKey(TimerKind.HEARTBEAT, group.group_id, member.member_id),
-                             self.settings["group_consumer_session_timeout_ms"], expire)
+        self.timers.schedule(key, delay_ms, expire)
 
     def _arm_revocation(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         key = TimerKey(TimerKind.REVOCATION, group.group_id, member.member_id)
@@ -388,7 +451,7 @@ class ConsumerProtocol:
             current = group.members.get(member.member_id)
             if self.coordinator.is_live(group) and current is not None and \
                     current.member_epoch == epoch:
-                self.remove(group, member.member_id)
+                self.fence(group, {member.member_id})
 
         self.timers.schedule(key, max(member.rebalance_timeout_ms, 0), fence)
 
@@ -408,19 +471,22 @@ class ConsumerProtocol:
         if member is None:
             raise ApiException(errors.UNKNOWN_MEMBER_ID, (
                 f"Member {member_id} is not a member of group {group.group_id}."))
-        if not transactional and api_version < 9:
+        if not transactional and not member.uses_classic and api_version < 9:
             raise ApiException(errors.UNSUPPORTED_VERSION, (
                 "OffsetCommit version 9 or above must be used by members using the consumer "
                 "group protocol"))
+        # a classic member's epoch is its generation: a mismatch is ILLEGAL_GENERATION
+        stale, what = (errors.ILLEGAL_GENERATION, "generation id") if member.uses_classic \
+            else (errors.STALE_MEMBER_EPOCH, "member epoch")
         if member_epoch > member.member_epoch:
-            raise ApiException(errors.STALE_MEMBER_EPOCH, (
-                f"Received member epoch {member_epoch} is newer than current member epoch "
+            raise ApiException(stale, (
+                f"Received {what} {member_epoch} is newer than current member epoch "
                 f"{member.member_epoch}."))
         if member_epoch < member.member_epoch and member_epoch != member.previous_member_epoch:
-            raise ApiException(errors.STALE_MEMBER_EPOCH, (
-                f"Received member epoch {member_epoch} is older than current member epoch "
+            raise ApiException(stale, (
+                f"Received {what} {member_epoch} is older than current member epoch "
                 f"{member.member_epoch}."))
-        self._arm_session(group, member)  # a commit counts as a sign of life
+        self.arm_session(group, member)  # a commit counts as a sign of life
         return group
 
     def validate_offset_fetch(self, group, member_id: str | None, member_epoch: int) -> None:
@@ -432,22 +498,25 @@ class ConsumerProtocol:
             raise ApiException(errors.UNKNOWN_MEMBER_ID, (
                 f"Member {member_id} is not a member of group {group.group_id}."))
         if member_epoch != member.member_epoch:
-            raise ApiException(errors.STALE_MEMBER_EPOCH, (
-                f"The received member epoch {member_epoch} does not match the expected member "
+            code, what = (errors.ILLEGAL_GENERATION, "generation id") if member.uses_classic \
+                else (errors.STALE_MEMBER_EPOCH, "member epoch")
+            raise ApiException(code, (
+                f"The received {what} {member_epoch} does not match the expected member "
                 f"epoch {member.member_epoch}."))
 
     def expire_member(self, group: ConsumerGroup, member_id: str) -> None:
         """As if the member's session had timed out (admin)."""
-        self.remove(group, member_id)
+        self.fence(group, {member_id})
 
     def loaded(self, group: ConsumerGroup) -> None:
         """A new coordinator gives every member a fresh session, and a member that was
         revoking its rebalance timeout."""
         for member in group.members.values():
-            self._arm_session(group, member)
-            self._arm_revocation(group, member)
+            self.arm_session(group, member)
+            if not member.uses_classic:
+                self._arm_revocation(group, member)
 
-    def _write(self, group: ConsumerGroup, entries: list) -> None:
+    def write(self, group: ConsumerGroup, entries: list) -> None:
         partition = self.coordinator.placement.offsets_partition(group.group_id)
         append_records(partition, self.now, entries)
         self.coordinator.cluster.notify_append(partition)
@@ -456,4 +525,4 @@ class ConsumerProtocol:
 def _metadata(member: ConsumerMember) -> tuple:
     return (member.instance_id, member.rack_id, member.client_id, member.client_host,
             tuple(member.subscribed_topic_names), member.subscribed_topic_regex,
-            member.rebalance_timeout_ms, member.server_assignor)
+            member.rebalance_timeout_ms, member.server_assignor, member.classic)

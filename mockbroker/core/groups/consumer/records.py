@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mockbroker.core.groups.consumer.group import ConsumerGroup
-from mockbroker.core.groups.consumer.member import ConsumerMember, MemberState, Partitions
+from mockbroker.core.groups.consumer.member import (ClassicMetadata, ConsumerMember,
+                                                    MemberState, Partitions)
 from wire import decode_embedded, embedded_struct
 
 GROUP_EPOCH, MEMBER, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT = 3, 5, 6, 7, 8
@@ -44,12 +45,19 @@ def group_epoch(group: ConsumerGroup) -> tuple[bytes, bytes]:
 
 
 def member(group_id: str, m: ConsumerMember) -> tuple[bytes, bytes]:
+    classic = None
+    if m.classic is not None:
+        cls = embedded_struct(_NAMES[MEMBER] + "Value", 0).cls
+        classic = cls.ClassicMemberMetadata(
+            session_timeout_ms=m.classic.session_timeout_ms,
+            supported_protocols=[cls.ClassicProtocol(name=n, metadata=d)
+                                 for n, d in m.classic.protocols])
     return (_key(MEMBER, group_id=group_id, member_id=m.member_id),
             _value(MEMBER, instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id,
                    client_host=m.client_host, subscribed_topic_names=m.subscribed_topic_names,
                    subscribed_topic_regex=m.subscribed_topic_regex,
                    rebalance_timeout_ms=m.rebalance_timeout_ms,
-                   server_assignor=m.server_assignor, classic_member_metadata=None))
+                   server_assignor=m.server_assignor, classic_member_metadata=classic))
 
 
 def target_epoch(group: ConsumerGroup) -> tuple[bytes, bytes]:
@@ -157,6 +165,11 @@ def rebuild(group_id: str, replayed: Replayed, now_ms: int) -> ConsumerGroup:
                            subscribed_topic_regex=v.subscribed_topic_regex,
                            rebalance_timeout_ms=v.rebalance_timeout_ms,
                            server_assignor=v.server_assignor)
+        if v.classic_member_metadata is not None:
+            m.classic = ClassicMetadata(
+                v.classic_member_metadata.session_timeout_ms,
+                tuple((p.name, bytes(p.metadata))
+                      for p in v.classic_member_metadata.supported_protocols))
         current = replayed.current.get(member_id)
         if current is not None:
             m.member_epoch = current.member_epoch
