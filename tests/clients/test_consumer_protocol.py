@@ -1,5 +1,6 @@
 """KIP-848 consumer groups with stock clients over real sockets: confluent-kafka and Kafka's Java
-consumer with ``group.protocol=consumer``, alone and together in one group.
+consumer with ``group.protocol=consumer``, alone and together in one group, and beside members
+of the same clients still on the classic protocol (a group upgraded and downgraded online).
 
 The broker dictates the heartbeat interval to consumer-protocol members; these tests set it to
 500 ms (``group_consumer_heartbeat_interval_ms``; Kafka's default is 5 s) so that partitions
@@ -11,6 +12,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from mockbroker import AdminError, MockCluster
 from tests.clients.helpers import wait_for
 from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, ConfluentMember,
@@ -18,7 +21,8 @@ from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, ConfluentM
 from tests.clients.test_java_groups import CLASSPATH, JVM_TIMEOUT_S, JavaMember
 
 SETTINGS = dict(brokers=3, topics={TOPIC: PARTITIONS}, group_consumer_heartbeat_interval_ms=500,
-                group_consumer_session_timeout_ms=6000)
+                group_consumer_session_timeout_ms=6000, group_min_session_timeout_ms=1000,
+                group_initial_rebalance_delay_ms=0)
 
 
 def start(stack, **settings) -> MockCluster:
@@ -137,23 +141,29 @@ def test_a_java_and_a_confluent_kafka_member_share_a_consumer_group(stack):
 ADMIN_SOURCE = Path(__file__).with_name("java") / "ConsumerGroupAdmin.java"
 
 
+def _admin_lines(cluster: MockCluster) -> list[str]:
+    """What ConsumerGroupAdmin.java prints about the group."""
+    out = subprocess.run(["java", "-cp", ":".join(map(str, CLASSPATH)), str(ADMIN_SOURCE),
+                          cluster.bootstrap_servers, GROUP],
+                         capture_output=True, text=True, timeout=JVM_TIMEOUT_S * 2)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.splitlines()
+
+
 def test_the_java_admin_describes_and_lists_a_consumer_group(stack):
     cluster = start(stack)
     members = [member(stack, cluster, f"c{i}") for i in (1, 2)]
     owned = settle(cluster, members)
     view = cluster.admin.group(GROUP)
-    out = subprocess.run(["java", "-cp", ":".join(map(str, CLASSPATH)), str(ADMIN_SOURCE),
-                          cluster.bootstrap_servers, GROUP],
-                         capture_output=True, text=True, timeout=JVM_TIMEOUT_S * 2)
-    assert out.returncode == 0, out.stderr[-3000:]
+    lines = _admin_lines(cluster)
     epoch = view.group_epoch
 
     def listed(name: str) -> str:
         return ",".join(f"{TOPIC}-{p}" for p in sorted(owned[name], key=str))
 
-    assert out.stdout.splitlines() == [
+    assert lines == [
         f"group {GROUP} Consumer Stable uniform {epoch} {view.assignment_epoch}",
-        *sorted(f"member {name} {epoch} false {listed(name)} {listed(name)}"
+        *sorted(f"member {name} {epoch} true {listed(name)} {listed(name)}"
                 for name in ("c1", "c2")),
         f"listed {GROUP} Consumer Stable",
     ]
@@ -178,3 +188,67 @@ def test_a_fault_fences_a_member_which_rejoins_and_the_group_consumes_on(stack):
     assert cluster.admin.group(GROUP).members[0].member_id == member_id
     after = produce(stack, cluster, "after")
     consume_all([first], before | after)
+
+
+# -- mixed groups: online upgrade and downgrade --------------------------------------------------
+
+def classic_member(stack, cluster, client: str, name: str):
+    """A member on the classic protocol (JoinGroup and SyncGroup), as before KIP-848."""
+    joined = JavaMember(cluster, name) if client == "java" else ConfluentMember(cluster, name)
+    stack.callback(joined.close)
+    return joined
+
+
+def modern_member(stack, cluster, client: str, name: str):
+    return java(stack, cluster, name) if client == "java" else member(stack, cluster, name)
+
+
+def group_of(cluster: MockCluster, group_type: str, members) -> dict[str, frozenset]:
+    """Wait until the group is a Stable group of ``group_type`` with these members, each
+    client owning what the coordinator says, together every partition once."""
+    def settled():
+        try:
+            view = cluster.admin.group(GROUP)
+        except AdminError:
+            return None
+        if view.type != group_type or view.state != "Stable" or \
+                len(view.members) != len(members):
+            return None
+        owned = {m.name: m.assignment() for m in members}
+        broker_side = {m.client_id: frozenset((m.assignment or {}).get(TOPIC, []))
+                       for m in view.members}
+        if owned != broker_side or frozenset().union(*owned.values()) != ALL or \
+                sum(map(len, owned.values())) != PARTITIONS:
+            return None
+        return owned
+    return wait_for(settled, f"a stable {group_type} group of {len(members)}",
+                    timeout=JVM_TIMEOUT_S)
+
+
+@pytest.mark.parametrize("client", ["java", "confluent-kafka"])
+def test_a_running_classic_group_is_upgraded_and_downgraded_consuming_every_record_once(
+        stack, client):
+    cluster = start(stack)
+    old = classic_member(stack, cluster, client, "old")
+    assert group_of(cluster, "classic", [old]) == {"old": ALL}
+    first = produce(stack, cluster, "first")
+    consume_all([old], first)
+    # a member of the consumer protocol joins: the group is upgraded and shared
+    new = modern_member(stack, cluster, client, "new")
+    owned = group_of(cluster, "consumer", [old, new])
+    assert sorted(map(len, owned.values())) == [3, 3]
+    view = cluster.admin.group(GROUP)
+    assert {m.client_id: m.protocol for m in view.members} == \
+        {"old": "classic", "new": "consumer"}
+    # the Java Admin tells them apart as on Kafka: "upgraded" only for the new protocol
+    described = _admin_lines(cluster)
+    assert sorted(line.split()[1] + " " + line.split()[3] for line in described
+                  if line.startswith("member ")) == ["new true", "old false"]
+    second = produce(stack, cluster, "second")
+    consume_all([old, new], first | second)
+    # it leaves: only the classic member is left, and the group is classic again
+    new.close()
+    assert group_of(cluster, "classic", [old]) == {"old": ALL}
+    third = produce(stack, cluster, "third")
+    consume_all([old, new], first | second | third)
+    assert_once([old, new], first | second | third)
