@@ -162,7 +162,8 @@ class AdminClient:
         ``action``: error (the default when ``error`` is given), delay (the default otherwise),
         drop, disconnect, or a control action (stop_broker, start_broker, move_leader,
         move_coordinator, expire_member, abort_transaction, move_transaction_coordinator) with
-        its ``target_*`` fields.  ``count``: how many
+        its ``target_*`` fields, or hold_revocation (a consumer-protocol member's heartbeats
+        report the partitions it is revoking as still owned).  ``count``: how many
         requests it picks; None until removed.  Other keyword arguments (``after``, ``group``,
         ``chain``, ``target_broker``, ...) are sent as fields of the rule (see ``FaultSpec``)."""
         spec: dict[str, Any] = {"api": api, "count": count, "broker": broker, "topic": topic,

@@ -19,6 +19,10 @@ requests, with a probability, a number of times (or until it is removed).  The a
   "Stop broker 1 when the third
   Fetch arrives" is ``{"api": "Fetch", "after": 2, "action": "stop_broker",
   "target_broker": 1}``.
+* ``hold_revocation``: a ConsumerGroupHeartbeat (the api may be left out) is handled as if
+  its member still owned the partitions it is revoking, as a consumer slow to give them up
+  would report them; match the member by ``client_id`` (and ``group``).  With ``count`` null
+  it holds until the rule is removed, or until the member's rebalance timeout fences it.
 * ``callback`` (in-process only, :meth:`ControlTable.control`): a function sees the decoded
   request and answers it, asks for a disconnect, or passes.
 
@@ -49,7 +53,7 @@ from wire.apis import API_NAMES, resolve_api
 #: what a rule does to the requests it picks
 ACTIONS = ("error", "delay", "drop", "disconnect", "stop_broker", "start_broker", "move_leader",
            "move_coordinator", "expire_member", "abort_transaction",
-           "move_transaction_coordinator", "callback")
+           "move_transaction_coordinator", "hold_revocation", "callback")
 #: the actions that change the cluster, then let the request be handled as usual
 CONTROL_ACTIONS = frozenset(ACTIONS[4:11])
 #: what each control action needs besides the match
@@ -60,6 +64,7 @@ _TARGETS = {"stop_broker": ("target_broker",), "start_broker": ("target_broker",
             "abort_transaction": ("target_transaction",),
             "move_transaction_coordinator": ("target_transaction", "target_broker")}
 log = logging.getLogger("mockbroker.control")
+CONSUMER_GROUP_HEARTBEAT = 68
 _SPEC_KEYS = ("api", "action", "error", "count", "after", "broker", "topic", "partition",
               "group", "client_id", "delay_ms", "probability", "chain", "target_broker",
               "target_topic", "target_partition", "target_group", "target_member",
@@ -246,7 +251,12 @@ class ControlTable:
             raise RuleError(f"action must be one of "
                             f"{', '.join(a for a in ACTIONS if a != 'callback')}, "
                             f"got {action!r}")
+        if action == "hold_revocation":
+            spec = {**spec, "api": CONSUMER_GROUP_HEARTBEAT if spec.get("api") is None
+                    else spec["api"]}
         rule = self._parse_match(spec, action)
+        if action == "hold_revocation" and rule.api != CONSUMER_GROUP_HEARTBEAT:
+            raise RuleError("action hold_revocation is for ConsumerGroupHeartbeat requests")
         if action == "error" and error is None:
             raise RuleError("action error needs an error (a Kafka error name or code)")
         rule.error = error if action == "error" else None  # a copied example may say one
@@ -403,6 +413,9 @@ def apply(core, table: ControlTable, rule: Rule, handler, request, ctx):
         core.timers.call_later(rule.delay_ms,
                                lambda: closing.resolve(Close(f"rule {rule.id} disconnects")))
         return closing
+    if rule.action == "hold_revocation":
+        held = core.groups.consumer.holding_revocation(body)
+        return later(core.timers, handler(core, ctx, held), rule.delay_ms)
     if rule.action == "drop":
         return never(handler(core, ctx, body))
     if rule.action == "delay":

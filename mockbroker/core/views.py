@@ -36,7 +36,7 @@ GroupType = Literal["classic", "consumer"]
 #: what a rule does to a request it picks (``ACTIONS`` of :mod:`mockbroker.core.control`)
 FaultAction = Literal["error", "delay", "drop", "disconnect", "stop_broker", "start_broker",
                       "move_leader", "move_coordinator", "expire_member", "abort_transaction",
-                      "move_transaction_coordinator", "callback"]
+                      "move_transaction_coordinator", "hold_revocation", "callback"]
 RequestOutcome = Literal["pending", "answered", "no response", "dropped", "disconnected",
                          "failed"]
 TimestampType = Literal["CreateTime", "LogAppendTime"]

@@ -9,6 +9,8 @@ apart): the first member subscribing gets epoch 2 and every partition; a second 
 
 from __future__ import annotations
 
+import pytest
+
 import wire
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.groups.consumer.assignors import java_hashmap_order
@@ -40,7 +42,7 @@ class Group:
 
     def heartbeat(self, member: str, epoch: int | None = None, *, topics=("t",),
                   owned: list[int] | None = None, version: int = 1, join: bool = False,
-                  **fields):
+                  client_id: str = "app", **fields):
         """One heartbeat of ``member``: at its last epoch (0 when ``join``), reporting what
         it owns; remembers the epoch and assignment it is given."""
         cls = wire.request_class(68)
@@ -54,7 +56,8 @@ class Group:
                     topic_partitions=[cls.TopicPartitions(topic_id=self.tid, partitions=owned)]
                     if owned else [])
         body.update(fields)
-        answer = send(self.core, 68, version, broker=self.coordinator(), **body)
+        answer = send(self.core, 68, version, broker=self.coordinator(), client_id=client_id,
+                      **body)
         if answer.error_code == errors.NONE:
             self.epochs[answer.member_id or member] = answer.member_epoch
             if answer.assignment is not None:
@@ -221,6 +224,42 @@ def test_a_member_that_does_not_revoke_in_its_rebalance_timeout_is_fenced():
     g.clock.advance(1200)
     g.settle("m2")
     assert g.owned["m2"] == list(range(6))
+
+
+def test_a_rule_holds_a_members_revocation_until_it_is_removed_or_times_out():
+    g = Group()
+    g.heartbeat("m1", join=True, client_id="slow")
+    g.clock.advance(1200)
+    g.heartbeat("m2", join=True)
+    assert g.assigned(g.heartbeat("m1", client_id="slow")) == [0, 1, 2]
+    rule = g.core.control.add({"action": "hold_revocation", "client_id": "slow",
+                               "count": None})
+    for _ in range(3):  # it says it gave 3, 4, 5 up; the coordinator hears it still has them
+        g.clock.advance(5000)
+        held = g.heartbeat("m1", owned=[0, 1, 2], client_id="slow")
+        assert (held.error_code, held.member_epoch) == (errors.NONE, 2)
+        assert g.heartbeat("m2").assignment is None
+    assert g.group.members["m1"].state.name == "UNREVOKED_PARTITIONS"
+    g.core.control.remove(rule.id)
+    assert g.heartbeat("m1", owned=[0, 1, 2], client_id="slow").member_epoch == 3
+    assert g.assigned(g.heartbeat("m2")) == [3, 4, 5]
+    # held for good, the member is fenced by its rebalance timeout
+    g.core.control.add({"action": "hold_revocation", "client_id": "slow", "count": None})
+    g.clock.advance(1200)
+    g.heartbeat("m3", join=True)
+    g.heartbeat("m1", owned=[0, 1, 2], client_id="slow")
+    assert g.group.members["m1"].state.name == "UNREVOKED_PARTITIONS"
+    for _ in range(int(REBALANCE_MS / 5000) + 1):
+        g.clock.advance(5000)
+        g.heartbeat("m1", owned=[0, 1], client_id="slow")
+        g.heartbeat("m2")
+    assert "m1" not in g.group.members
+
+
+def test_a_hold_revocation_rule_is_only_for_consumer_group_heartbeats():
+    g = Group()
+    with pytest.raises(ValueError, match="hold_revocation is for ConsumerGroupHeartbeat"):
+        g.core.control.add({"api": "Heartbeat", "action": "hold_revocation"})
 
 
 # -- refusals -----------------------------------------------------------------------------------

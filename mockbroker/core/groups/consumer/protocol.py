@@ -6,6 +6,7 @@ session and rebalance timeouts, and the records every change writes.
 
 from __future__ import annotations
 
+import copy
 import re
 import uuid
 from dataclasses import dataclass
@@ -503,6 +504,24 @@ class ConsumerProtocol:
             raise ApiException(code, (
                 f"The received {what} {member_epoch} does not match the expected member "
                 f"epoch {member.member_epoch}."))
+
+    def holding_revocation(self, request):
+        """A ConsumerGroupHeartbeat request as a member slow to revoke would send it: the
+        partitions it is revoking are still reported as owned (fault injection)."""
+        group = self.coordinator.find_group(request.group_id)
+        member = group.members.get(request.member_id) \
+            if isinstance(group, ConsumerGroup) else None
+        if member is None or not member.pending_revocation or request.topic_partitions is None:
+            return request  # nothing to hold, or it reports nothing (it still owns them)
+        owned: dict[uuid.UUID, set[int]] = {}
+        for entry in request.topic_partitions:
+            owned.setdefault(entry.topic_id, set()).update(entry.partitions)
+        for topic, ps in member.pending_revocation.items():
+            owned.setdefault(topic, set()).update(ps)
+        held = copy.copy(request)
+        held.topic_partitions = [type(request).TopicPartitions(topic_id=t, partitions=sorted(ps))
+                                 for t, ps in owned.items()]
+        return held
 
     def expire_member(self, group: ConsumerGroup, member_id: str) -> None:
         """As if the member's session had timed out (admin)."""
