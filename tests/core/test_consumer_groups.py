@@ -469,51 +469,134 @@ def _state(g: Group, member: str) -> str:
     return g.group.members[member].state.name
 
 
-def test_every_member_state_transition_of_the_readme_happens_through_heartbeats():
-    """Stable -> UnrevokedPartitions -> Stable at the new epoch, and Stable ->
-    UnreleasedPartitions -> Stable, through joins and a leave.  (An UnrevokedPartitions member
-    fenced by its rebalance timeout has a test of its own above.)"""
-    g = Group()
+# -- the member state diagram, edge by edge ------------------------------------------------------
+
+def _range_group(partitions: int) -> Group:
+    return Group(partitions=partitions, group_consumer_assignors="range,uniform")
+
+
+def _joins(g: Group) -> None:
     g.heartbeat("m1", join=True)
-    assert (_state(g, "m1"), g.epochs["m1"]) == ("STABLE", 2)
+    assert _state(g, "m1") == "STABLE"
+
+
+def _must_revoke(g: Group) -> None:
+    _joins(g)
     g.clock.advance(1200)
     g.heartbeat("m2", join=True)
-    assert _state(g, "m2") == "UNRELEASED_PARTITIONS"  # its partitions are m1's still
-    g.heartbeat("m1")
-    assert _state(g, "m1") == "UNREVOKED_PARTITIONS"  # told to give up 3, 4, 5
-    g.heartbeat("m1", owned=[0, 1, 2])
-    assert (_state(g, "m1"), g.epochs["m1"]) == ("STABLE", 3)  # revoked: the new epoch
-    g.heartbeat("m2")
-    assert (_state(g, "m2"), g.owned["m2"]) == ("STABLE", [3, 4, 5])  # released to it
-    # a third member: m1 and m2 each revoke one partition, m3 waits for both
-    g.clock.advance(1200)
-    g.heartbeat("m3", join=True)
     g.heartbeat("m1")
     assert _state(g, "m1") == "UNREVOKED_PARTITIONS"
-    # m1 revokes, and its new target includes nothing held elsewhere: Stable at epoch 4
-    g.heartbeat("m1", owned=g.owned["m1"])
-    assert (_state(g, "m1"), g.epochs["m1"]) == ("STABLE", 4)
-    # with range: a member leaves, the survivors' partitions shift, and the one taking over
-    # waits (UnreleasedPartitions) until the other has revoked
-    h = Group(partitions=2, group_consumer_assignors="range,uniform")
-    h.heartbeat("b", join=True)  # b: [0, 1]
-    h.clock.advance(1200)
-    h.heartbeat("a", join=True)  # range by member id: a [0], b [1]
-    h.heartbeat("b")
-    assert (_state(h, "b"), h.owned["b"]) == ("UNREVOKED_PARTITIONS", [1])
-    h.heartbeat("b", owned=[1])
-    assert _state(h, "b") == "STABLE"
-    h.heartbeat("a")
-    assert (_state(h, "a"), h.owned["a"]) == ("STABLE", [0])
-    h.clock.advance(1200)
-    h.heartbeat("c", join=True)  # range: a [0], b [1], c [] -- then a leaves
-    assert h.heartbeat("a", -1).error_code == errors.NONE
-    h.clock.advance(1200)
-    h.heartbeat("b")  # new target b [0], c [1]: b revokes 1
-    assert (_state(h, "b"), h.owned["b"]) == ("UNREVOKED_PARTITIONS", [])
-    h.heartbeat("c")  # c's partition 1 is still b's
-    assert _state(h, "c") == "UNRELEASED_PARTITIONS"
-    h.heartbeat("b", owned=[])
-    assert (_state(h, "b"), h.owned["b"]) == ("STABLE", [0])
-    h.heartbeat("c")
-    assert (_state(h, "c"), h.owned["c"]) == ("STABLE", [1])
+
+
+def _revokes(g: Group) -> None:
+    _must_revoke(g)
+    g.heartbeat("m1", owned=[0, 1, 2])
+    assert (_state(g, "m1"), g.epochs["m1"]) == ("STABLE", 3)
+
+
+def _waits(g: Group) -> None:
+    _joins(g)
+    g.clock.advance(1200)
+    g.heartbeat("m2", join=True)
+    assert _state(g, "m2") == "UNRELEASED_PARTITIONS"
+
+
+def _released(g: Group) -> None:
+    _revokes(g)
+    g.heartbeat("m2")
+    assert (_state(g, "m2"), g.owned["m2"]) == ("STABLE", [3, 4, 5])
+
+
+def _new_epoch_nothing_to_wait_for(g: Group) -> None:
+    _joins(g)
+    g.clock.advance(1200)
+    g.core.cluster.admin_create_partitions("t", 8)  # two more partitions, nobody else here
+    g.heartbeat("m1")
+    assert (_state(g, "m1"), g.epochs["m1"], g.owned["m1"]) == ("STABLE", 3, list(range(8)))
+
+
+def _revokes_then_waits(g: Group) -> None:
+    """range, 4 partitions: c [0-3]; b joins (b [0,1], c [2,3]); a joins (a [0,1], b [2],
+    c [3]): b revokes 0 and 1, then waits for 2, which c has not given up yet."""
+    g.heartbeat("c", join=True)
+    g.clock.advance(1200)
+    g.heartbeat("b", join=True)
+    g.heartbeat("c")
+    g.heartbeat("c", owned=[2, 3])
+    g.heartbeat("b")
+    assert g.owned["b"] == [0, 1]
+    g.clock.advance(1200)
+    g.heartbeat("a", join=True)
+    g.heartbeat("b")
+    assert (_state(g, "b"), g.owned["b"]) == ("UNREVOKED_PARTITIONS", [])
+    g.heartbeat("b", owned=[])
+    assert _state(g, "b") == "UNRELEASED_PARTITIONS"
+    g.heartbeat("c")
+    g.heartbeat("c", owned=[3])
+    assert g.assigned(g.heartbeat("b")) == [2] and _state(g, "b") == "STABLE"
+
+
+def _fenced_while_revoking(g: Group) -> None:
+    _must_revoke(g)
+    for _ in range(int(REBALANCE_MS / 5000) + 1):
+        g.clock.advance(5000)
+        g.heartbeat("m2")
+    assert "m1" not in g.group.members
+
+
+#: each edge of the member state diagram in the consumer README -> a group and what walks it
+MEMBER_EDGES = {
+    ("[*]", "Stable"): (Group, _joins),
+    ("Stable", "UnrevokedPartitions"): (Group, _must_revoke),
+    ("Stable", "UnreleasedPartitions"): (Group, _waits),
+    ("Stable", "Stable"): (lambda: Group(partitions=6), _new_epoch_nothing_to_wait_for),
+    ("UnrevokedPartitions", "Stable"): (Group, _revokes),
+    ("UnrevokedPartitions", "UnreleasedPartitions"): (lambda: _range_group(4),
+                                                      _revokes_then_waits),
+    ("UnrevokedPartitions", "[*]"): (Group, _fenced_while_revoking),
+    ("UnreleasedPartitions", "Stable"): (Group, _released),
+}
+
+
+def _readme_edges() -> set[tuple[str, str]]:
+    from pathlib import Path
+
+    from mockbroker.core.groups import consumer
+
+    text = (Path(consumer.__file__).parent / "README.md").read_text()
+    diagram = text.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    edges = set()
+    for line in diagram.splitlines():
+        if "-->" in line:
+            source, _, rest = line.strip().partition(" --> ")
+            edges.add((source, rest.split(":", 1)[0].strip()))
+    return edges
+
+
+def test_every_edge_of_the_member_state_diagram_has_a_scenario():
+    assert set(MEMBER_EDGES) == _readme_edges()
+
+
+@pytest.mark.parametrize("edge", list(MEMBER_EDGES), ids=lambda e: f"{e[0]}-{e[1]}")
+def test_each_member_state_edge_is_walked_by_heartbeats(edge):
+    make, walk = MEMBER_EDGES[edge]
+    walk(make())
+
+
+def test_the_group_states_follow_from_its_members_and_epochs():
+    g = Group()
+    g.heartbeat("m1", join=True)
+    assert g.group.state.value == "Stable"
+    g.heartbeat("m2", join=True)  # within the assignment interval: no target for epoch 3 yet
+    assert g.group.state.value == "Assigning"
+    g.clock.advance(1200)
+    g.heartbeat("m2")
+    assert g.group.state.value == "Reconciling"
+    g.settle("m1", "m2")
+    assert g.group.state.value == "Stable"
+    for member in ("m1", "m2"):
+        g.heartbeat(member, -1)
+    assert g.group.state.value == "Empty"
+    group = g.group
+    g.core.groups.delete_group(g.core.groups.shard_of(GROUP), group)
+    assert group.state.value == "Dead" and g.group is None
