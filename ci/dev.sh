@@ -8,8 +8,9 @@
 #
 # Set-up is idempotent: a virtual environment at .venv/ with the package (editable) and its test
 # dependencies, Kafka's own jars in .cache/jars/ (the tests read Kafka's message specs from them;
-# the Java client and Kafka Streams tests run them) and Spark's Kafka connector in
-# .cache/jars/spark/ (the Spark tests load it).  Needs Python 3.11+, and Java 17 with Maven for
+# the Java client and Kafka Streams tests run them), Spark's Kafka connector in
+# .cache/jars/spark/ (the Spark tests load it) and Kafka's command-line tools in
+# .cache/jars/kafka-tools/.  Needs Python 3.11+, and Java 17 with Maven for
 # the jars.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -100,7 +101,21 @@ setup_spark() {
   mv "$dir.partial" "$dir"
 }
 
-setup() { setup_venv; setup_jars; setup_spark; }
+setup_kafka_tools() {
+  # Kafka's command-line tools (kafka-consumer-groups and the rest), run by their main classes
+  local dir=.cache/jars/kafka-tools version
+  version=$(sed -n 's:.*<kafka.tools.version>\(.*\)</kafka.tools.version>.*:\1:p' ci/kafka-tools/pom.xml)
+  [ -f "$dir/kafka-tools-$version.jar" ] && return 0
+  ensure_maven
+  log "fetching org.apache.kafka:kafka-tools:$version and its dependencies"
+  rm -rf "$dir.partial"
+  mvn --batch-mode --quiet -f ci/kafka-tools/pom.xml dependency:copy-dependencies \
+    -DincludeScope=runtime "-DoutputDirectory=$PWD/$dir.partial"
+  rm -rf "$dir"
+  mv "$dir.partial" "$dir"
+}
+
+setup() { setup_venv; setup_jars; setup_spark; setup_kafka_tools; }
 
 command=${1:-}
 [ $# -gt 0 ] && shift

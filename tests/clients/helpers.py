@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import shutil
+import subprocess
 import time
+from pathlib import Path
 
 import confluent_kafka as ck
 import pytest
@@ -51,3 +54,20 @@ def wait_for(predicate, what: str, timeout: float = 30):
             return value
         time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+#: Kafka's command-line tools and their dependencies (bash ci/dev.sh setup fetches them)
+KAFKA_TOOLS = Path(__file__).resolve().parents[2] / ".cache" / "jars" / "kafka-tools"
+
+
+def kafka_tool(main_class: str, bootstrap: str, *args: str, timeout: float = 120) -> str:
+    """What one of Kafka's command-line tools prints (``kafka-consumer-groups.sh`` is
+    ``org.apache.kafka.tools.consumer.group.ConsumerGroupCommand``); fails on a non-zero exit."""
+    jars = sorted(KAFKA_TOOLS.glob("*.jar"))
+    assert jars and shutil.which("java"), \
+        f"Kafka's tools need java and the jars in {KAFKA_TOOLS} (bash ci/dev.sh setup)"
+    done = subprocess.run(["java", "-cp", ":".join(map(str, jars)), main_class,
+                           "--bootstrap-server", bootstrap, *args],
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{main_class} {' '.join(args)}: {done.stderr[-3000:]}"
+    return done.stdout

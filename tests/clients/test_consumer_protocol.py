@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mockbroker import AdminError, MockCluster
-from tests.clients.helpers import wait_for
+from tests.clients.helpers import kafka_tool, wait_for
 from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, ConfluentMember,
                                        assert_once, consume_all, produce)
 from tests.clients.test_java_groups import CLASSPATH, JVM_TIMEOUT_S, JavaMember
@@ -252,3 +252,44 @@ def test_a_running_classic_group_is_upgraded_and_downgraded_consuming_every_reco
     third = produce(stack, cluster, "third")
     consume_all([old, new], first | second | third)
     assert_once([old, new], first | second | third)
+
+
+# -- kafka-consumer-groups.sh -----------------------------------------------------------------
+
+CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+
+
+def _table(out: str) -> list[list[str]]:
+    """The rows of a table the tool prints, split on whitespace (the header first)."""
+    return [line.split() for line in out.splitlines() if line.strip()]
+
+
+def test_kafka_consumer_groups_describes_members_and_state_as_on_kafka(stack):
+    cluster = start(stack)
+    members = [member(stack, cluster, f"c{i}") for i in (1, 2)]
+    owned = settle(cluster, members)
+    view = cluster.admin.group(GROUP)
+    epoch = view.group_epoch
+    ids = {m.client_id: m.member_id for m in view.members}
+
+    def listed(name: str) -> str:
+        return f"{TOPIC}:" + ",".join(str(p) for p in sorted(owned[name]))
+
+    # the columns Kafka 4.4's coordinator fills in, for a group of the consumer protocol
+    rows = _table(kafka_tool(CONSUMER_GROUPS, cluster.bootstrap_servers, "--describe",
+                             "--members", "--verbose", "--group", GROUP))
+    assert rows[0] == ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
+                       "CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH",
+                       "TARGET-ASSIGNMENT"]
+    assert sorted(rows[1:]) == sorted(
+        [GROUP, ids[name], "/127.0.0.1", name, "3", str(epoch), listed(name), str(epoch),
+         listed(name)] for name in ("c1", "c2"))
+    rows = _table(kafka_tool(CONSUMER_GROUPS, cluster.bootstrap_servers, "--describe",
+                             "--state", "--verbose", "--group", GROUP))
+    assert rows[0] == ["GROUP", "COORDINATOR", "(ID)", "ASSIGNMENT-STRATEGY", "STATE",
+                       "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"]
+    coordinator = cluster.admin.broker(view.coordinator)
+    assert rows[1] == [GROUP, f"{coordinator.host}:{coordinator.port}", f"({view.coordinator})",
+                       "uniform", "Stable", str(epoch), str(view.assignment_epoch), "2"]
+    rows = _table(kafka_tool(CONSUMER_GROUPS, cluster.bootstrap_servers, "--list", "--type"))
+    assert rows == [["GROUP", "TYPE"], [GROUP, "Consumer"]]
