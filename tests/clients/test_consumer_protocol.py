@@ -127,6 +127,28 @@ def test_committed_offsets_survive_a_new_member_and_a_coordinator_move(stack):
     assert not second.values() & before  # it resumed from the committed offsets
 
 
+def test_a_static_member_restarts_without_its_partitions_moving(stack):
+    cluster = start(stack)
+    first = member(stack, cluster, "s1", **{"group.instance.id": "i-1"})
+    second = member(stack, cluster, "s2", **{"group.instance.id": "i-2"})
+    owned = settle(cluster, [first, second])
+    epoch = cluster.admin.group(GROUP).group_epoch
+    before = produce(stack, cluster, "before")
+    consume_all([first, second], before)
+    first.close()  # a static member leaves with epoch -2: its slot and partitions wait for it
+    held = cluster.admin.group(GROUP)
+    assert {m.group_instance_id: (m.member_epoch, frozenset(m.assignment.get(TOPIC, [])))
+            for m in held.members}["i-1"] == (-2, owned["s1"])
+    again = member(stack, cluster, "s1", **{"group.instance.id": "i-1"})
+    assert settle(cluster, [again, second]) == {"s1": owned["s1"], "s2": owned["s2"]}
+    view = cluster.admin.group(GROUP)
+    assert view.group_epoch == epoch  # nobody left for good: no new assignment was computed
+    assert not [e for e in second.events if e[0] == "revoke"]
+    after = produce(stack, cluster, "after")
+    consume_all([first, again, second], before | after)
+    assert_once([first, again, second], before | after)
+
+
 def test_a_java_and_a_confluent_kafka_member_share_a_consumer_group(stack):
     cluster = start(stack)
     python_member = member(stack, cluster, "librdkafka")
