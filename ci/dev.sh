@@ -3,14 +3,17 @@
 #
 #   bash ci/dev.sh serve [mockbroker serve flags]   set up, then run a broker in the foreground
 #   bash ci/dev.sh test  [pytest args]              set up, check the import layering, then run
-#                                                   the whole test suite
+#                                                   the whole test suite (mockbroker and, for the
+#                                                   conformance tests, Apache Kafka too); without
+#                                                   args it also checks the README's matrix
 #   bash ci/dev.sh setup                            set up only
 #
 # Set-up is idempotent: a virtual environment at .venv/ with the package (editable) and its test
 # dependencies, Kafka's own jars in .cache/jars/ (the tests read Kafka's message specs from them;
 # the Java client and Kafka Streams tests run them), Spark's Kafka connector in
-# .cache/jars/spark/ (the Spark tests load it) and Kafka's command-line tools in
-# .cache/jars/kafka-tools/.  Needs Python 3.11+, and Java 17 with Maven for
+# .cache/jars/spark/ (the Spark tests load it), Kafka's command-line tools in
+# .cache/jars/kafka-tools/ and Apache Kafka's broker in .cache/jars/kafka-broker/ (the client
+# tests run against it too).  Needs Python 3.11+, and Java 17 with Maven for
 # the jars.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -86,36 +89,47 @@ setup_jars() {
   done
 }
 
+# fetch_jars POM DIR MARKER [MVN ARGS...]: POM's runtime dependencies into DIR, unless MARKER
+# (a jar they include) is there already; a fetch that fails leaves no half-filled DIR
+fetch_jars() {
+  local pom=$1 dir=$2 marker=$3
+  shift 3
+  [ -f "$dir/$marker" ] && return 0
+  ensure_maven
+  log "fetching the jars of $pom"
+  rm -rf "$dir.partial"
+  mvn --batch-mode --quiet -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+    "-DoutputDirectory=$PWD/$dir.partial" "$@"
+  rm -rf "$dir"
+  mv "$dir.partial" "$dir"
+}
+
+pom_property() {  # pom_property POM NAME: a property's value in a POM of ours
+  sed -n "s:.*<$2>\(.*\)</$2>.*:\1:p" "$1"
+}
+
 setup_spark() {
   # Spark's Kafka connector for the Spark tests, at the installed PySpark's version, with the jars
   # it needs beyond PySpark's own (ci/spark/pom.xml); the plugin's SparkSession loads them.
-  local version dir=.cache/jars/spark
+  local version
   version=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("pyspark"))')
-  [ -f "$dir/spark-sql-kafka-0-10_2.13-$version.jar" ] && return 0
-  ensure_maven
-  log "fetching org.apache.spark:spark-sql-kafka-0-10_2.13:$version and its dependencies"
-  rm -rf "$dir.partial"
-  mvn --batch-mode --quiet -f ci/spark/pom.xml dependency:copy-dependencies \
-    "-Dspark.version=$version" -DincludeScope=runtime "-DoutputDirectory=$PWD/$dir.partial"
-  rm -rf "$dir"
-  mv "$dir.partial" "$dir"
+  fetch_jars ci/spark/pom.xml .cache/jars/spark "spark-sql-kafka-0-10_2.13-$version.jar" \
+    "-Dspark.version=$version"
 }
 
 setup_kafka_tools() {
   # Kafka's command-line tools (kafka-consumer-groups and the rest), run by their main classes
-  local dir=.cache/jars/kafka-tools version
-  version=$(sed -n 's:.*<kafka.tools.version>\(.*\)</kafka.tools.version>.*:\1:p' ci/kafka-tools/pom.xml)
-  [ -f "$dir/kafka-tools-$version.jar" ] && return 0
-  ensure_maven
-  log "fetching org.apache.kafka:kafka-tools:$version and its dependencies"
-  rm -rf "$dir.partial"
-  mvn --batch-mode --quiet -f ci/kafka-tools/pom.xml dependency:copy-dependencies \
-    -DincludeScope=runtime "-DoutputDirectory=$PWD/$dir.partial"
-  rm -rf "$dir"
-  mv "$dir.partial" "$dir"
+  fetch_jars ci/kafka-tools/pom.xml .cache/jars/kafka-tools \
+    "kafka-tools-$(pom_property ci/kafka-tools/pom.xml kafka.tools.version).jar"
 }
 
-setup() { setup_venv; setup_jars; setup_spark; setup_kafka_tools; }
+setup_kafka_broker() {
+  # Apache Kafka's broker, the second target of the client tests
+  fetch_jars ci/kafka-broker/pom.xml .cache/jars/kafka-broker \
+    "kafka_2.13-$(pom_property ci/kafka-broker/pom.xml kafka.version).jar"
+}
+
+setup() { setup_venv; setup_jars; setup_spark; setup_kafka_tools; setup_kafka_broker; }
 
 command=${1:-}
 [ $# -gt 0 ] && shift
@@ -125,6 +139,10 @@ case "$command" in
   test)  setup
          # the layering contracts in pyproject.toml first: a broken one fails the command
          .venv/bin/lint-imports --no-logo
-         exec .venv/bin/python -m pytest -n auto "$@" ;;
+         .venv/bin/python -m pytest -n auto --junitxml=.cache/test-report.xml "$@"
+         # a whole run also checks that the README's conformance matrix is what it showed
+         if [ $# -eq 0 ]; then
+           .venv/bin/python ci/conformance.py .cache/test-report.xml --check README.md
+         fi ;;
   *) echo "usage: bash ci/dev.sh {serve|test|setup} [args...]" >&2; exit 2 ;;
 esac

@@ -216,15 +216,16 @@ class KafkaPythonMember(Member, ConsumerRebalanceListener):
     client = "kafka-python"
 
     def __init__(self, cluster: MockCluster, name: str, group_id: str = GROUP, *,
-                 commit_each_poll: bool = True, **config):
+                 commit_each_poll: bool = True, topic: str = TOPIC, **config):
         super().__init__(name, commit_each_poll=commit_each_poll)
+        self.topic = topic
         config.setdefault("session_timeout_ms", SESSION_MS)
         config.setdefault("heartbeat_interval_ms", HEARTBEAT_MS)
         self.consumer = KafkaConsumer(
             bootstrap_servers=cluster.bootstrap_servers, group_id=group_id, client_id=name,
             enable_auto_commit=False, auto_offset_reset="earliest", fetch_max_wait_ms=100,
             request_timeout_ms=5000, retry_backoff_ms=50, **config)
-        self.consumer.subscribe([TOPIC], listener=self)
+        self.consumer.subscribe([topic], listener=self)
         # Learn the subscribed topic's partitions before the first poll joins.  A leader that
         # joins first assigns without them and rejoins when they arrive; kafka-python 3.0.12
         # starts that rejoin without raising its rejoin flag, so when a poll times out while
@@ -232,7 +233,7 @@ class KafkaPythonMember(Member, ConsumerRebalanceListener):
         # completes the join: the member never takes its partitions nor heartbeats again, and
         # its session expires.  (A broker with group.initial.rebalance.delay.ms > 0, Kafka's
         # default, hides the race: the metadata arrives while the join waits.)
-        self.consumer.partitions_for_topic(TOPIC)
+        self.consumer.partitions_for_topic(topic)
         self._start()
 
     def on_partitions_assigned(self, assigned):
@@ -249,11 +250,11 @@ class KafkaPythonMember(Member, ConsumerRebalanceListener):
         return frozenset(tp.partition for tp in self.consumer.assignment())
 
     def commit_offsets(self, offsets: dict[int, int]) -> None:
-        self.consumer.commit({TopicPartition(TOPIC, p): OffsetAndMetadata(o, "", -1)
+        self.consumer.commit({TopicPartition(self.topic, p): OffsetAndMetadata(o, "", -1)
                               for p, o in offsets.items()})
 
     def _committed(self, partition: int) -> int | None:
-        return self.consumer.committed(TopicPartition(TOPIC, partition))
+        return self.consumer.committed(TopicPartition(self.topic, partition))
 
     def _close(self) -> None:
         self.consumer.close()
@@ -263,8 +264,10 @@ class ConfluentMember(Member):
     client = "confluent-kafka"
 
     def __init__(self, cluster: MockCluster, name: str, group_id: str = GROUP, *,
-                 commit_each_poll: bool = True, classic_timeouts: bool = True, **config):
+                 commit_each_poll: bool = True, classic_timeouts: bool = True,
+                 topic: str = TOPIC, **config):
         super().__init__(name, commit_each_poll=commit_each_poll)
+        self.topic = topic
         if classic_timeouts:  # the consumer protocol takes them from the broker
             config.setdefault("session.timeout.ms", SESSION_MS)
             config.setdefault("heartbeat.interval.ms", HEARTBEAT_MS)
@@ -272,7 +275,7 @@ class ConfluentMember(Member):
             "bootstrap.servers": cluster.bootstrap_servers, "group.id": group_id,
             "client.id": name, "enable.auto.commit": False, "auto.offset.reset": "earliest",
             "fetch.wait.max.ms": 100, "log_level": 0, **config})
-        self.consumer.subscribe([TOPIC], on_assign=self._on_assign, on_revoke=self._on_revoke)
+        self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
         self._start()
 
     def _on_assign(self, _consumer, partitions):
@@ -293,13 +296,13 @@ class ConfluentMember(Member):
         return frozenset(tp.partition for tp in self.consumer.assignment())
 
     def commit_offsets(self, offsets: dict[int, int]) -> None:
-        results = self.consumer.commit(offsets=[ck.TopicPartition(TOPIC, p, o)
+        results = self.consumer.commit(offsets=[ck.TopicPartition(self.topic, p, o)
                                                 for p, o in offsets.items()],
                                        asynchronous=False)
         assert all(tp.error is None for tp in results), results
 
     def _committed(self, partition: int) -> int | None:
-        [tp] = self.consumer.committed([ck.TopicPartition(TOPIC, partition)], timeout=5)
+        [tp] = self.consumer.committed([ck.TopicPartition(self.topic, partition)], timeout=5)
         assert tp.error is None, tp.error
         return None if tp.offset < 0 else tp.offset
 

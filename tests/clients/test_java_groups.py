@@ -38,7 +38,7 @@ class JavaMember:
     client = "java"
 
     def __init__(self, cluster, name: str, group_id: str = GROUP, *,
-                 classic_timeouts: bool = True, **config: str):
+                 classic_timeouts: bool = True, topic: str = TOPIC, **config: str):
         missing = [str(p) for p in CLASSPATH if not p.exists()]
         assert not missing and shutil.which("java"), \
             f"the Java client needs java and {missing} (bash ci/dev.sh setup fetches them)"
@@ -49,7 +49,7 @@ class JavaMember:
         self._assignment: frozenset = frozenset()
         self.process = subprocess.Popen(
             ["java", "-cp", ":".join(map(str, CLASSPATH)), str(SOURCE),
-             cluster.bootstrap_servers, group_id, TOPIC, name,
+             cluster.bootstrap_servers, group_id, topic, name,
              str(SESSION_MS) if classic_timeouts else "-",
              str(HEARTBEAT_MS) if classic_timeouts else "-",
              *(f"{k}={v}" for k, v in config.items())],
@@ -66,7 +66,10 @@ class JavaMember:
             if kind in ("assigned", "revoked"):
                 parts = frozenset(int(p) for p in rest.split(",") if p)
                 self.events.append(("assign" if kind == "assigned" else "revoke", parts))
-                self._assignment = parts if kind == "assigned" else self._assignment - parts
+                # the consumer protocol reports only what it adds (cooperative), the classic
+                # eager one everything after revoking everything: a union serves both
+                self._assignment = self._assignment | parts if kind == "assigned" \
+                    else self._assignment - parts
             elif kind == "record":
                 partition, offset, value = rest.split(" ", 2)
                 self.got.append(Got(self.name, int(partition), int(offset), value.encode()))

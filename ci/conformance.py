@@ -1,0 +1,146 @@
+"""The client conformance matrix, from a test run's JUnit report.
+
+    python ci/conformance.py REPORT.xml                 print the matrix and the figures
+    python ci/conformance.py REPORT.xml --check FILE    fail unless FILE shows this matrix
+    python ci/conformance.py REPORT.xml --write FILE    put this matrix into FILE
+
+``tests/clients/test_conformance.py`` runs each scenario once per client and target
+(``test_name[target-client]``, the target being mockbroker or kafka).  A cell says what the run
+showed for that client and capability: **both** when every scenario of it passed on mockbroker
+and on Apache Kafka, **mockbroker only** when some passed on mockbroker alone, **failing** when
+one failed on mockbroker, *not yet* when the run had no such test, and "not in the client" for
+what the client itself lacks.  In FILE the matrix sits
+between the lines ``<!-- conformance:start -->`` and ``<!-- conformance:end -->``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+MODULE = "tests.clients.test_conformance"
+#: test function -> the capability it shows
+CAPABILITIES = {
+    "test_records_come_back_with_keys_headers_and_offsets": "produce / consume",
+    "test_a_classic_group_splits_commits_and_resumes": "groups, classic",
+    "test_a_consumer_protocol_group_splits_commits_and_resumes": "groups, consumer protocol",
+    "test_a_read_committed_reader_sees_committed_transactions_only": "transactions",
+    "test_topics_are_created_configured_grown_and_deleted": "admin",
+    "test_kafka_consumer_groups_describes_resets_and_deletes_a_group": "admin",
+}
+COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
+           "transactions", "admin", "SASL / TLS", "Spark"]
+CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "kafka-tools"]
+#: what a client does not have at all (kafka-python and aiokafka speak only the classic protocol)
+ABSENT = {("kafka-python", "groups, consumer protocol"), ("aiokafka", "groups, consumer protocol")}
+TARGETS = ("mockbroker", "kafka")
+START, END = "<!-- conformance:start -->", "<!-- conformance:end -->"
+_ID = re.compile(r"^(?P<test>\w+)\[(?P<target>mockbroker|kafka)-(?P<client>.+)\]$")
+
+
+def outcomes(report: Path) -> dict[tuple[str, str, str], str]:
+    """(test, client, target) -> passed, failed or skipped."""
+    found: dict[tuple[str, str, str], str] = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        if case.get("classname") != MODULE:
+            continue
+        match = _ID.match(case.get("name", ""))
+        if match is None:
+            continue
+        if case.find("failure") is not None or case.find("error") is not None:
+            outcome = "failed"
+        elif case.find("skipped") is not None:
+            outcome = "skipped"
+        else:
+            outcome = "passed"
+        found[(match["test"], match["client"], match["target"])] = outcome
+    return found
+
+
+def cells(found: dict[tuple[str, str, str], str]) -> dict[tuple[str, str], str]:
+    by_cell: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for (test, client, target), outcome in found.items():
+        if test in CAPABILITIES:
+            by_cell[(client, CAPABILITIES[test])].append((target, outcome))
+    out = {}
+    for cell, results in by_cell.items():
+        mock = [o for t, o in results if t == "mockbroker"]
+        kafka = [o for t, o in results if t == "kafka"]
+        if not mock or any(o != "passed" for o in mock):
+            out[cell] = "failing" if "failed" in mock else "not yet"
+        elif kafka and all(o == "passed" for o in kafka) and len(kafka) == len(mock):
+            out[cell] = "both"
+        else:
+            out[cell] = "mockbroker only"
+    return out
+
+
+def matrix(found: dict[tuple[str, str, str], str]) -> str:
+    table = cells(found)
+    lines = ["| client | " + " | ".join(COLUMNS) + " |",
+             "|---|" + "---|" * len(COLUMNS)]
+    for client in CLIENTS:
+        row = [table.get((client, column),
+                         "— (not in the client)" if (client, column) in ABSENT else "*not yet*")
+               for column in COLUMNS]
+        lines.append(f"| {client} | " + " | ".join(
+            f"**{c}**" if c == "both" else c for c in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def figures(found: dict[tuple[str, str, str], str]) -> str:
+    scenarios = {(t, c) for t, c, _ in found}
+    both = sorted(s for s in scenarios if all(found.get((*s, target)) == "passed"
+                                              for target in TARGETS))
+    mock_only = sorted(s for s in scenarios if found.get((*s, "mockbroker")) == "passed"
+                       and found.get((*s, "kafka")) != "passed")
+    lines = [f"{len(both)} of {len(scenarios)} conformance scenarios (a test with one client) "
+             f"pass on both mockbroker and Apache Kafka 4.4."]
+    if mock_only:
+        lines.append("Passing on mockbroker but not on Kafka: " +
+                     ", ".join(f"{t}[{c}] ({found.get((t, c, 'kafka'), 'not run')})"
+                               for t, c in mock_only) + ".")
+    return "\n".join(lines) + "\n"
+
+
+def block(found) -> str:
+    return f"{START}\n{matrix(found)}\n{figures(found)}{END}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("report", type=Path)
+    parser.add_argument("--check", type=Path, metavar="FILE")
+    parser.add_argument("--write", type=Path, metavar="FILE")
+    args = parser.parse_args()
+    found = outcomes(args.report)
+    if not found:
+        print(f"{args.report}: no conformance tests in this run", file=sys.stderr)
+        return 1
+    wanted = block(found)
+    target = args.check or args.write
+    if target is None:
+        print(wanted)
+        return 0
+    text = target.read_text()
+    if START not in text or END not in text:
+        print(f"{target}: no {START} ... {END} block", file=sys.stderr)
+        return 1
+    current = text[text.index(START):text.index(END) + len(END)]
+    if args.write:
+        target.write_text(text.replace(current, wanted))
+        return 0
+    if current != wanted:
+        print(f"{target}'s conformance matrix is not what this run showed; this run:\n"
+              f"{wanted}\n(python ci/conformance.py REPORT --write {target} updates it)",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

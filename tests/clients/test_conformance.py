@@ -1,0 +1,346 @@
+"""Client conformance: the same scenarios, with the same assertions, against mockbroker and
+against Apache Kafka 4.4 (``target``, :mod:`tests.clients.targets`).
+
+Each test is what a user of a client relies on, checked only through what the client shows:
+records with their keys, headers, partitions and offsets; a group splitting the partitions,
+committing, and a new member resuming after the commits (classic protocol and KIP-848's);
+transactions, committed and aborted, through a ``read_committed`` reader; topic administration;
+Kafka's own ``kafka-consumer-groups`` tool.  A test id reads ``test_name[target-client]``, and
+``ci/conformance.py`` turns the run's JUnit report into the README's matrix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiokafka
+import confluent_kafka as ck
+import pytest
+from confluent_kafka.admin import ConfigResource, NewPartitions
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource as KpConfigResource
+from kafka.admin import ConfigResourceType, KafkaAdminClient, NewPartitions as KpNewPartitions
+from kafka.admin import NewTopic as KpNewTopic
+
+from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, kafka_tool, wait_for
+from tests.clients.targets import Target
+from tests.clients.test_groups import ConfluentMember, KafkaPythonMember, assert_once
+from tests.clients.test_java_groups import JVM_TIMEOUT_S, JavaMember
+
+PARTITIONS = 3
+#: (partition, key, value, headers) of the records every client writes and reads back
+RECORDS = [(i % PARTITIONS, f"k{i}".encode(), f"v{i}".encode(),
+            [("h", f"{i}".encode()), ("n", b"")] if i % 2 else [])
+           for i in range(12)]
+
+
+def _expected() -> list[tuple]:
+    """What a reader sees: each partition's records from offset 0, in the order sent."""
+    offsets = {p: 0 for p in range(PARTITIONS)}
+    out = []
+    for partition, key, value, headers in RECORDS:
+        out.append((partition, offsets[partition], key, value, headers))
+        offsets[partition] += 1
+    return sorted(out, key=lambda r: (r[0], r[1]))
+
+
+# -- records round trip -----------------------------------------------------------------------
+
+def _ck_round_trip(target: Target, topic: str) -> list[tuple]:
+    producer = ck.Producer({"bootstrap.servers": target.bootstrap_servers, "linger.ms": 5,
+                            "logger": RDKAFKA_LOG})
+    for partition, key, value, headers in RECORDS:
+        producer.produce(topic, key=key, value=value, partition=partition,
+                         headers=headers or None)
+    assert producer.flush(TIMEOUT_S) == 0
+    consumer = ck.Consumer({"bootstrap.servers": target.bootstrap_servers, "group.id": "unused",
+                            "enable.auto.commit": False, "logger": RDKAFKA_LOG})
+    consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING)
+                     for p in range(PARTITIONS)])
+    got: list[tuple] = []
+    try:
+        wait_for(lambda: got.extend(
+            (m.partition(), m.offset(), m.key(), m.value(), list(m.headers() or []))
+            for m in consumer.consume(50, 0.2) if m.error() is None) or
+            len(got) >= len(RECORDS), "every record read back")
+    finally:
+        consumer.close()
+    return got
+
+
+def _kp_round_trip(target: Target, topic: str) -> list[tuple]:
+    producer = KafkaProducer(bootstrap_servers=target.bootstrap_servers, linger_ms=5)
+    for partition, key, value, headers in RECORDS:
+        producer.send(topic, key=key, value=value, partition=partition, headers=headers)
+    producer.flush(TIMEOUT_S)
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap_servers,
+                             enable_auto_commit=False, fetch_max_wait_ms=100)
+    consumer.assign([TopicPartition(topic, p) for p in range(PARTITIONS)])
+    consumer.seek_to_beginning()
+    got: list[tuple] = []
+    try:
+        wait_for(lambda: got.extend(
+            (r.partition, r.offset, r.key, r.value, list(r.headers))
+            for rs in consumer.poll(timeout_ms=200).values() for r in rs) or
+            len(got) >= len(RECORDS), "every record read back")
+    finally:
+        consumer.close()
+    return got
+
+
+def _aio_round_trip(target: Target, topic: str) -> list[tuple]:
+    async def run() -> list[tuple]:
+        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=target.bootstrap_servers)
+        await producer.start()
+        try:
+            for partition, key, value, headers in RECORDS:
+                await producer.send_and_wait(topic, key=key, value=value, partition=partition,
+                                             headers=headers)
+        finally:
+            await producer.stop()
+        consumer = aiokafka.AIOKafkaConsumer(bootstrap_servers=target.bootstrap_servers,
+                                             enable_auto_commit=False, fetch_max_wait_ms=100)
+        await consumer.start()
+        got: list[tuple] = []
+        try:
+            consumer.assign([aiokafka.TopicPartition(topic, p) for p in range(PARTITIONS)])
+            await consumer.seek_to_beginning()
+            async with asyncio.timeout(TIMEOUT_S * 3):
+                while len(got) < len(RECORDS):
+                    batches = await consumer.getmany(timeout_ms=200)
+                    got += [(r.partition, r.offset, r.key, r.value, list(r.headers))
+                            for rs in batches.values() for r in rs]
+        finally:
+            await consumer.stop()
+        return got
+    return asyncio.run(run())
+
+
+ROUND_TRIP = {"confluent-kafka": _ck_round_trip, "kafka-python": _kp_round_trip,
+              "aiokafka": _aio_round_trip}
+
+
+@pytest.mark.parametrize("client", list(ROUND_TRIP))
+def test_records_come_back_with_keys_headers_and_offsets(target, client):
+    topic = target.create_topic("records", PARTITIONS)
+    got = ROUND_TRIP[client](target, topic)
+    assert sorted(got, key=lambda r: (r[0], r[1])) == _expected()
+
+
+# -- consumer groups --------------------------------------------------------------------------
+
+def _member(stack, target: Target, client: str, name: str, group: str, topic: str,
+            protocol: str):
+    if client == "java":
+        config = {"group.protocol": "consumer"} if protocol == "consumer" else {}
+        joined = JavaMember(target, name, group, classic_timeouts=protocol == "classic",
+                            topic=topic, **config)
+    elif client == "confluent-kafka":
+        config = {"group.protocol": "consumer"} if protocol == "consumer" else {}
+        joined = ConfluentMember(target, name, group, topic=topic,
+                                 classic_timeouts=protocol == "classic", **config)
+    else:
+        joined = KafkaPythonMember(target, name, group, topic=topic)
+    stack.callback(joined.close)
+    return joined
+
+
+def _split(members) -> dict[str, frozenset]:
+    """Wait until the members' own assignments split every partition between them."""
+    def split():
+        owned = {m.name: m.assignment() for m in members}
+        every = [p for parts in owned.values() for p in parts]
+        return owned if sorted(every) == list(range(PARTITIONS)) and all(owned.values()) \
+            else None
+    return wait_for(split, f"{len(members)} members splitting {PARTITIONS} partitions",
+                    timeout=JVM_TIMEOUT_S)
+
+
+def _produce(target: Target, topic: str, tag: str, count: int) -> set[bytes]:
+    producer = ck.Producer({"bootstrap.servers": target.bootstrap_servers, "linger.ms": 1,
+                            "logger": RDKAFKA_LOG})
+    values = {f"{tag}-{i}".encode() for i in range(count)}
+    for i, value in enumerate(sorted(values)):
+        producer.produce(topic, value=value, partition=i % PARTITIONS)
+    assert producer.flush(TIMEOUT_S) == 0
+    return values
+
+
+def _consumed(members, values: set[bytes]) -> None:
+    wait_for(lambda: values <= set().union(*(m.values() for m in members)),
+             f"{len(values)} records consumed", timeout=JVM_TIMEOUT_S)
+
+
+def _group_commits_and_resumes(stack, target: Target, client: str, protocol: str) -> None:
+    topic = target.create_topic("group", PARTITIONS)
+    group = target.unique("group")
+    members = [_member(stack, target, client, f"m{i}", group, topic, protocol)
+               for i in (1, 2)]
+    _split(members)
+    first = _produce(target, topic, "first", 30)
+    _consumed(members, first)
+    for m in members:  # each commits after every poll; closing leaves the group
+        m.close()
+    later = _produce(target, topic, "later", 9)
+    resumed = _member(stack, target, client, "m3", group, topic, protocol)
+    assert _split([resumed]) == {"m3": frozenset(range(PARTITIONS))}
+    _consumed([resumed], later)
+    assert resumed.values() == later  # nothing before the committed offsets again
+    assert_once(members + [resumed], first | later)
+
+
+@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python", "java"])
+def test_a_classic_group_splits_commits_and_resumes(stack, target, client):
+    _group_commits_and_resumes(stack, target, client, "classic")
+
+
+@pytest.mark.parametrize("client", ["confluent-kafka", "java"])
+def test_a_consumer_protocol_group_splits_commits_and_resumes(stack, target, client):
+    _group_commits_and_resumes(stack, target, client, "consumer")
+
+
+# -- transactions -----------------------------------------------------------------------------
+
+def _ck_transactions(target: Target, topic: str) -> None:
+    producer = ck.Producer({"bootstrap.servers": target.bootstrap_servers,
+                            "transactional.id": target.unique("txn"), "logger": RDKAFKA_LOG})
+    producer.init_transactions(TIMEOUT_S * 3)
+    for outcome in ("committed", "aborted", "committed-again"):
+        producer.begin_transaction()
+        for i in range(PARTITIONS * 2):
+            producer.produce(topic, value=f"{outcome}-{i}".encode(), partition=i % PARTITIONS)
+        if outcome == "aborted":
+            producer.abort_transaction(TIMEOUT_S)
+        else:
+            producer.commit_transaction(TIMEOUT_S)
+
+
+def _kp_transactions(target: Target, topic: str) -> None:
+    producer = KafkaProducer(bootstrap_servers=target.bootstrap_servers,
+                             transactional_id=target.unique("txn"))
+    producer.init_transactions()
+    for outcome in ("committed", "aborted", "committed-again"):
+        producer.begin_transaction()
+        for i in range(PARTITIONS * 2):
+            producer.send(topic, value=f"{outcome}-{i}".encode(), partition=i % PARTITIONS)
+        if outcome == "aborted":
+            producer.abort_transaction()
+        else:
+            producer.commit_transaction()
+    producer.close()
+
+
+TRANSACTIONS = {"confluent-kafka": _ck_transactions, "kafka-python": _kp_transactions}
+
+
+@pytest.mark.parametrize("client", list(TRANSACTIONS))
+def test_a_read_committed_reader_sees_committed_transactions_only(target, client):
+    topic = target.create_topic("txn", PARTITIONS)
+    TRANSACTIONS[client](target, topic)
+    consumer = ck.Consumer({"bootstrap.servers": target.bootstrap_servers, "group.id": "unused",
+                            "isolation.level": "read_committed", "enable.auto.commit": False,
+                            "enable.partition.eof": True, "logger": RDKAFKA_LOG})
+    consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING)
+                     for p in range(PARTITIONS)])
+    values: list[bytes] = []
+    ends: set[int] = set()
+
+    def read_to_the_end():
+        for m in consumer.consume(50, 0.2):
+            if m.error() is not None and m.error().code() == ck.KafkaError._PARTITION_EOF:
+                ends.add(m.partition())
+            elif m.error() is None:
+                values.append(m.value())
+        return len(ends) == PARTITIONS
+    try:
+        wait_for(read_to_the_end, "every partition read to its end")
+    finally:
+        consumer.close()
+    expected = [f"{o}-{i}".encode() for o in ("committed", "committed-again")
+                for i in range(PARTITIONS * 2)]
+    assert sorted(values) == sorted(expected)  # the aborted ones never show, none twice
+
+
+# -- administration ---------------------------------------------------------------------------
+
+def _ck_admin(target: Target, name: str) -> tuple:
+    admin = ck.admin.AdminClient({"bootstrap.servers": target.bootstrap_servers,
+                                  "logger": RDKAFKA_LOG})
+    admin.create_topics([ck.admin.NewTopic(name, 2, 1, config={"retention.ms": "123456"})])[
+        name].result(TIMEOUT_S)
+
+    def described():  # Kafka's brokers learn of a new topic a moment after its controller
+        [future] = admin.describe_configs([ConfigResource("topic", name)]).values()
+        try:
+            return future.result(TIMEOUT_S)["retention.ms"]
+        except ck.KafkaException as exc:
+            assert exc.args[0].code() == ck.KafkaError.UNKNOWN_TOPIC_OR_PART, exc
+            return None
+    entry = wait_for(described, "the new topic's configs")
+    retention = (entry.value, ck.admin.ConfigSource(entry.source).name)
+    admin.create_partitions([NewPartitions(name, 4)])[name].result(TIMEOUT_S)
+    wait_for(lambda: len(admin.list_topics(name, timeout=TIMEOUT_S).topics[name].partitions)
+             == 4, "4 partitions")
+    admin.delete_topics([name])[name].result(TIMEOUT_S)
+    wait_for(lambda: name not in admin.list_topics(timeout=TIMEOUT_S).topics, "topic gone")
+    return retention, 4
+
+
+def _kp_admin(target: Target, name: str) -> tuple:
+    admin = KafkaAdminClient(bootstrap_servers=target.bootstrap_servers)
+    try:
+        admin.create_topics([KpNewTopic(name, 2, 1, topic_configs={"retention.ms": "123456"})])
+
+        def described():  # Kafka's brokers learn of a new topic a moment after its controller
+            found = admin.describe_configs([KpConfigResource(ConfigResourceType.TOPIC, name)])
+            [by_name] = found.values()
+            return by_name.get(name, {}).get("retention.ms")
+        entry = wait_for(described, "the new topic's configs")
+        retention = (entry["value"], entry["config_source"])
+        admin.create_partitions({name: KpNewPartitions(4)})
+        count = wait_for(lambda: len(admin.describe_topics([name])[0]["partitions"]) == 4 and 4,
+                         "4 partitions")
+        admin.delete_topics([name])
+        wait_for(lambda: name not in admin.list_topics(), "topic gone")
+    finally:
+        admin.close()
+    return retention, count
+
+
+ADMIN = {"confluent-kafka": _ck_admin, "kafka-python": _kp_admin}
+
+
+@pytest.mark.parametrize("client", list(ADMIN))
+def test_topics_are_created_configured_grown_and_deleted(target, client):
+    assert ADMIN[client](target, target.unique("admin")) == \
+        (("123456", "DYNAMIC_TOPIC_CONFIG"), 4)
+
+
+CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+
+
+@pytest.mark.parametrize("client", ["kafka-tools"])
+def test_kafka_consumer_groups_describes_resets_and_deletes_a_group(stack, target, client):
+    topic = target.create_topic("tools", PARTITIONS)
+    group = target.unique("tools")
+    member = _member(stack, target, "confluent-kafka", "m1", group, topic, "classic")
+    _split([member])
+    values = _produce(target, topic, "tools", 6)
+    _consumed([member], values)
+    member.close()
+    rows = [line.split() for line in kafka_tool(
+        CONSUMER_GROUPS, target.bootstrap_servers, "--describe", "--group", group).splitlines()
+        if line.strip() and not line.startswith("Consumer group")]
+    assert rows[0][:6] == ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET",
+                           "LAG"]
+    assert sorted(row[:6] for row in rows[1:]) == [
+        [group, topic, str(p), "2", "2", "0"] for p in range(PARTITIONS)]
+    reset = kafka_tool(CONSUMER_GROUPS, target.bootstrap_servers, "--reset-offsets",
+                       "--to-earliest", "--execute", "--topic", topic, "--group", group)
+    assert sorted(line.split() for line in reset.splitlines()
+                  if line.strip() and not line.startswith("GROUP")) == [
+        [group, topic, str(p), "0"] for p in range(PARTITIONS)]
+    deleted = kafka_tool(CONSUMER_GROUPS, target.bootstrap_servers, "--delete", "--group",
+                         group)
+    assert f"Deletion of requested consumer groups ('{group}') was successful." in deleted

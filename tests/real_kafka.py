@@ -1,0 +1,185 @@
+"""Apache Kafka itself, as the second target of the client tests.
+
+:class:`RealKafka` formats and starts one KRaft node (broker and controller in one process)
+from the jars ``bash ci/dev.sh setup`` fetches into ``.cache/jars/kafka-broker/``, on free
+loopback ports, with its data in a temporary directory, and stops it again.  ``start()``
+returns once the node logs that it started and its group and transaction coordinators answer
+FindCoordinator, so a test never waits on a coordinator still loading.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import wire
+
+ROOT = Path(__file__).resolve().parents[1]
+JARS = ROOT / ".cache" / "jars" / "kafka-broker"
+#: settings every test run gives the broker: one node, and no waiting before a first rebalance
+#: (mockbroker's default too)
+BASE_SETTINGS = {
+    "offsets.topic.replication.factor": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+    "group.initial.rebalance.delay.ms": "0",
+}
+_LOG4J = """\
+status = error
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = info
+rootLogger.appenderRef.file.ref = FILE
+"""
+
+
+class KafkaUnavailable(RuntimeError):
+    """The jars or java are missing: the reason says what to run."""
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def _ask(port: int, api_key: int, version: int, body) -> object:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+        conn.sendall(wire.encode_request(api_key, version, 1, "real-kafka-probe", body))
+        size = int.from_bytes(_read(conn, 4), "big")
+        return wire.decode_response(api_key, version, _read(conn, size))[1]
+
+
+def _read(conn: socket.socket, count: int) -> bytes:
+    data = b""
+    while len(data) < count:
+        chunk = conn.recv(count - len(data))
+        if not chunk:
+            raise ConnectionError("closed")
+        data += chunk
+    return data
+
+
+class RealKafka:
+    def __init__(self, settings: dict[str, str] | None = None, *, heap: str = "384m"):
+        self.settings = {**BASE_SETTINGS, **(settings or {})}
+        self.heap = heap
+        self.process: subprocess.Popen | None = None
+        self.dir: Path | None = None
+        self.port = 0
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @staticmethod
+    def check() -> None:
+        """KafkaUnavailable unless java and the broker's jars are here."""
+        if shutil.which("java") is None:
+            raise KafkaUnavailable("Apache Kafka needs java on the PATH")
+        if not any(JARS.glob("kafka_2.13-*.jar")):
+            raise KafkaUnavailable(f"Apache Kafka's jars are not in {JARS}: run "
+                                   f"bash ci/dev.sh setup")
+
+    def start(self, timeout: float = 180) -> "RealKafka":
+        self.check()
+        self.dir = Path(tempfile.mkdtemp(prefix="real-kafka-"))
+        self.port, controller = _free_ports(2)
+        props = {
+            "process.roles": "broker,controller", "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{controller}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": str(self.dir / "data"), **self.settings}
+        config = self.dir / "server.properties"
+        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        log = self.dir / "server.log"
+        (self.dir / "log4j2.properties").write_text(_LOG4J.format(log=log))
+        java = ["java", f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}",
+                "-cp", str(JARS / "*")]
+        formatted = subprocess.run(
+            [*java, "kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c", str(config)],
+            capture_output=True, text=True, timeout=timeout)
+        if formatted.returncode != 0:
+            raise RuntimeError(f"formatting Kafka's storage failed: {formatted.stderr[-2000:]}")
+        self.process = subprocess.Popen(
+            [*java[:1], f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
+             "-Djava.awt.headless=true", *java[1:], "kafka.Kafka", str(config)],
+            stdout=subprocess.DEVNULL, stderr=(self.dir / "stderr.log").open("w"),
+            start_new_session=True)
+        deadline = time.monotonic() + timeout
+        try:
+            self._wait(lambda: "Kafka Server started" in _text(log), deadline, log)
+            for key_type, key in ((0, "real-kafka-probe"), (1, "real-kafka-probe")):
+                self._wait(lambda: self._coordinator_ready(key_type, key), deadline, log)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait(self, ready, deadline: float, log: Path) -> None:
+        while not ready():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Kafka exited during start-up: {_text(log)[-3000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kafka did not start in time: {_text(log)[-3000:]}")
+            time.sleep(0.1)
+
+    def _coordinator_ready(self, key_type: int, key: str) -> bool:
+        """Whether FindCoordinator for a group (0) or transactional id (1) is answered with a
+        coordinator: Kafka creates ``__consumer_offsets`` or ``__transaction_state`` on the
+        first ask and loads it before it says yes."""
+        cls = wire.request_class(10)
+        try:
+            found = _ask(self.port, 10, 4, cls(key_type=key_type, coordinator_keys=[key]))
+        except OSError:
+            return False
+        return found.coordinators[0].error_code == 0
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        self.process = None
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def _cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes in URL-safe base64, unpadded."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
