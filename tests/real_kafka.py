@@ -64,20 +64,14 @@ def _free_ports(count: int) -> list[int]:
 
 
 def _ask(port: int, api_key: int, version: int, body) -> object:
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn, \
+            conn.makefile("rb") as answers:
         conn.sendall(wire.encode_request(api_key, version, 1, "real-kafka-probe", body))
-        size = int.from_bytes(_read(conn, 4), "big")
-        return wire.decode_response(api_key, version, _read(conn, size))[1]
-
-
-def _read(conn: socket.socket, count: int) -> bytes:
-    data = b""
-    while len(data) < count:
-        chunk = conn.recv(count - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
+        size = int.from_bytes(answers.read(4), "big")
+        frame = answers.read(size)
+        if len(frame) < size:
+            raise ConnectionError("closed mid-answer")
+        return wire.decode_response(api_key, version, frame)[1]
 
 
 class RealKafka:
