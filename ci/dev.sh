@@ -129,7 +129,22 @@ setup_kafka_broker() {
     "kafka_2.13-$(pom_property ci/kafka-broker/pom.xml kafka.version).jar"
 }
 
-setup() { setup_venv; setup_jars; setup_spark; setup_kafka_tools; setup_kafka_broker; }
+setup_go_client() {
+  # the franz-go client of the conformance tests (tests/clients/go), from the Go module proxy
+  local out=.cache/bin/franz-client
+  if ! command -v go >/dev/null 2>&1; then
+    log "go not found: the franz-go conformance tests will be skipped"; return 0
+  fi
+  if [ ! -x "$out" ] || [ -n "$(find tests/clients/go -type f -newer "$out")" ]; then
+    log "building the franz-go client"
+    mkdir -p .cache/bin
+    (cd tests/clients/go && go build -o "../../../$out" .)
+  fi
+}
+
+setup() {
+  setup_venv; setup_jars; setup_spark; setup_kafka_tools; setup_kafka_broker; setup_go_client
+}
 
 command=${1:-}
 [ $# -gt 0 ] && shift

@@ -71,3 +71,17 @@ def kafka_tool(main_class: str, bootstrap: str, *args: str, timeout: float = 120
                           capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{main_class} {' '.join(args)}: {done.stderr[-3000:]}"
     return done.stdout
+
+
+#: the franz-go client of tests/clients/go, built by set-up
+GO_CLIENT = Path(__file__).resolve().parents[2] / ".cache" / "bin" / "franz-client"
+
+
+def go_client(*args: str, timeout: float = 90) -> str:
+    """What the franz-go client prints for one command; fails on a non-zero exit."""
+    if not GO_CLIENT.exists():  # the matrix check of a whole run then fails loudly too
+        pytest.skip(f"{GO_CLIENT} is not built: bash ci/dev.sh setup builds it with Go")
+    done = subprocess.run([str(GO_CLIENT), *args], capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, f"franz-client {' '.join(args)}: {done.stderr[-3000:]}"
+    return done.stdout

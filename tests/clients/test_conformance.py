@@ -12,6 +12,7 @@ Kafka's own ``kafka-consumer-groups`` tool.  A test id reads ``test_name[target-
 from __future__ import annotations
 
 import asyncio
+import json
 
 import aiokafka
 import confluent_kafka as ck
@@ -22,7 +23,7 @@ from kafka.admin import ConfigResource as KpConfigResource
 from kafka.admin import ConfigResourceType, KafkaAdminClient, NewPartitions as KpNewPartitions
 from kafka.admin import NewTopic as KpNewTopic
 
-from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, kafka_tool, wait_for
+from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, go_client, kafka_tool, wait_for
 from tests.clients.targets import Target
 from tests.clients.test_groups import ConfluentMember, KafkaPythonMember, assert_once
 from tests.clients.test_java_groups import JVM_TIMEOUT_S, JavaMember
@@ -117,8 +118,16 @@ def _aio_round_trip(target: Target, topic: str) -> list[tuple]:
     return asyncio.run(run())
 
 
+def _go_round_trip(target: Target, topic: str) -> list[tuple]:
+    go_client("produce", target.bootstrap_servers, topic)
+    lines = go_client("read", target.bootstrap_servers, topic, str(len(RECORDS)))
+    return [(r["partition"], r["offset"], r["key"].encode(), r["value"].encode(),
+             [(k, v.encode()) for k, v in r["headers"]])
+            for r in map(json.loads, lines.splitlines())]
+
+
 ROUND_TRIP = {"confluent-kafka": _ck_round_trip, "kafka-python": _kp_round_trip,
-              "aiokafka": _aio_round_trip}
+              "aiokafka": _aio_round_trip, "franz-go": _go_round_trip}
 
 
 @pytest.mark.parametrize("client", list(ROUND_TRIP))
@@ -198,6 +207,23 @@ def test_a_classic_group_splits_commits_and_resumes(stack, target, client):
 @pytest.mark.parametrize("client", ["confluent-kafka", "java"])
 def test_a_consumer_protocol_group_splits_commits_and_resumes(stack, target, client):
     _group_commits_and_resumes(stack, target, client, "consumer")
+
+
+#: clients run as a process that joins, reads COUNT records, commits them and leaves
+ONE_SHOT_GROUP = {"franz-go": lambda bootstrap, topic, group, count: go_client(
+    "group", bootstrap, topic, group, str(count)).splitlines()}
+
+
+@pytest.mark.parametrize("client", list(ONE_SHOT_GROUP))
+def test_a_group_member_commits_and_the_next_resumes(target, client):
+    topic = target.create_topic("group", PARTITIONS)
+    group = target.unique("group")
+    first = _produce(target, topic, "first", 30)
+    read = ONE_SHOT_GROUP[client](target.bootstrap_servers, topic, group, len(first))
+    assert sorted(read) == sorted(v.decode() for v in first)
+    later = _produce(target, topic, "later", 9)
+    resumed = ONE_SHOT_GROUP[client](target.bootstrap_servers, topic, group, len(later))
+    assert sorted(resumed) == sorted(v.decode() for v in later)  # from the committed offsets
 
 
 # -- transactions -----------------------------------------------------------------------------
