@@ -35,7 +35,8 @@ CAPABILITIES = {
 }
 COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
            "transactions", "admin", "SASL / TLS", "Spark"]
-CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "franz-go", "kafka-tools"]
+CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "franz-go", "kcat",
+           "kafka-tools"]
 #: what a client does not have at all (kafka-python and aiokafka speak only the classic protocol)
 ABSENT = {("kafka-python", "groups, consumer protocol"), ("aiokafka", "groups, consumer protocol")}
 TARGETS = ("mockbroker", "kafka")

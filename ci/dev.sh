@@ -129,6 +129,18 @@ setup_kafka_broker() {
     "kafka_2.13-$(pom_property ci/kafka-broker/pom.xml kafka.version).jar"
 }
 
+setup_kcat() {
+  # kcat (Debian's package), a client of the conformance tests
+  command -v kcat >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing kcat"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null 2>&1 ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; }
+  else
+    log "kcat not found and not root to install it: the kcat conformance tests will be skipped"
+  fi
+}
+
 setup_go_client() {
   # the franz-go client of the conformance tests (tests/clients/go), from the Go module proxy
   local out=.cache/bin/franz-client
@@ -144,6 +156,7 @@ setup_go_client() {
 
 setup() {
   setup_venv; setup_jars; setup_spark; setup_kafka_tools; setup_kafka_broker; setup_go_client
+  setup_kcat
 }
 
 command=${1:-}

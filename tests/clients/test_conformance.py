@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
 
 import aiokafka
 import confluent_kafka as ck
@@ -126,8 +128,33 @@ def _go_round_trip(target: Target, topic: str) -> list[tuple]:
             for r in map(json.loads, lines.splitlines())]
 
 
+def _kcat(*args: str, stdin: str | None = None) -> str:
+    if shutil.which("kcat") is None:  # the matrix check of a whole run then fails loudly too
+        pytest.skip("kcat is not installed: bash ci/dev.sh setup installs Debian's package")
+    done = subprocess.run(["kcat", *args], input=stdin, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, f"kcat {' '.join(args)}: {done.stderr[-2000:]}"
+    return done.stdout
+
+
+def _kcat_round_trip(target: Target, topic: str) -> list[tuple]:
+    for partition, key, value, headers in RECORDS:  # one kcat per record: its own headers
+        _kcat("-P", "-b", target.bootstrap_servers, "-t", topic, "-p", str(partition), "-K:",
+              *(f"-H{k}={v.decode()}" for k, v in headers),
+              stdin=f"{key.decode()}:{value.decode()}\n")
+    out = _kcat("-C", "-b", target.bootstrap_servers, "-t", topic, "-o", "beginning", "-e",
+                "-q", "-f", "%p\t%o\t%k\t%s\t%h\n")
+    got = []
+    for row in out.splitlines():
+        partition, offset, key, value, headers = row.split("\t")
+        got.append((int(partition), int(offset), key.encode(), value.encode(),
+                    [(k, v.encode()) for k, _, v in (h.partition("=")
+                                                     for h in headers.split(",") if h)]))
+    return got
+
+
 ROUND_TRIP = {"confluent-kafka": _ck_round_trip, "kafka-python": _kp_round_trip,
-              "aiokafka": _aio_round_trip, "franz-go": _go_round_trip}
+              "aiokafka": _aio_round_trip, "franz-go": _go_round_trip, "kcat": _kcat_round_trip}
 
 
 @pytest.mark.parametrize("client", list(ROUND_TRIP))
