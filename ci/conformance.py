@@ -35,10 +35,12 @@ CAPABILITIES = {
 }
 COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
            "transactions", "admin", "SASL / TLS", "Spark"]
-CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "franz-go", "kcat",
-           "kafka-tools"]
-#: what a client does not have at all (kafka-python and aiokafka speak only the classic protocol)
-ABSENT = {("kafka-python", "groups, consumer protocol"), ("aiokafka", "groups, consumer protocol")}
+CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "franz-go", "kafkajs",
+           "kcat", "kafka-tools"]
+#: what a client does not have at all (kafka-python, aiokafka and kafkajs speak only the classic
+#: group protocol)
+ABSENT = {("kafka-python", "groups, consumer protocol"), ("aiokafka", "groups, consumer protocol"),
+          ("kafkajs", "groups, consumer protocol")}
 TARGETS = ("mockbroker", "kafka")
 START, END = "<!-- conformance:start -->", "<!-- conformance:end -->"
 _ID = re.compile(r"^(?P<test>\w+)\[(?P<target>mockbroker|kafka)-(?P<client>.+)\]$")

@@ -12,8 +12,10 @@
 # dependencies, Kafka's own jars in .cache/jars/ (the tests read Kafka's message specs from them;
 # the Java client and Kafka Streams tests run them), Spark's Kafka connector in
 # .cache/jars/spark/ (the Spark tests load it), Kafka's command-line tools in
-# .cache/jars/kafka-tools/ and Apache Kafka's broker in .cache/jars/kafka-broker/ (the client
-# tests run against it too).  Needs Python 3.11+, and Java 17 with Maven for
+# .cache/jars/kafka-tools/ and Apache Kafka's broker in .cache/jars/kafka-broker/ (the
+# conformance tests run against it too), and the other clients of the conformance tests: a
+# franz-go program built into .cache/bin/ (with Go), kafkajs in tests/clients/node/node_modules
+# (with npm) and Debian's kcat (installed when running as root).  Needs Python 3.11+, and Java 17 with Maven for
 # the jars.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -141,6 +143,18 @@ setup_kcat() {
   fi
 }
 
+setup_node_client() {
+  # the kafkajs client of the conformance tests (tests/clients/node), from the npm registry
+  local dir=tests/clients/node
+  if ! command -v npm >/dev/null 2>&1; then
+    log "npm not found: the kafkajs conformance tests will be skipped"; return 0
+  fi
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+    log "installing the kafkajs client"
+    (cd "$dir" && npm ci --no-audit --no-fund --silent && touch node_modules)
+  fi
+}
+
 setup_go_client() {
   # the franz-go client of the conformance tests (tests/clients/go), from the Go module proxy
   local out=.cache/bin/franz-client
@@ -156,7 +170,7 @@ setup_go_client() {
 
 setup() {
   setup_venv; setup_jars; setup_spark; setup_kafka_tools; setup_kafka_broker; setup_go_client
-  setup_kcat
+  setup_node_client; setup_kcat
 }
 
 command=${1:-}

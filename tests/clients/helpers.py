@@ -85,3 +85,17 @@ def go_client(*args: str, timeout: float = 90) -> str:
                           timeout=timeout)
     assert done.returncode == 0, f"franz-client {' '.join(args)}: {done.stderr[-3000:]}"
     return done.stdout
+
+
+#: the kafkajs client of tests/clients/node (set-up installs its node_modules)
+NODE_CLIENT = Path(__file__).resolve().parent / "node" / "client.js"
+
+
+def node_client(*args: str, timeout: float = 90) -> str:
+    """What the kafkajs client prints for one command; fails on a non-zero exit."""
+    if shutil.which("node") is None or not (NODE_CLIENT.parent / "node_modules").is_dir():
+        pytest.skip("the kafkajs client needs node, and bash ci/dev.sh setup to install it")
+    done = subprocess.run(["node", str(NODE_CLIENT), *args], capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, f"kafkajs client {' '.join(args)}: {done.stderr[-3000:]}"
+    return done.stdout

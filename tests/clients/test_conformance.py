@@ -25,7 +25,8 @@ from kafka.admin import ConfigResource as KpConfigResource
 from kafka.admin import ConfigResourceType, KafkaAdminClient, NewPartitions as KpNewPartitions
 from kafka.admin import NewTopic as KpNewTopic
 
-from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, go_client, kafka_tool, wait_for
+from tests.clients.helpers import (RDKAFKA_LOG, TIMEOUT_S, go_client, kafka_tool, node_client,
+                                   wait_for)
 from tests.clients.targets import Target
 from tests.clients.test_groups import ConfluentMember, KafkaPythonMember, assert_once
 from tests.clients.test_java_groups import JVM_TIMEOUT_S, JavaMember
@@ -153,8 +154,22 @@ def _kcat_round_trip(target: Target, topic: str) -> list[tuple]:
     return got
 
 
+def _node_rows(lines: str) -> list[tuple]:
+    return [(r["partition"], r["offset"], r["key"] and r["key"].encode(), r["value"].encode(),
+             [(k, v.encode()) for k, v in r["headers"]])
+            for r in map(json.loads, lines.splitlines())]
+
+
+def _node_round_trip(target: Target, topic: str) -> list[tuple]:
+    node_client("produce", target.bootstrap_servers, topic)
+    # kafkajs reads only in a group: a new one reads from the start
+    return _node_rows(node_client("group", target.bootstrap_servers, topic,
+                                  target.unique("reader"), str(len(RECORDS))))
+
+
 ROUND_TRIP = {"confluent-kafka": _ck_round_trip, "kafka-python": _kp_round_trip,
-              "aiokafka": _aio_round_trip, "franz-go": _go_round_trip, "kcat": _kcat_round_trip}
+              "aiokafka": _aio_round_trip, "franz-go": _go_round_trip, "kcat": _kcat_round_trip,
+              "kafkajs": _node_round_trip}
 
 
 @pytest.mark.parametrize("client", list(ROUND_TRIP))
@@ -237,8 +252,12 @@ def test_a_consumer_protocol_group_splits_commits_and_resumes(stack, target, cli
 
 
 #: clients run as a process that joins, reads COUNT records, commits them and leaves
-ONE_SHOT_GROUP = {"franz-go": lambda bootstrap, topic, group, count: go_client(
-    "group", bootstrap, topic, group, str(count)).splitlines()}
+ONE_SHOT_GROUP = {
+    "franz-go": lambda bootstrap, topic, group, count: go_client(
+        "group", bootstrap, topic, group, str(count)).splitlines(),
+    "kafkajs": lambda bootstrap, topic, group, count: [row[3].decode() for row in _node_rows(
+        node_client("group", bootstrap, topic, group, str(count)))],
+}
 
 
 @pytest.mark.parametrize("client", list(ONE_SHOT_GROUP))

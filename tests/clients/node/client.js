@@ -1,0 +1,77 @@
+// A client on kafkajs, driven by the conformance tests.
+//
+//   node client.js produce BOOTSTRAP TOPIC
+//       writes the tests' twelve records: record i to partition i%3, key "k<i>", value "v<i>",
+//       and for odd i the headers h="<i>" and n=""
+//   node client.js group BOOTSTRAP TOPIC GROUP COUNT
+//       joins GROUP, reads COUNT records (from the start when the group has no offsets),
+//       commits each, leaves, and prints every record as a JSON line
+//       {"partition", "offset", "key", "value", "headers": [[k, v], ...]}
+//
+// Any failure is printed on stderr and exits 1.
+'use strict';
+
+const { Kafka, logLevel } = require('kafkajs');
+
+const PARTITIONS = 3;
+
+async function produce(kafka, topic) {
+  const producer = kafka.producer();
+  await producer.connect();
+  for (let i = 0; i < 12; i++) {
+    const message = { partition: i % PARTITIONS, key: `k${i}`, value: `v${i}` };
+    if (i % 2 === 1) message.headers = { h: `${i}`, n: '' };
+    await producer.send({ topic, messages: [message] });
+  }
+  await producer.disconnect();
+}
+
+async function group(kafka, topic, groupId, count) {
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    console.error(`failed: ${payload.error}`);
+    process.exit(1);
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  let seen = 0;
+  let finish;
+  const done = new Promise((resolve) => { finish = resolve; });
+  await consumer.run({
+    autoCommit: false,
+    eachMessage: async ({ partition, message }) => {
+      const headers = Object.entries(message.headers || {})
+        .map(([k, v]) => [k, v === null ? null : v.toString()]);
+      console.log(JSON.stringify({
+        partition, offset: Number(message.offset),
+        key: message.key === null ? null : message.key.toString(),
+        value: message.value.toString(), headers,
+      }));
+      await consumer.commitOffsets([
+        { topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
+      seen += 1;
+      if (seen >= count) finish();
+    },
+  });
+  const timer = setTimeout(() => {
+    console.error(`failed: ${seen} of ${count} records read`);
+    process.exit(1);
+  }, 60000);
+  await done;
+  clearTimeout(timer);
+  await consumer.disconnect();
+}
+
+async function main() {
+  const [command, bootstrap, topic, groupId, count] = process.argv.slice(2);
+  const kafka = new Kafka({ clientId: 'kafkajs-conformance', brokers: [bootstrap],
+                            logLevel: logLevel.ERROR });
+  if (command === 'produce' && topic) return produce(kafka, topic);
+  if (command === 'group' && count) return group(kafka, topic, groupId, Number(count));
+  throw new Error('usage: node client.js produce|group BOOTSTRAP TOPIC [GROUP COUNT]');
+}
+
+main().then(() => process.exit(0), (err) => {
+  console.error(`failed: ${err && err.stack ? err.stack : err}`);
+  process.exit(1);
+});
