@@ -26,17 +26,19 @@ MODULE = "tests.clients.test_conformance"
 #: test function -> the capability it shows
 CAPABILITIES = {
     "test_records_come_back_with_keys_headers_and_offsets": "produce / consume",
+    "test_console_tools_write_and_read_records": "produce / consume",
     "test_a_classic_group_splits_commits_and_resumes": "groups, classic",
     "test_a_consumer_protocol_group_splits_commits_and_resumes": "groups, consumer protocol",
     "test_a_group_member_commits_and_the_next_resumes": "groups, classic",
     "test_a_read_committed_reader_sees_committed_transactions_only": "transactions",
+    "test_an_exactly_once_streams_app_counts_every_word_once": "transactions",
     "test_topics_are_created_configured_grown_and_deleted": "admin",
     "test_kafka_consumer_groups_describes_resets_and_deletes_a_group": "admin",
 }
 COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
            "transactions", "admin", "SASL / TLS", "Spark"]
-CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "franz-go", "kafkajs",
-           "kcat", "kafka-tools"]
+CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "kafka-streams", "franz-go",
+           "kafkajs", "kcat", "kafka-tools"]
 #: what a client does not have at all (kafka-python, aiokafka and kafkajs speak only the classic
 #: group protocol)
 ABSENT = {("kafka-python", "groups, consumer protocol"), ("aiokafka", "groups, consumer protocol"),

@@ -60,7 +60,8 @@ def wait_for(predicate, what: str, timeout: float = 30):
 KAFKA_TOOLS = Path(__file__).resolve().parents[2] / ".cache" / "jars" / "kafka-tools"
 
 
-def kafka_tool(main_class: str, bootstrap: str, *args: str, timeout: float = 120) -> str:
+def kafka_tool(main_class: str, bootstrap: str, *args: str, timeout: float = 120,
+               stdin: str | None = None) -> str:
     """What one of Kafka's command-line tools prints (``kafka-consumer-groups.sh`` is
     ``org.apache.kafka.tools.consumer.group.ConsumerGroupCommand``); fails on a non-zero exit."""
     jars = sorted(KAFKA_TOOLS.glob("*.jar"))
@@ -68,7 +69,7 @@ def kafka_tool(main_class: str, bootstrap: str, *args: str, timeout: float = 120
         f"Kafka's tools need java and the jars in {KAFKA_TOOLS} (bash ci/dev.sh setup)"
     done = subprocess.run(["java", "-cp", ":".join(map(str, jars)), main_class,
                            "--bootstrap-server", bootstrap, *args],
-                          capture_output=True, text=True, timeout=timeout)
+                          input=stdin, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{main_class} {' '.join(args)}: {done.stderr[-3000:]}"
     return done.stdout
 

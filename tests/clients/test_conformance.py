@@ -30,6 +30,8 @@ from tests.clients.helpers import (RDKAFKA_LOG, TIMEOUT_S, go_client, kafka_tool
 from tests.clients.targets import Target
 from tests.clients.test_groups import ConfluentMember, KafkaPythonMember, assert_once
 from tests.clients.test_java_groups import JVM_TIMEOUT_S, JavaMember
+from tests.clients.test_streams_eos import count_words_once
+from tests.clients.test_transactions import assert_seen, batch, java_records, run_java
 
 PARTITIONS = 3
 #: (partition, key, value, headers) of the records every client writes and reads back
@@ -167,6 +169,45 @@ def _node_round_trip(target: Target, topic: str) -> list[tuple]:
                                   target.unique("reader"), str(len(RECORDS))))
 
 
+CONSOLE_PRODUCER = "org.apache.kafka.tools.ConsoleProducer"
+CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+
+
+def _console_produce(target: Target, topic: str, records) -> None:
+    """kafka-console-producer with keys (and headers, when the records have them); the
+    records' partitions come from their keys, as the producer's partitioner picks them."""
+    for with_headers in (False, True):
+        lines = "".join(
+            (",".join(f"{k}:{v.decode()}" for k, v in headers) + "\t" if with_headers else "")
+            + f"{key.decode()}:{value.decode()}\n"
+            for _, key, value, headers in records if bool(headers) == with_headers)
+        if lines:
+            kafka_tool(CONSOLE_PRODUCER, target.bootstrap_servers, "--topic", topic,
+                       "--reader-property", "parse.key=true",
+                       "--reader-property", "key.separator=:",
+                       "--reader-property", f"parse.headers={str(with_headers).lower()}",
+                       stdin=lines)
+
+
+def _console_consume(target: Target, topic: str, count: int, *more: str) -> list[tuple]:
+    """(partition, offset, key, value, headers) of ``count`` records kafka-console-consumer
+    prints."""
+    out = kafka_tool(CONSOLE_CONSUMER, target.bootstrap_servers, "--topic", topic,
+                     "--max-messages", str(count), "--timeout-ms", "60000",
+                     *(f"--formatter-property=print.{what}=true"
+                       for what in ("partition", "offset", "headers", "key")), *more)
+    got = []
+    for line in out.splitlines():
+        if not line.startswith("Partition:"):
+            continue  # a notice the tool prints, not a record
+        partition, offset, headers, key, value = line.split("\t")
+        got.append((int(partition.split(":")[1]), int(offset.split(":")[1]), key.encode(),
+                    value.encode(), [] if headers == "NO_HEADERS" else [
+                        (k, v.encode()) for k, _, v in (h.partition(":")
+                                                        for h in headers.split(","))]))
+    return got
+
+
 ROUND_TRIP = {"confluent-kafka": _ck_round_trip, "kafka-python": _kp_round_trip,
               "aiokafka": _aio_round_trip, "franz-go": _go_round_trip, "kcat": _kcat_round_trip,
               "kafkajs": _node_round_trip}
@@ -177,6 +218,22 @@ def test_records_come_back_with_keys_headers_and_offsets(target, client):
     topic = target.create_topic("records", PARTITIONS)
     got = ROUND_TRIP[client](target, topic)
     assert sorted(got, key=lambda r: (r[0], r[1])) == _expected()
+
+
+@pytest.mark.parametrize("client", ["kafka-tools"])
+def test_console_tools_write_and_read_records(target, client):
+    topic = target.create_topic("console", PARTITIONS)
+    _console_produce(target, topic, RECORDS)
+    got = _console_consume(target, topic, len(RECORDS), "--from-beginning")
+    assert sorted((key, value, headers) for _, _, key, value, headers in got) == \
+        sorted((key, value, headers) for _, key, value, headers in RECORDS)
+    # the keys placed them: in each partition from offset 0, in the order they were sent
+    order = [key for with_headers in (False, True)  # as _console_produce sends them
+             for _, key, _, headers in RECORDS if bool(headers) == with_headers]
+    for p in range(PARTITIONS):
+        mine = sorted((offset, key) for partition, offset, key, _, _ in got if partition == p)
+        assert [offset for offset, _ in mine] == list(range(len(mine)))
+        assert [key for _, key in mine] == sorted((k for _, k in mine), key=order.index)
 
 
 # -- consumer groups --------------------------------------------------------------------------
@@ -252,7 +309,14 @@ def test_a_consumer_protocol_group_splits_commits_and_resumes(stack, target, cli
 
 
 #: clients run as a process that joins, reads COUNT records, commits them and leaves
+def _console_group(bootstrap: str, topic: str, group: str, count: int) -> list[str]:
+    target = Target("", bootstrap, None)
+    return [value.decode() for _, _, _, value, _ in _console_consume(
+        target, topic, count, "--group", group, "--command-property=auto.offset.reset=earliest")]
+
+
 ONE_SHOT_GROUP = {
+    "kafka-tools": _console_group,
     "franz-go": lambda bootstrap, topic, group, count: go_client(
         "group", bootstrap, topic, group, str(count)).splitlines(),
     "kafkajs": lambda bootstrap, topic, group, count: [row[3].decode() for row in _node_rows(
@@ -303,13 +367,32 @@ def _kp_transactions(target: Target, topic: str) -> None:
     producer.close()
 
 
-TRANSACTIONS = {"confluent-kafka": _ck_transactions, "kafka-python": _kp_transactions}
+def _java_transactions(target: Target, topic: str) -> list[bytes]:
+    """TxnClient.java's three transactions (first, aborted, last), as its own read_committed
+    consumer reads them back."""
+    lines = run_java("basic", target.bootstrap_servers, topic, target.unique("txn"))
+    assert [line for line in lines if not line.startswith("record")] == \
+        ["committed 9", "aborted 9", "committed 9", "done"]
+    assert_seen(java_records(lines), batch("first") + batch("last"))
+    return [rec.value for rec in batch("first") + batch("last")]
+
+
+def _committed_values() -> list[bytes]:
+    return [f"{o}-{i}".encode() for o in ("committed", "committed-again")
+            for i in range(PARTITIONS * 2)]
+
+
+TRANSACTIONS = {"confluent-kafka": lambda t, topic: (_ck_transactions(t, topic),
+                                                     _committed_values())[1],
+                "kafka-python": lambda t, topic: (_kp_transactions(t, topic),
+                                                  _committed_values())[1],
+                "java": _java_transactions}
 
 
 @pytest.mark.parametrize("client", list(TRANSACTIONS))
 def test_a_read_committed_reader_sees_committed_transactions_only(target, client):
     topic = target.create_topic("txn", PARTITIONS)
-    TRANSACTIONS[client](target, topic)
+    expected = TRANSACTIONS[client](target, topic)
     consumer = ck.Consumer({"bootstrap.servers": target.bootstrap_servers, "group.id": "unused",
                             "isolation.level": "read_committed", "enable.auto.commit": False,
                             "enable.partition.eof": True, "logger": RDKAFKA_LOG})
@@ -329,9 +412,12 @@ def test_a_read_committed_reader_sees_committed_transactions_only(target, client
         wait_for(read_to_the_end, "every partition read to its end")
     finally:
         consumer.close()
-    expected = [f"{o}-{i}".encode() for o in ("committed", "committed-again")
-                for i in range(PARTITIONS * 2)]
     assert sorted(values) == sorted(expected)  # the aborted ones never show, none twice
+
+
+@pytest.mark.parametrize("client", ["kafka-streams"])
+def test_an_exactly_once_streams_app_counts_every_word_once(stack, target, client, tmp_path):
+    count_words_once(stack, target.bootstrap_servers, tmp_path)
 
 
 # -- administration ---------------------------------------------------------------------------
