@@ -33,6 +33,7 @@ CAPABILITIES = {
     "test_a_read_committed_reader_sees_committed_transactions_only": "transactions",
     "test_an_exactly_once_streams_app_counts_every_word_once": "transactions",
     "test_topics_are_created_configured_grown_and_deleted": "admin",
+    "test_the_java_admin_describes_a_consumer_protocol_group": "admin",
     "test_kafka_consumer_groups_describes_resets_and_deletes_a_group": "admin",
 }
 COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",

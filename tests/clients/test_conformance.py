@@ -18,6 +18,11 @@ import subprocess
 
 import aiokafka
 import confluent_kafka as ck
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import NewPartitions as AioPartitions
+from aiokafka.admin import NewTopic as AioNewTopic
+from aiokafka.admin.config_resource import ConfigResource as AioConfigResource
+from aiokafka.admin.config_resource import ConfigResourceType as AioType
 import pytest
 from confluent_kafka.admin import ConfigResource, NewPartitions
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -29,6 +34,8 @@ from tests.clients.helpers import (RDKAFKA_LOG, TIMEOUT_S, go_client, kafka_tool
                                    wait_for)
 from tests.clients.targets import Target
 from tests.clients.test_groups import ConfluentMember, KafkaPythonMember, assert_once
+from tests.clients.test_consumer_protocol import ADMIN_SOURCE
+from tests.clients.test_java_groups import CLASSPATH as JAVA_CLASSPATH
 from tests.clients.test_java_groups import JVM_TIMEOUT_S, JavaMember
 from tests.clients.test_streams_eos import count_words_once
 from tests.clients.test_transactions import assert_seen, batch, java_records, run_java
@@ -315,7 +322,27 @@ def _console_group(bootstrap: str, topic: str, group: str, count: int) -> list[s
         target, topic, count, "--group", group, "--command-property=auto.offset.reset=earliest")]
 
 
+def _aio_group(bootstrap: str, topic: str, group: str, count: int) -> list[str]:
+    async def run() -> list[str]:
+        consumer = aiokafka.AIOKafkaConsumer(
+            topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+            auto_offset_reset="earliest", fetch_max_wait_ms=100)
+        await consumer.start()
+        values: list[str] = []
+        try:
+            async with asyncio.timeout(JVM_TIMEOUT_S):
+                while len(values) < count:
+                    batches = await consumer.getmany(timeout_ms=200)
+                    values += [r.value.decode() for rs in batches.values() for r in rs]
+                    await consumer.commit()
+        finally:
+            await consumer.stop()  # leaves the group
+        return values
+    return asyncio.run(run())
+
+
 ONE_SHOT_GROUP = {
+    "aiokafka": _aio_group,
     "kafka-tools": _console_group,
     "franz-go": lambda bootstrap, topic, group, count: go_client(
         "group", bootstrap, topic, group, str(count)).splitlines(),
@@ -367,6 +394,26 @@ def _kp_transactions(target: Target, topic: str) -> None:
     producer.close()
 
 
+def _aio_transactions(target: Target, topic: str) -> None:
+    async def run() -> None:
+        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=target.bootstrap_servers,
+                                             transactional_id=target.unique("txn"))
+        await producer.start()
+        try:
+            for outcome in ("committed", "aborted", "committed-again"):
+                await producer.begin_transaction()
+                for i in range(PARTITIONS * 2):
+                    await producer.send_and_wait(topic, value=f"{outcome}-{i}".encode(),
+                                                 partition=i % PARTITIONS)
+                if outcome == "aborted":
+                    await producer.abort_transaction()
+                else:
+                    await producer.commit_transaction()
+        finally:
+            await producer.stop()
+    asyncio.run(run())
+
+
 def _java_transactions(target: Target, topic: str) -> list[bytes]:
     """TxnClient.java's three transactions (first, aborted, last), as its own read_committed
     consumer reads them back."""
@@ -386,6 +433,8 @@ TRANSACTIONS = {"confluent-kafka": lambda t, topic: (_ck_transactions(t, topic),
                                                      _committed_values())[1],
                 "kafka-python": lambda t, topic: (_kp_transactions(t, topic),
                                                   _committed_values())[1],
+                "aiokafka": lambda t, topic: (_aio_transactions(t, topic),
+                                              _committed_values())[1],
                 "java": _java_transactions}
 
 
@@ -466,13 +515,77 @@ def _kp_admin(target: Target, name: str) -> tuple:
     return retention, count
 
 
-ADMIN = {"confluent-kafka": _ck_admin, "kafka-python": _kp_admin}
+def _aio_admin(target: Target, name: str) -> tuple:
+
+    async def run() -> tuple:
+        admin = AIOKafkaAdminClient(bootstrap_servers=target.bootstrap_servers)
+        await admin.start()
+        try:
+            await admin.create_topics([AioNewTopic(name, 2, 1,
+                                                   topic_configs={"retention.ms": "123456"})])
+            async with asyncio.timeout(TIMEOUT_S * 3):
+                while True:  # Kafka's brokers learn of a new topic a moment after it is made
+                    [response] = await admin.describe_configs(
+                        [AioConfigResource(AioType.TOPIC, name)])
+                    resource = response.resources[0]
+                    if resource[0] == 0:
+                        break
+                    await asyncio.sleep(0.1)
+            entries = {entry[0]: entry for entry in resource[4]}
+            retention = entries["retention.ms"][1]
+            await admin.create_partitions({name: AioPartitions(4)})
+            async with asyncio.timeout(TIMEOUT_S * 3):
+                while True:
+                    [described] = await admin.describe_topics([name])
+                    if len(described["partitions"]) == 4:
+                        break
+                    await asyncio.sleep(0.1)
+            await admin.delete_topics([name])
+            async with asyncio.timeout(TIMEOUT_S * 3):
+                while name in await admin.list_topics():
+                    await asyncio.sleep(0.1)
+            return retention, 4
+        finally:
+            await admin.close()
+    value, count = asyncio.run(run())
+    return (value, "DYNAMIC_TOPIC_CONFIG"), count
+
+
+ADMIN = {"confluent-kafka": _ck_admin, "kafka-python": _kp_admin, "aiokafka": _aio_admin}
 
 
 @pytest.mark.parametrize("client", list(ADMIN))
 def test_topics_are_created_configured_grown_and_deleted(target, client):
     assert ADMIN[client](target, target.unique("admin")) == \
         (("123456", "DYNAMIC_TOPIC_CONFIG"), 4)
+
+
+@pytest.mark.parametrize("client", ["java"])
+def test_the_java_admin_describes_a_consumer_protocol_group(stack, target, client):
+    topic = target.create_topic("described", PARTITIONS)
+    group = target.unique("described")
+    members = [_member(stack, target, "confluent-kafka", f"c{i}", group, topic, "consumer")
+               for i in (1, 2)]
+    owned = _split(members)
+
+    def listed(name: str) -> str:
+        return ",".join(f"{topic}-{p}" for p in sorted(owned[name], key=str))
+
+    def described():
+        out = subprocess.run(["java", "-cp", ":".join(map(str, JAVA_CLASSPATH)),
+                              str(ADMIN_SOURCE), target.bootstrap_servers, group],
+                             capture_output=True, text=True, timeout=JVM_TIMEOUT_S * 2)
+        assert out.returncode == 0, out.stderr[-3000:]
+        lines = out.stdout.splitlines()
+        # the group may still be reconciling for a moment after the members hold their share
+        return lines if lines[0].split()[3] == "Stable" else None
+    lines = wait_for(described, "the group described as Stable", timeout=JVM_TIMEOUT_S * 2)
+    _, name, kind, state, assignor, epoch, target_epoch = lines[0].split()
+    assert (name, kind, state, assignor, epoch) == (group, "Consumer", "Stable", "uniform",
+                                                    target_epoch)
+    assert sorted(line.split(" ", 2)[2] for line in lines if line.startswith("member ")) == \
+        sorted(f"{epoch} true {listed(m)} {listed(m)}" for m in ("c1", "c2"))
+    assert f"listed {group} Consumer Stable" in lines
 
 
 CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
