@@ -195,6 +195,45 @@ def test_a_regex_subscription_picks_up_a_topic_created_later():
     del cls
 
 
+#: regexes and what Kafka 4.4 answered a joining member subscribing with each (None: accepted)
+REGEXES_ON_KAFKA = [
+    ("[", "missing closing ]"), ("(?=a)t", "invalid or unsupported Perl syntax"),
+    ("(a)\\1", "invalid escape sequence"), ("a**", "invalid nested repetition operator"),
+    ("(ab", "missing closing )"), ("ab)", "regexp/syntax: internal error"),
+    ("*a", "missing argument to repetition operator"),
+    ("\\", "trailing backslash at end of expression"),
+    ("[b-a]", "invalid character class range"), ("\\Q", None), ("(?P<n>a)", None),
+    ("(?P=n)", "invalid or unsupported Perl syntax"), ("\\pN", None),
+    ("a{2,1}", "invalid repeat count"),
+]
+
+
+@pytest.mark.parametrize("regex, refusal", REGEXES_ON_KAFKA)
+def test_subscription_regexes_are_checked_with_kafkas_re2j_rules(regex, refusal):
+    g = Group()
+    answer = g.heartbeat("m1", join=True, topics=(), subscribed_topic_names=None,
+                         subscribed_topic_regex=regex)
+    if refusal is None:
+        assert answer.error_code == errors.NONE
+    else:
+        assert (answer.error_code, answer.error_message) == (
+            errors.INVALID_REGULAR_EXPRESSION,
+            f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {refusal}.")
+
+
+def test_re2_quoting_and_unicode_classes_match_topics():
+    g = Group()
+    for name in ("a.b-1", "axb-1", "a.b-x"):
+        g.core.cluster.create_topic(name, 1, 1)
+    answer = g.heartbeat("m1", join=True, topics=(), subscribed_topic_names=None,
+                         subscribed_topic_regex="\\Qa.b\\E-\\pN")
+    assert answer.error_code == errors.NONE
+    g.clock.advance(1200)
+    g.heartbeat("m1")
+    by_id = g.core.cluster.topics_by_id
+    assert {by_id[t].name for t in g.group.target["m1"]} == {"a.b-1"}
+
+
 # -- timeouts -----------------------------------------------------------------------------------
 
 def test_a_member_that_stops_heartbeating_is_expired_after_the_session_timeout():

@@ -7,7 +7,6 @@ session and rebalance timeouts, and the records every change writes.
 from __future__ import annotations
 
 import copy
-import re
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,6 +17,7 @@ from mockbroker.core.groups.consumer import migration, records
 from mockbroker.core.groups.consumer.assignors import ASSIGNORS, AssignorError, MemberSpec
 from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.groups.consumer.classic_members import ClassicMembers
+from mockbroker.core.groups.consumer.regex import TopicRegexError, compile_topic_regex
 from mockbroker.core.groups.consumer.member import (ConsumerMember, Fenced, MemberState,
                                                     new_member_id, reconcile)
 from mockbroker.core.groups.records import append as append_records
@@ -125,8 +125,8 @@ class ConsumerProtocol:
                 f"{', '.join(assignors)}."))
         if req.subscribed_topic_regex:
             try:
-                re.compile(req.subscribed_topic_regex)
-            except re.error as exc:
+                compile_topic_regex(req.subscribed_topic_regex)
+            except TopicRegexError as exc:
                 raise ApiException(errors.INVALID_REGULAR_EXPRESSION, (
                     f"SubscribedTopicRegex `{req.subscribed_topic_regex}` is not a valid "
                     f"regular expression: {exc}.")) from None
@@ -318,7 +318,7 @@ class ConsumerProtocol:
     def _subscribed_names(self, member: ConsumerMember) -> set[str]:
         names = set(member.subscribed_topic_names)
         if member.subscribed_topic_regex:
-            pattern = re.compile(member.subscribed_topic_regex)
+            pattern = compile_topic_regex(member.subscribed_topic_regex)
             names |= {t for t, topic in self.coordinator.cluster.topics.items()
                       if not topic.internal and pattern.fullmatch(t)}
         return names
