@@ -76,21 +76,13 @@ func read(bootstrap, topic string, count int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out := json.NewEncoder(os.Stdout)
-	for seen := 0; seen < count; {
-		fetches := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			fail(fmt.Errorf("%d of %d records read: %w", seen, count, err))
+	consume(ctx, cl, count, func(r *kgo.Record) {
+		headers := [][2]string{}
+		for _, h := range r.Headers {
+			headers = append(headers, [2]string{h.Key, string(h.Value)})
 		}
-		fetches.EachError(func(t string, p int32, err error) { fail(err) })
-		fetches.EachRecord(func(r *kgo.Record) {
-			headers := [][2]string{}
-			for _, h := range r.Headers {
-				headers = append(headers, [2]string{h.Key, string(h.Value)})
-			}
-			out.Encode(line{r.Partition, r.Offset, string(r.Key), string(r.Value), headers})
-			seen++
-		})
-	}
+		out.Encode(line{r.Partition, r.Offset, string(r.Key), string(r.Value), headers})
+	}, nil)
 }
 
 func group(bootstrap, topic, group string, count int) {
@@ -99,6 +91,19 @@ func group(bootstrap, topic, group string, count int) {
 		kgo.FetchMaxWait(100*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	consume(ctx, cl, count, func(r *kgo.Record) { fmt.Println(string(r.Value)) }, func() {
+		if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+			fail(err)
+		}
+	})
+	cl.LeaveGroup()
+	cl.Close()
+}
+
+// consume polls until count records have gone to each, calling after (when given) once the
+// records of each poll are handled.
+func consume(ctx context.Context, cl *kgo.Client, count int, each func(*kgo.Record),
+	after func()) {
 	for seen := 0; seen < count; {
 		fetches := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -106,15 +111,13 @@ func group(bootstrap, topic, group string, count int) {
 		}
 		fetches.EachError(func(t string, p int32, err error) { fail(err) })
 		fetches.EachRecord(func(r *kgo.Record) {
-			fmt.Println(string(r.Value))
+			each(r)
 			seen++
 		})
-		if err := cl.CommitUncommittedOffsets(ctx); err != nil {
-			fail(err)
+		if after != nil {
+			after()
 		}
 	}
-	cl.LeaveGroup()
-	cl.Close()
 }
 
 func number(s string) int {
