@@ -133,10 +133,6 @@ class ConsumerGroup:
         return any(all(name in {n for n, _ in m.classic.protocols} for m in classic)
                    for name in names)
 
-    def all_classic_except(self, leaving: set[str]) -> bool:
-        """Whether every member but ``leaving`` (member ids) uses the classic protocol."""
-        return all(m.uses_classic for m in self.members.values() if m.member_id not in leaving)
-
     def waiting_on_unreleased(self, member: ConsumerMember) -> bool:
         """Whether a partition of the member's target is still owned by another member."""
         if member.state is not MemberState.UNRELEASED_PARTITIONS:

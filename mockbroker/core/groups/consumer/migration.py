@@ -30,7 +30,6 @@ from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.groups.consumer.member import ClassicMetadata, ConsumerMember, MemberState
 from wire import WireError, decode_embedded, embedded_struct, encode_embedded, errors
 
-POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
 #: the newest ConsumerProtocolAssignment version we write
 ASSIGNMENT_VERSION = 3
 
@@ -43,24 +42,12 @@ def downgrade_enabled(policy: str) -> bool:
     return policy.lower() in ("downgrade", "bidirectional")
 
 
-def read_subscription(metadata: bytes):
-    """The Subscription a consumer-protocol member sent (ApiException when malformed)."""
-    try:
-        return decode_embedded("ConsumerProtocolSubscription", bytes(metadata))[1]
-    except (WireError, KeyError) as exc:
-        raise ApiException(errors.INCONSISTENT_GROUP_PROTOCOL,
-                           f"Malformed embedded consumer protocol: {exc}.") from None
-
-
 def assignment_bytes(partitions: Mapping[uuid.UUID, object], names: Mapping[uuid.UUID, str],
                      metadata: bytes) -> bytes:
     """``partitions`` (topic id -> partitions) as a ConsumerProtocolAssignment in the version
     of the member's own Subscription, as Kafka answers a classic member."""
-    try:
-        version = int.from_bytes(bytes(metadata)[:2], "big", signed=True)
-    except ValueError:
-        version = 0
-    version = min(max(version, 0), ASSIGNMENT_VERSION)
+    version = min(max(int.from_bytes(bytes(metadata)[:2], "big", signed=True), 0),
+                  ASSIGNMENT_VERSION)
     cls = embedded_struct("ConsumerProtocolAssignment", version).cls
     value = cls(assigned_partitions=[
         cls.TopicPartition(topic=names[t], partitions=sorted(ps))
