@@ -15,8 +15,8 @@
 # .cache/jars/kafka-tools/ and Apache Kafka's broker in .cache/jars/kafka-broker/ (the
 # conformance tests run against it too), and the other clients of the conformance tests: a
 # franz-go program built into .cache/bin/ (with Go), kafkajs in tests/clients/node/node_modules
-# (with npm) and Debian's kcat (installed when running as root).  Needs Python 3.11+, and Java 17 with Maven for
-# the jars.
+# (with npm) and Debian's kcat (installed when running as root).  Needs Python 3.11+, Java 17
+# with Maven for the jars, Go and npm.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -64,7 +64,7 @@ _TARGETS = {"stop_broker": ("target_broker",), "start_broker": ("target_broker",
             "abort_transaction": ("target_transaction",),
             "move_transaction_coordinator": ("target_transaction", "target_broker")}
 log = logging.getLogger("mockbroker.control")
-CONSUMER_GROUP_HEARTBEAT = 68
+CONSUMER_GROUP_HEARTBEAT = resolve_api("ConsumerGroupHeartbeat")
 _SPEC_KEYS = ("api", "action", "error", "count", "after", "broker", "topic", "partition",
               "group", "client_id", "delay_ms", "probability", "chain", "target_broker",
               "target_topic", "target_partition", "target_group", "target_member",

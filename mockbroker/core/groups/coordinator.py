@@ -8,8 +8,8 @@ group and every offset commit is written to that partition as a record in Kafka'
 from those records, as Kafka does.
 
 Group types plug in beside each other: "classic" (:mod:`~mockbroker.core.groups.classic`)
-and KIP-848's "consumer" (:mod:`~mockbroker.core.groups.consumer`), each with its own state table and protocol, all sharing
-placement, timers (:mod:`~mockbroker.core.groups.timers`), offsets
+and KIP-848's "consumer" (:mod:`~mockbroker.core.groups.consumer`), each with its own state
+and protocol, all sharing placement, timers (:mod:`~mockbroker.core.groups.timers`), offsets
 (:mod:`~mockbroker.core.groups.offsets`), records, and group administration
 (:mod:`~mockbroker.core.groups.admin`).  Time comes only from the cluster's clock.
 """
