@@ -19,7 +19,7 @@ import argparse
 import re
 import sys
 import xml.etree.ElementTree as ET
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 MODULE = "tests.clients.test_conformance"
@@ -58,13 +58,7 @@ def outcomes(report: Path) -> dict[tuple[str, str, str], str]:
         match = _ID.match(case.get("name", ""))
         if match is None:
             continue
-        if case.find("failure") is not None or case.find("error") is not None:
-            outcome = "failed"
-        elif case.find("skipped") is not None:
-            outcome = "skipped"
-        else:
-            outcome = "passed"
-        found[(match["test"], match["client"], match["target"])] = outcome
+        found[(match["test"], match["client"], match["target"])] = _outcome(case)
     return found
 
 
@@ -99,7 +93,40 @@ def matrix(found: dict[tuple[str, str, str], str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def figures(found: dict[tuple[str, str, str], str]) -> str:
+def client_tests(report: Path) -> tuple[dict[tuple[str, str], dict[str, str]], Counter]:
+    """Every client-level test of the run (``tests/clients``): the scenarios that ran on both
+    targets, (module, test id without its target) -> {target: outcome}; and how many ran on
+    mockbroker alone, by the reason their ``mockbroker_only`` marker gives."""
+    scenarios: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    alone: Counter = Counter()
+    for case in ET.parse(report).getroot().iter("testcase"):
+        module = case.get("classname", "")
+        if not module.startswith("tests.clients."):
+            continue
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        if "mockbroker_only" in props:
+            alone[props["mockbroker_only"]] += 1
+        elif props.get("target") in TARGETS:
+            target, name = props["target"], case.get("name", "")
+            test, _, params = name.partition("[")
+            params = params[:-1]
+            if params == target:
+                rest = ""
+            elif params.startswith(target + "-"):
+                rest = params[len(target) + 1:]
+            else:
+                raise ValueError(f"{module}::{name}: the target is not the first parameter")
+            scenarios[(module, f"{test}[{rest}]" if rest else test)][target] = _outcome(case)
+    return scenarios, alone
+
+
+def _outcome(case) -> str:
+    if case.find("failure") is not None or case.find("error") is not None:
+        return "failed"
+    return "skipped" if case.find("skipped") is not None else "passed"
+
+
+def figures(found: dict[tuple[str, str, str], str], report: Path | None = None) -> str:
     scenarios = {(t, c) for t, c, _ in found}
     both = sorted(s for s in scenarios if all(found.get((*s, target)) == "passed"
                                               for target in TARGETS))
@@ -111,11 +138,29 @@ def figures(found: dict[tuple[str, str, str], str]) -> str:
         lines.append("Passing on mockbroker but not on Kafka: " +
                      ", ".join(f"{t}[{c}] ({found.get((t, c, 'kafka'), 'not run')})"
                                for t, c in mock_only) + ".")
+    if report is not None:
+        lines += ["", _client_figures(*client_tests(report))]
     return "\n".join(lines) + "\n"
 
 
-def block(found) -> str:
-    return f"{START}\n{matrix(found)}\n{figures(found)}{END}"
+def _client_figures(scenarios, alone: Counter) -> str:
+    both = [s for s, by in scenarios.items()
+            if all(by.get(target) == "passed" for target in TARGETS)]
+    mock_only = sorted(f"{module.rsplit('.', 1)[1]}::{test} ({by.get('kafka', 'not run')})"
+                       for (module, test), by in scenarios.items()
+                       if by.get("mockbroker") == "passed" and by.get("kafka") != "passed")
+    text = (f"All client-level tests (`tests/clients`, each parametrization counted): "
+            f"{len(both)} of {len(scenarios)} that run on both targets pass on both. "
+            f"{sum(alone.values())} run on mockbroker alone, as their marker says, for: " +
+            "; ".join(f"{why} ({count})" for why, count in sorted(
+                alone.items(), key=lambda item: (-item[1], item[0]))) + ".")
+    if mock_only:
+        text += "\nPassing on mockbroker but not on Kafka: " + ", ".join(mock_only) + "."
+    return text
+
+
+def block(found, report: Path | None = None) -> str:
+    return f"{START}\n{matrix(found)}\n{figures(found, report)}{END}"
 
 
 def main() -> int:
@@ -128,7 +173,7 @@ def main() -> int:
     if not found:
         print(f"{args.report}: no conformance tests in this run", file=sys.stderr)
         return 1
-    wanted = block(found)
+    wanted = block(found, args.report)
     target = args.check or args.write
     if target is None:
         print(wanted)

@@ -115,7 +115,8 @@ class RealKafka:
         java = ["java", f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}",
                 "-cp", str(JARS / "*")]
         formatted = subprocess.run(
-            [*java, "kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c", str(config)],
+            [*java, "kafka.tools.StorageTool", "format",
+             f"--cluster-id={_cluster_id()}", "--config", str(config)],
             capture_output=True, text=True, timeout=timeout)
         if formatted.returncode != 0:
             raise RuntimeError(f"formatting Kafka's storage failed: {formatted.stderr[-2000:]}")
@@ -175,5 +176,6 @@ def _text(path: Path) -> str:
 
 
 def _cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes in URL-safe base64, unpadded."""
+    """A KRaft cluster id: 16 random bytes in URL-safe base64, unpadded (one in 32 starts
+    with "-", so it is passed as ``--cluster-id=ID``, never as a separate argument)."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

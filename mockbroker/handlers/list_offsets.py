@@ -24,11 +24,13 @@ ERRORS = PartitionShape("topics", "name", "partitions", "partition_index", "topi
 
 @REGISTRY.handler(API_KEY, 1, 11, errors=ERRORS)
 def handle(core, ctx, request):
+    """Answered as Kafka does: once per distinct partition, grouped by topic, so a partition
+    asked for twice gets one INVALID_REQUEST, and a topic named twice one entry."""
     cluster = core.cluster
     asked = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
-    topics = []
+    answers: dict[str, dict[int, object]] = {}
     for topic in request.topics:
-        partitions = []
+        partitions = answers.setdefault(topic.name, {})
         for p in topic.partitions:
             partition = cluster.partition(topic.name, p.partition_index)
             out = RESPONSE.ListOffsetsPartitionResponse(partition_index=p.partition_index)
@@ -41,6 +43,7 @@ def handle(core, ctx, request):
             if out.error_code == errors.NONE:
                 out.offset, out.timestamp, out.leader_epoch = list_offset(
                     partition, p.timestamp, read_committed=request.isolation_level == 1)
-            partitions.append(out)
-        topics.append(RESPONSE.ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
-    return RESPONSE(topics=topics)
+            partitions[p.partition_index] = out
+    return RESPONSE(topics=[RESPONSE.ListOffsetsTopicResponse(name=name,
+                                                              partitions=list(parts.values()))
+                            for name, parts in answers.items()])

@@ -8,6 +8,11 @@ the mockbroker target and None on Kafka; a test that needs it is not a conforman
 Both targets run with the same settings, in Kafka's names (:data:`SETTINGS`): short session
 timeouts and heartbeat intervals so groups move within seconds, which a real broker allows once
 its minimums are lowered too.
+
+A client test either takes ``target`` and runs on both, or says with
+``@pytest.mark.mockbroker_only(WHY)`` why it cannot: WHY is one of :data:`MOCKBROKER_ONLY`, the
+things only mockbroker has.  ``tests/clients/conftest.py`` refuses a client test that does
+neither, and records each test's target (or WHY) in the JUnit report for ``ci/conformance.py``.
 """
 
 from __future__ import annotations
@@ -15,16 +20,30 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+import confluent_kafka as ck
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 from mockbroker import MockCluster
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
 from tests.real_kafka import RealKafka
 
 TARGETS = ("mockbroker", "kafka")
+#: why a client test runs on mockbroker alone -> what it needs that Kafka cannot give it
+MOCKBROKER_ONLY = {
+    "faults": "faults injected through control rules",
+    "brokers": "several brokers, or leaders moved between them",
+    "internals": "broker state set or read directly, as no client can",
+    "broker-settings": "broker settings of its own, where one Kafka serves many tests",
+    "lifecycle": "brokers stopped, restarted or members expired on command",
+    "beyond-kafka": "behaviour mockbroker adds on purpose, documented at the test",
+    "mockbroker": "mockbroker's own interfaces (the HTTP API, its CLI, its view of the cluster)",
+    "unconverted": "not converted yet: it reads mockbroker's state where a client could, or "
+                   "expects a cluster of its own",
+}
 #: broker settings of both targets
 SETTINGS = {
     "group.initial.rebalance.delay.ms": "0",
+    "num.partitions": "2",
     "group.min.session.timeout.ms": "1000",
     "group.consumer.heartbeat.interval.ms": "500",
     "group.consumer.min.heartbeat.interval.ms": "500",
@@ -62,7 +81,25 @@ class Target:
                 len(topic.partitions) == partitions and \
                 all(p.leader >= 0 for p in topic.partitions.values())
         wait_for(led, f"topic {name} with {partitions} led partitions")
+        # Kafka names a leader in Metadata a moment before the leader serves the partition;
+        # a client retries NOT_LEADER_OR_FOLLOWER, a test's bare request would not
+        wanted = {ck.TopicPartition(name, p): OffsetSpec.latest() for p in range(partitions)}
+
+        def served():
+            try:
+                return all(f.result(timeout=TIMEOUT_S).offset == 0
+                           for f in self._admin.list_offsets(wanted).values())
+            except ck.KafkaException:
+                return False
+        wait_for(served, f"every partition of {name} served by its leader")
         return name
+
+    def delete_records(self, topic: str, partition: int, before: int) -> None:
+        """Move a partition's log start to ``before`` with DeleteRecords."""
+        futures = self._admin.delete_records([ck.TopicPartition(topic, partition, before)],
+                                             operation_timeout=TIMEOUT_S)
+        [result] = futures.values()
+        assert result.result(timeout=TIMEOUT_S).low_watermark == before
 
 
 @pytest.fixture(scope="session")
@@ -76,6 +113,7 @@ def real_kafka():
 @pytest.fixture(params=TARGETS)
 def target(request, stack) -> Target:
     """Each conformance test runs once on mockbroker and once on Apache Kafka."""
+    request.node.user_properties.append(("target", request.param))
     if request.param == "kafka":
         kafka = request.getfixturevalue("real_kafka")
         return Target("kafka", kafka.bootstrap_servers, None)

@@ -16,9 +16,13 @@ import pytest
 
 from mockbroker import AdminError, MockCluster
 from tests.clients.helpers import kafka_tool, wait_for
-from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, ConfluentMember,
-                                       assert_once, consume_all, produce)
+from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, ConfluentMember, Scene,
+                                       assert_once, consume_all)
+from tests.clients.test_groups import produce as produce_to
 from tests.clients.test_java_groups import CLASSPATH, JVM_TIMEOUT_S, JavaMember
+
+# not converted to run on Kafka as well yet; a test marked with its own reason needs mockbroker
+pytestmark = pytest.mark.mockbroker_only("unconverted")
 
 SETTINGS = dict(brokers=3, topics={TOPIC: PARTITIONS}, group_consumer_heartbeat_interval_ms=500,
                 group_consumer_session_timeout_ms=6000, group_min_session_timeout_ms=1000,
@@ -27,6 +31,10 @@ SETTINGS = dict(brokers=3, topics={TOPIC: PARTITIONS}, group_consumer_heartbeat_
 
 def start(stack, **settings) -> MockCluster:
     return stack.enter_context(MockCluster(**{**SETTINGS, **settings}))
+
+
+def produce(stack, cluster: MockCluster, tag: str) -> set[bytes]:
+    return produce_to(stack, Scene.of(cluster), tag)
 
 
 def member(stack, cluster, name: str, **config) -> ConfluentMember:
@@ -109,6 +117,7 @@ def test_a_member_killed_without_leaving_is_expired_and_its_partitions_move(stac
     consume_all([kept], values)
 
 
+@pytest.mark.mockbroker_only("lifecycle")
 def test_committed_offsets_survive_a_new_member_and_a_coordinator_move(stack):
     cluster = start(stack)
     first = member(stack, cluster, "c1")
@@ -196,6 +205,7 @@ def test_the_java_admin_describes_and_lists_a_consumer_group(stack):
     ]
 
 
+@pytest.mark.mockbroker_only("faults")
 def test_a_fault_fences_a_member_which_rejoins_and_the_group_consumes_on(stack):
     cluster = start(stack)
     first = member(stack, cluster, "c1")

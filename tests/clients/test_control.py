@@ -14,6 +14,8 @@ from mockbroker import DISCONNECT
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
 from wire import errors
 
+pytestmark = pytest.mark.mockbroker_only("faults")
+
 TOPIC = "orders"
 
 

@@ -1,10 +1,13 @@
 """The data path with stock clients over real sockets: produce, fetch, offsets.
 
-kafka-python and confluent-kafka (librdkafka) write and read records through a ``MockCluster``;
-what the tests check is what a user of those clients sees (records, keys, headers, timestamps,
-offsets, errors).  Broker behaviour a client cannot be made to show (duplicate batches, sequence
-gaps, acks=0 silence, bad frames) is checked with requests built by the ``wire`` codec and sent
-over a plain socket.
+kafka-python and confluent-kafka (librdkafka) write and read records; what the tests check is
+what a user of those clients sees (records, keys, headers, timestamps, offsets, errors).  Broker
+behaviour a client cannot be made to show (duplicate batches, sequence gaps, acks=0 silence, bad
+frames) is checked with requests built by the ``wire`` codec and sent over a plain socket.
+
+Each test runs on mockbroker and on Apache Kafka (``target``), on a fresh topic of its own,
+except those that need several brokers or to set a broker's state directly
+(``mockbroker_only``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 import wire
 from mockbroker import MockCluster
 from tests.clients.helpers import wait_for
+from tests.clients.targets import Target
 from wire import errors, records
 
 TOPIC = "orders"
@@ -36,40 +40,53 @@ FETCH = wire.request_class(1)
 LIST_OFFSETS = wire.request_class(2)
 METADATA = wire.request_class(3)
 API_VERSIONS = wire.request_class(18)
+FIND_COORDINATOR = wire.request_class(10)
 INIT_PRODUCER_ID = wire.request_class(22)
 OFFSET_FOR_LEADER_EPOCH = wire.request_class(23)
 
 
 # -- fixtures and helpers ----------------------------------------------------------------------
 
-def start(stack, **settings) -> MockCluster:
+@dataclass(frozen=True)
+class Under:
+    """The broker under test and the topic a test writes: a fresh topic made by CreateTopics
+    on either target, or TOPIC on a mockbroker-only test's own cluster (``mock``)."""
+    bootstrap_servers: str
+    topic: str
+    mock: MockCluster | None = None
+
+
+def start(target: Target, partitions: int = 3, **configs: str) -> Under:
+    return Under(target.bootstrap_servers, target.create_topic(TOPIC, partitions, **configs),
+                 target.mock)
+
+
+def start_mock(stack, **settings) -> Under:
+    """A cluster of the test's own (three brokers unless told), with TOPIC in it."""
     settings.setdefault("brokers", 3)
     settings.setdefault("topics", {TOPIC: 3})
-    return stack.enter_context(MockCluster(**settings))
+    cluster = stack.enter_context(MockCluster(**settings))
+    return Under(cluster.bootstrap_servers, TOPIC, cluster)
 
 
-def state(cluster: MockCluster, fn):
-    """Read or change the cluster's state on its own loop thread."""
-    return cluster.call(lambda: fn(cluster.core.cluster))
+def state(under: Under, fn):
+    """Read or change a mockbroker cluster's state on its own loop thread."""
+    return under.mock.call(lambda: fn(under.mock.core.cluster))
 
 
-def partition_of(cluster: MockCluster, index: int, topic: str = TOPIC):
-    return state(cluster, lambda c: c.topics[topic].partitions[index])
+def leaders(under: Under) -> dict[int, int]:
+    return state(under, lambda c: {p.index: p.leader for p in c.topics[under.topic].partitions})
 
 
-def leaders(cluster: MockCluster, topic: str = TOPIC) -> dict[int, int]:
-    return state(cluster, lambda c: {p.index: p.leader for p in c.topics[topic].partitions})
-
-
-def move_leader(cluster: MockCluster, index: int, topic: str = TOPIC) -> int:
+def move_leader(under: Under, index: int) -> int:
     """Hand a partition's leadership to the next broker, as a controller would."""
     def move(c):
-        p = c.topics[topic].partitions[index]
+        p = c.topics[under.topic].partitions[index]
         ids = sorted(c.brokers)
         p.leader = ids[(ids.index(p.leader) + 1) % len(ids)]
         p.leader_epoch += 1
         return p.leader
-    return state(cluster, move)
+    return state(under, move)
 
 
 @dataclass(frozen=True)
@@ -138,7 +155,9 @@ def kp_consumer(stack, cluster, **config) -> KafkaConsumer:
     return consumer
 
 
-def kp_produce(stack, cluster, msgs: list[Msg], topic: str = TOPIC, **config) -> list[Got]:
+def kp_produce(stack, cluster, msgs: list[Msg], topic: str | None = None,
+               **config) -> list[Got]:
+    topic = topic or cluster.topic
     producer = kp_producer(stack, cluster, **config)
     futures = [producer.send(topic, key=m.key, value=m.value, headers=list(m.headers),
                              partition=m.partition, timestamp_ms=m.timestamp) for m in msgs]
@@ -156,7 +175,8 @@ def kp_poll(consumer: KafkaConsumer, count: int) -> list[Got]:
     return out
 
 
-def kp_consume(stack, cluster, count: int, partitions, topic: str = TOPIC) -> list[Got]:
+def kp_consume(stack, cluster, count: int, partitions, topic: str | None = None) -> list[Got]:
+    topic = topic or cluster.topic
     consumer = kp_consumer(stack, cluster)
     consumer.assign([TopicPartition(topic, p) for p in partitions])
     consumer.seek_to_beginning()
@@ -184,7 +204,9 @@ def ck_consumer(stack, cluster, **config) -> ck.Consumer:
     return consumer
 
 
-def ck_produce(stack, cluster, msgs: list[Msg], topic: str = TOPIC, **config) -> list[Got]:
+def ck_produce(stack, cluster, msgs: list[Msg], topic: str | None = None,
+               **config) -> list[Got]:
+    topic = topic or cluster.topic
     producer = ck_producer(stack, cluster, **config)
     reports: dict[int, tuple] = {}
     for i, m in enumerate(msgs):
@@ -211,7 +233,8 @@ def ck_poll(consumer: ck.Consumer, count: int) -> list[Got]:
     return out
 
 
-def ck_consume(stack, cluster, count: int, partitions, topic: str = TOPIC) -> list[Got]:
+def ck_consume(stack, cluster, count: int, partitions, topic: str | None = None) -> list[Got]:
+    topic = topic or cluster.topic
     consumer = ck_consumer(stack, cluster)
     consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in partitions])
     return ck_poll(consumer, count)
@@ -233,8 +256,9 @@ def idempotent_config(client: str, compression: str) -> dict:
 class Raw:
     """A bare Kafka connection: requests encoded by ``wire``, answers read in order."""
 
-    def __init__(self, address: tuple[str, int]):
+    def __init__(self, address: tuple[str, int], topic: str = TOPIC):
         self.sock = socket.create_connection(address, timeout=10)
+        self.topic = topic  # what requests name unless told otherwise
         self.correlation_id = 0
 
     def close(self) -> None:
@@ -274,19 +298,40 @@ class Raw:
         return data
 
 
-def address(cluster: MockCluster, broker_id: int) -> tuple[str, int]:
-    broker = state(cluster, lambda c: c.brokers[broker_id])
+def address(under: Under, broker_id: int | None = None) -> tuple[str, int]:
+    """A broker's address; with no id, the first bootstrap server."""
+    if broker_id is None:
+        host, port = under.bootstrap_servers.split(",")[0].rsplit(":", 1)
+        return host, int(port)
+    broker = state(under, lambda c: c.brokers[broker_id])
     return broker.host, broker.port
 
 
-def raw(stack, cluster: MockCluster, broker_id: int = 0) -> Raw:
-    conn = Raw(address(cluster, broker_id))
+def raw(stack, under: Under, broker_id: int | None = None) -> Raw:
+    conn = Raw(address(under, broker_id), under.topic)
     stack.callback(conn.close)
     return conn
 
 
-def raw_to_leader(stack, cluster, partition: int = 0, topic: str = TOPIC) -> Raw:
-    return raw(stack, cluster, leaders(cluster, topic)[partition])
+def metadata(conn: Raw, topic: str | None = None):
+    body = METADATA(topics=[METADATA.MetadataRequestTopic(name=topic or conn.topic)],
+                    allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+    [found] = conn.call(3, 12, body).topics
+    assert found.error_code == errors.NONE, found
+    return found
+
+
+def raw_to_leader(stack, under: Under, partition: int = 0) -> Raw:
+    """A connection to the partition's leader, found as a client finds it: by Metadata."""
+    found = metadata(raw(stack, under))
+    [leader] = [p.leader_id for p in found.partitions if p.partition_index == partition]
+    if under.mock is None or len(state(under, lambda c: c.brokers)) == 1:
+        return raw(stack, under)
+    return raw(stack, under, leader)
+
+
+def topic_id(conn: Raw) -> uuid.UUID:
+    return metadata(conn).topic_id
 
 
 def batch(n: int = 3, *, ts: int = BASE_TS, tag: str = "r", **kwargs) -> bytes:
@@ -294,7 +339,7 @@ def batch(n: int = 3, *, ts: int = BASE_TS, tag: str = "r", **kwargs) -> bytes:
                                   [("h", b"%d" % i)], ts + i) for i in range(n)], **kwargs)
 
 
-def produce_body(data: bytes | None, *, partition: int = 0, acks: int = -1, topic: str = TOPIC,
+def produce_body(data: bytes | None, topic: str, *, partition: int = 0, acks: int = -1,
                  topic_id: uuid.UUID | None = None):
     topic_data = PRODUCE.TopicProduceData(name=topic, partition_data=[
         PRODUCE.PartitionProduceData(index=partition, records=data)])
@@ -304,13 +349,14 @@ def produce_body(data: bytes | None, *, partition: int = 0, acks: int = -1, topi
 
 
 def produce_one(conn: Raw, data: bytes | None, version: int = 12, **kwargs):
+    kwargs.setdefault("topic", conn.topic)
     response = conn.call(0, version, produce_body(data, **kwargs))
     return response.responses[0].partition_responses[0]
 
 
-def fetch_body(partitions, *, max_wait_ms: int = 0, min_bytes: int = 0,
+def fetch_body(topic: str, partitions, *, max_wait_ms: int = 0, min_bytes: int = 0,
                max_bytes: int = 50 * 1024 * 1024, partition_max_bytes: int = 1024 * 1024,
-               topic: str = TOPIC, topic_id: uuid.UUID | None = None,
+               topic_id: uuid.UUID | None = None,
                current_leader_epoch: int = -1):
     """``partitions``: partition -> fetch offset."""
     fetch_topic = FETCH.FetchTopic(topic=topic, partitions=[
@@ -328,11 +374,11 @@ def fetched(partition_data) -> list[records.Record]:
             for r in records.decode_records(view)]
 
 
-def list_offsets(conn: Raw, queries, version: int = 9, topic: str = TOPIC,
+def list_offsets(conn: Raw, queries, version: int = 9, topic: str | None = None,
                  current_leader_epoch: int = -1):
     """``queries``: [(partition, timestamp)] -> [(error, offset, timestamp, leader epoch)]."""
     body = LIST_OFFSETS(replica_id=-1, topics=[LIST_OFFSETS.ListOffsetsTopic(
-        name=topic, partitions=[LIST_OFFSETS.ListOffsetsPartition(
+        name=topic or conn.topic, partitions=[LIST_OFFSETS.ListOffsetsPartition(
             partition_index=p, timestamp=t, current_leader_epoch=current_leader_epoch)
             for p, t in queries])])
     response = conn.call(2, version, body)
@@ -345,18 +391,14 @@ def lookup(conn: Raw, *timestamps: int, partition: int = 0, version: int = 9):
     return [list_offsets(conn, [(partition, t)], version)[0] for t in timestamps]
 
 
-def topic_id(cluster, topic: str = TOPIC) -> uuid.UUID:
-    return state(cluster, lambda c: c.topics[topic].topic_id)
-
-
 # -- stock clients -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 @pytest.mark.parametrize("consumer", CLIENTS)
 @pytest.mark.parametrize("producer", CLIENTS)
-def test_idempotent_round_trip_keeps_every_record_intact_and_in_order(stack, producer, consumer,
-                                                                      compression):
-    cluster = start(stack)
+def test_idempotent_round_trip_keeps_every_record_intact_and_in_order(stack, target, producer,
+                                                                      consumer, compression):
+    cluster = start(target)
     msgs = sample(45, 3)
     delivered = PRODUCE_WITH[producer](stack, cluster, msgs, **idempotent_config(producer,
                                                                                   compression))
@@ -366,8 +408,8 @@ def test_idempotent_round_trip_keeps_every_record_intact_and_in_order(stack, pro
 
 @pytest.mark.parametrize("acks", [0, 1, -1])
 @pytest.mark.parametrize("client", CLIENTS)
-def test_every_acks_setting_delivers(stack, client, acks):
-    cluster = start(stack)
+def test_every_acks_setting_delivers(stack, target, client, acks):
+    cluster = start(target)
     msgs = sample(20, 3)
     if client == "kafka-python":
         config = {"acks": "all" if acks == -1 else acks, "enable_idempotence": False}
@@ -380,40 +422,40 @@ def test_every_acks_setting_delivers(stack, client, acks):
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_records_larger_than_the_consumers_fetch_sizes_still_arrive(stack, client):
-    cluster = start(stack)
+def test_records_larger_than_the_consumers_fetch_sizes_still_arrive(stack, target, client):
+    cluster = start(target)
     msgs = [Msg(0, b"big-%d" % i, bytes([65 + i]) * 300_000, (), BASE_TS + i) for i in range(3)]
     msgs.append(Msg(0, b"huge", b"z" * 900_000, (("h", b"1"),), BASE_TS + 3))
     PRODUCE_WITH[client](stack, cluster, msgs)
     if client == "kafka-python":
         consumer = kp_consumer(stack, cluster, max_partition_fetch_bytes=1024,
                                fetch_max_bytes=2048)
-        consumer.assign([TopicPartition(TOPIC, 0)])
+        consumer.assign([TopicPartition(cluster.topic, 0)])
         consumer.seek_to_beginning()
         got = kp_poll(consumer, 4)
     else:
         consumer = ck_consumer(stack, cluster, **{"max.partition.fetch.bytes": 1024,
                                                   "fetch.max.bytes": 2048,
                                                   "message.max.bytes": 1000})
-        consumer.assign([ck.TopicPartition(TOPIC, 0, ck.OFFSET_BEGINNING)])
+        consumer.assign([ck.TopicPartition(cluster.topic, 0, ck.OFFSET_BEGINNING)])
         got = ck_poll(consumer, 4)
     assert_intact(msgs, got)
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_topic_created_by_producing_to_it(stack, client):
-    cluster = start(stack, num_partitions=2)
+def test_topic_created_by_producing_to_it(stack, target, client):
+    """Both targets create a topic on first use with ``num.partitions`` partitions (two)."""
+    cluster = Under(target.bootstrap_servers, target.unique("fresh"))
     msgs = sample(10, 2)
-    PRODUCE_WITH[client](stack, cluster, msgs, topic="fresh")
-    assert state(cluster, lambda c: len(c.topics["fresh"].partitions)) == 2
-    assert_intact(msgs, CONSUME_WITH[client](stack, cluster, len(msgs), range(2), topic="fresh"))
+    PRODUCE_WITH[client](stack, cluster, msgs)
+    found = AdminClient(ck_config(cluster)).list_topics(cluster.topic, timeout=5)
+    assert sorted(found.topics[cluster.topic].partitions) == [0, 1]
+    assert_intact(msgs, CONSUME_WITH[client](stack, cluster, len(msgs), range(2)))
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_log_append_time_topic_stamps_records_with_the_brokers_time(stack, client):
-    cluster = start(stack)
-    state(cluster, lambda c: c.topics[TOPIC].configs.__setitem__("message.timestamp.type",
-                                                                 "LogAppendTime"))
+def test_log_append_time_topic_stamps_records_with_the_brokers_time(stack, target, client):
+    cluster = start(target, **{"message.timestamp.type": "LogAppendTime"})
     before = int(time.time() * 1000)
     msgs = sample(6, 3)  # with explicit CreateTime timestamps long ago
     delivered = PRODUCE_WITH[client](stack, cluster, msgs, **idempotent_config(client, "lz4"))
@@ -429,28 +471,28 @@ def test_log_append_time_topic_stamps_records_with_the_brokers_time(stack, clien
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_consumer_before_the_log_start_resets_to_earliest(stack, client):
-    cluster = start(stack)
+def test_consumer_before_the_log_start_resets_to_earliest(stack, target, client):
+    cluster = start(target)
     msgs = [m for m in sample(30, 3) if m.partition == 0]
     PRODUCE_WITH[client](stack, cluster, msgs)
-    state(cluster, lambda c: c.topics[TOPIC].partitions[0].log.delete_records_before(6))
+    target.delete_records(cluster.topic, 0, 6)
     if client == "kafka-python":
         consumer = kp_consumer(stack, cluster, auto_offset_reset="earliest")
-        consumer.assign([TopicPartition(TOPIC, 0)])
-        consumer.seek(TopicPartition(TOPIC, 0), 2)
+        consumer.assign([TopicPartition(cluster.topic, 0)])
+        consumer.seek(TopicPartition(cluster.topic, 0), 2)
         got = kp_poll(consumer, 4)
     else:
         consumer = ck_consumer(stack, cluster, **{"auto.offset.reset": "earliest"})
-        consumer.assign([ck.TopicPartition(TOPIC, 0, 2)])
+        consumer.assign([ck.TopicPartition(cluster.topic, 0, 2)])
         got = ck_poll(consumer, 4)
     assert [(g.offset, g.msg) for g in got] == list(zip(range(6, 10), msgs[6:]))
 
 
-def test_kafka_python_seek_offsets_for_times_and_watermarks(stack):
-    cluster = start(stack)
+def test_kafka_python_seek_offsets_for_times_and_watermarks(stack, target):
+    cluster = start(target)
     msgs = [m for m in sample(30, 3) if m.partition == 0]  # timestamps 3 s apart
     kp_produce(stack, cluster, msgs, acks="all")
-    tp = TopicPartition(TOPIC, 0)
+    tp = TopicPartition(cluster.topic, 0)
     consumer = kp_consumer(stack, cluster)
     consumer.assign([tp])
     assert consumer.beginning_offsets([tp]) == {tp: 0}
@@ -469,46 +511,63 @@ def test_kafka_python_seek_offsets_for_times_and_watermarks(stack):
     assert (found.offset, found.timestamp) == (3, msgs[3].timestamp)
     assert consumer.offsets_for_times({tp: msgs[-1].timestamp + 1}) == {tp: None}
 
-    state(cluster, lambda c: c.topics[TOPIC].partitions[0].log.delete_records_before(6))
+    target.delete_records(cluster.topic, 0, 6)
     assert consumer.beginning_offsets([tp]) == {tp: 6}
     consumer.seek_to_beginning(tp)
     assert [g.offset for g in kp_poll(consumer, 4)] == [6, 7, 8, 9]
 
 
-def test_confluent_seek_offsets_for_times_and_watermarks(stack):
-    cluster = start(stack)
+def test_confluent_seek_offsets_for_times_and_watermarks(stack, target):
+    cluster = start(target)
+    topic = cluster.topic
     msgs = [m for m in sample(30, 3) if m.partition == 0]
     ck_produce(stack, cluster, msgs, **{"enable.idempotence": True})
     consumer = ck_consumer(stack, cluster)
-    tp = ck.TopicPartition(TOPIC, 0)
+    tp = ck.TopicPartition(topic, 0)
     assert consumer.get_watermark_offsets(tp, timeout=5, cached=False) == (0, 10)
 
-    consumer.assign([ck.TopicPartition(TOPIC, 0, 4)])
+    consumer.assign([ck.TopicPartition(topic, 0, 4)])
     assert [g.offset for g in ck_poll(consumer, 6)] == [4, 5, 6, 7, 8, 9]
-    consumer.seek(ck.TopicPartition(TOPIC, 0, ck.OFFSET_BEGINNING))
+    consumer.seek(ck.TopicPartition(topic, 0, ck.OFFSET_BEGINNING))
     assert [g.msg for g in ck_poll(consumer, 10)] == msgs
-    consumer.seek(ck.TopicPartition(TOPIC, 0, 7))
+    consumer.seek(ck.TopicPartition(topic, 0, 7))
     assert [g.offset for g in ck_poll(consumer, 3)] == [7, 8, 9]
 
-    [found] = consumer.offsets_for_times([ck.TopicPartition(TOPIC, 0, msgs[3].timestamp - 500)],
+    [found] = consumer.offsets_for_times([ck.TopicPartition(topic, 0, msgs[3].timestamp - 500)],
                                          timeout=5)
     assert found.offset == 3 and found.error is None
-    [found] = consumer.offsets_for_times([ck.TopicPartition(TOPIC, 0, msgs[-1].timestamp + 1)],
+    [found] = consumer.offsets_for_times([ck.TopicPartition(topic, 0, msgs[-1].timestamp + 1)],
                                          timeout=5)
     assert found.offset == ck.OFFSET_END
 
-    # seek to the end: only what is produced from now on arrives
-    consumer.seek(ck.TopicPartition(TOPIC, 0, ck.OFFSET_END))
-    later = [Msg(0, b"later", b"after the end", (), BASE_TS + 99_000)]
-    ck_produce(stack, cluster, later)
-    assert ck_poll(consumer, 1) == [Got(0, 10, later[0])]
+    # seek to the end: only what is produced from now on arrives.  The seek looks the end up
+    # in the background, so the test writes until a record arrives: the first to arrive is
+    # one written after the seek, at the end the seek found, never one of the ten before it.
+    consumer.seek(ck.TopicPartition(topic, 0, ck.OFFSET_END))
+    producer = ck_producer(stack, cluster)
+    written: dict[int, Msg] = {}
+    got: list[Got] = []
 
-    state(cluster, lambda c: c.topics[TOPIC].partitions[0].log.delete_records_before(6))
-    assert consumer.get_watermark_offsets(tp, timeout=5, cached=False) == (6, 11)
+    def write_then_poll():
+        msg = Msg(0, b"later-%d" % len(written), b"after the end", (), BASE_TS + 99_000)
+        producer.produce(topic, key=msg.key, value=msg.value, partition=0,
+                         timestamp=msg.timestamp,
+                         on_delivery=lambda err, m: written.__setitem__(m.offset(), msg))
+        assert producer.flush(10) == 0
+        got.extend(ck_poll(consumer, 1))
+        return got
+    wait_for(write_then_poll, "a record written after the seek")
+    [first] = got
+    assert first.offset >= 10 and first == Got(0, first.offset, written[first.offset])
+    end = 10 + len(written)
+
+    target.delete_records(topic, 0, 6)
+    assert consumer.get_watermark_offsets(tp, timeout=5, cached=False) == (6, end)
 
 
+@pytest.mark.mockbroker_only("brokers")
 def test_three_brokers_lead_different_partitions_and_clients_follow_moved_leaders(stack):
-    cluster = start(stack, topics={TOPIC: 6})
+    cluster = start_mock(stack, topics={TOPIC: 6})
     placement = leaders(cluster)
     assert set(placement.values()) == {0, 1, 2}
 
@@ -547,12 +606,12 @@ def test_three_brokers_lead_different_partitions_and_clients_follow_moved_leader
         assert_intact(first + second, got)
 
 
-def test_kafka_python_fetch_long_poll_is_woken_by_produce(stack):
+def test_kafka_python_fetch_long_poll_is_woken_by_produce(stack, target):
     """kafka-python fetches with v12 (topics by name); a waiting fetch must answer as soon as a
     record arrives, not at fetch_max_wait_ms."""
-    cluster = start(stack)
+    cluster = start(target)
     consumer = kp_consumer(stack, cluster, fetch_max_wait_ms=60_000, request_timeout_ms=90_000)
-    consumer.assign([TopicPartition(TOPIC, 0)])
+    consumer.assign([TopicPartition(cluster.topic, 0)])
     consumer.seek_to_beginning()
     assert consumer.poll(timeout_ms=300) == {}  # the long poll is now parked on the broker
     msg = Msg(0, b"k", b"wake up", (("h", b"1"),), BASE_TS)
@@ -564,11 +623,11 @@ def test_kafka_python_fetch_long_poll_is_woken_by_produce(stack):
     assert got == [Got(0, 0, msg)]
 
 
-def test_confluent_consumer_long_poll_is_woken_by_produce(stack):
-    cluster = start(stack)
+def test_confluent_consumer_long_poll_is_woken_by_produce(stack, target):
+    cluster = start(target)
     consumer = ck_consumer(stack, cluster, **{"fetch.wait.max.ms": 60_000,
                                               "socket.timeout.ms": 90_000})
-    consumer.assign([ck.TopicPartition(TOPIC, 0, ck.OFFSET_BEGINNING)])
+    consumer.assign([ck.TopicPartition(cluster.topic, 0, ck.OFFSET_BEGINNING)])
     assert consumer.poll(0.3) is None
     msg = Msg(0, b"k", b"wake up", (("h", b"1"),), BASE_TS)
     ck_produce(stack, cluster, [msg])
@@ -577,8 +636,8 @@ def test_confluent_consumer_long_poll_is_woken_by_produce(stack):
 
 # -- Produce, as Kafka answers it ----------------------------------------------------------------
 
-def test_duplicate_idempotent_batch_gets_its_original_offset(stack):
-    cluster = start(stack)
+def test_duplicate_idempotent_batch_gets_its_original_offset(stack, target):
+    cluster = start(target)
     conn = raw_to_leader(stack, cluster)
     first = batch(3, producer_id=7, producer_epoch=0, base_sequence=0)
     second = batch(2, tag="s", producer_id=7, producer_epoch=0, base_sequence=3)
@@ -593,8 +652,8 @@ def test_duplicate_idempotent_batch_gets_its_original_offset(stack):
     assert list_offsets(conn, [(0, -1)])[0][1] == 9  # nothing was written twice
 
 
-def test_sequence_gap_is_out_of_order_and_old_epoch_is_invalid(stack):
-    cluster = start(stack)
+def test_sequence_gap_is_out_of_order_and_old_epoch_is_invalid(stack, target):
+    cluster = start(target)
     conn = raw_to_leader(stack, cluster)
     assert produce_one(conn, batch(3, producer_id=9, producer_epoch=1,
                                    base_sequence=0)).error_code == errors.NONE
@@ -610,8 +669,8 @@ def test_sequence_gap_is_out_of_order_and_old_epoch_is_invalid(stack):
     assert list_offsets(conn, [(0, -1)])[0][1] == 4
 
 
-def test_bad_crc_is_corrupt_message(stack):
-    cluster = start(stack)
+def test_bad_crc_is_corrupt_message(stack, target):
+    cluster = start(target)
     conn = raw_to_leader(stack, cluster)
     data = bytearray(batch(3))
     data[-2] ^= 0xFF
@@ -620,28 +679,33 @@ def test_bad_crc_is_corrupt_message(stack):
     assert list_offsets(conn, [(0, -1)])[0][1] == 0
 
 
-@pytest.mark.parametrize("how", ["broker setting", "topic config"])
-def test_batch_past_max_message_bytes_is_message_too_large(stack, how):
-    if how == "broker setting":
-        cluster = start(stack, message_max_bytes=1000)
-    else:
-        cluster = start(stack)
-        state(cluster, lambda c: c.topics[TOPIC].configs.__setitem__("max.message.bytes", "1000"))
-    conn = raw_to_leader(stack, cluster)
+def assert_too_large_past(conn: Raw, limit: int) -> None:
     small, large = batch(3), batch(60)
-    assert len(small) <= 1000 < len(large)
+    assert len(small) <= limit < len(large)
     assert produce_one(conn, large).error_code == errors.MESSAGE_TOO_LARGE
     assert produce_one(conn, small).base_offset == 0
 
 
+def test_batch_past_the_topics_max_message_bytes_is_message_too_large(stack, target):
+    cluster = start(target, **{"max.message.bytes": "1000"})
+    assert_too_large_past(raw_to_leader(stack, cluster), 1000)
+
+
+@pytest.mark.mockbroker_only("broker-settings")
+def test_batch_past_the_brokers_message_max_bytes_is_message_too_large(stack):
+    cluster = start_mock(stack, message_max_bytes=1000)
+    assert_too_large_past(raw_to_leader(stack, cluster), 1000)
+
+
+@pytest.mark.mockbroker_only("brokers")
 @pytest.mark.parametrize("version", [9, 10, 12, 13])
 def test_produce_to_a_follower_is_not_leader_with_the_current_leader(stack, version):
-    cluster = start(stack)
+    cluster = start_mock(stack)
     leader = leaders(cluster)[0]
     follower = next(b for b in range(3) if b != leader)
     conn = raw(stack, cluster, follower)
-    kwargs = {"topic_id": topic_id(cluster)} if version >= 13 else {}
-    response = conn.call(0, version, produce_body(batch(2), **kwargs))
+    kwargs = {"topic_id": topic_id(conn)} if version >= 13 else {}
+    response = conn.call(0, version, produce_body(batch(2), conn.topic, **kwargs))
     part = response.responses[0].partition_responses[0]
     assert part.error_code == errors.NOT_LEADER_OR_FOLLOWER
     if version >= 10:
@@ -650,8 +714,8 @@ def test_produce_to_a_follower_is_not_leader_with_the_current_leader(stack, vers
             [(leader, *address(cluster, leader))]
 
 
-def test_records_must_be_one_v2_batch_from_base_offset_zero(stack):
-    cluster = start(stack)
+def test_records_must_be_one_v2_batch_from_base_offset_zero(stack, target):
+    cluster = start(target)
     conn = raw_to_leader(stack, cluster)
     legacy = bytearray(batch(2))
     legacy[records.MAGIC_OFFSET] = 1
@@ -661,27 +725,28 @@ def test_records_must_be_one_v2_batch_from_base_offset_zero(stack):
     assert list_offsets(conn, [(0, -1)])[0][1] == 0
 
 
-def test_acks_other_than_minus_one_zero_and_one_are_invalid(stack):
-    cluster = start(stack)
+def test_acks_other_than_minus_one_zero_and_one_are_invalid(stack, target):
+    cluster = start(target)
     conn = raw_to_leader(stack, cluster)
     response = produce_one(conn, batch(2), acks=2)
     assert (response.error_code, response.base_offset) == (errors.INVALID_REQUIRED_ACKS, -1)
     assert list_offsets(conn, [(0, -1)])[0][1] == 0
 
 
-def test_clients_may_not_write_to_internal_topics(stack):
-    cluster = start(stack, brokers=1)
-    state(cluster, lambda c: c.topics.get("__consumer_offsets") or
-          c.create_topic("__consumer_offsets", 1))
-    conn = raw(stack, cluster)
-    response = produce_one(conn, batch(1), topic="__consumer_offsets")
+def test_clients_may_not_write_to_internal_topics(stack, target):
+    conn = raw(stack, Under(target.bootstrap_servers, "__consumer_offsets"))
+    # looking a group's coordinator up makes the offsets topic exist, on either target
+    wait_for(lambda: conn.call(10, 4, FIND_COORDINATOR(
+        key_type=0, coordinator_keys=["g"])).coordinators[0].error_code == errors.NONE,
+        "the group coordinator")
+    response = produce_one(conn, batch(1))
     assert response.error_code == errors.INVALID_TOPIC_EXCEPTION
 
 
-def test_acks_zero_gets_no_response(stack):
-    cluster = start(stack)
+def test_acks_zero_gets_no_response(stack, target):
+    cluster = start(target)
     conn = raw_to_leader(stack, cluster)
-    silent = conn.send(0, 12, produce_body(batch(2), acks=0))
+    silent = conn.send(0, 12, produce_body(batch(2), conn.topic, acks=0))
     answered = conn.send(18, 3, API_VERSIONS(client_software_name="raw",
                                              client_software_version="1"))
     correlation_id, body = conn.receive(18, 3)
@@ -690,26 +755,34 @@ def test_acks_zero_gets_no_response(stack):
     assert list_offsets(conn, [(0, -1)])[0][1] == 2  # and the records were written
 
 
-@pytest.mark.parametrize("failure", ["not the leader", "corrupt batch"])
-def test_failed_acks_zero_produce_closes_the_connection(stack, failure):
+def assert_acks_zero_failure_closes(conn: Raw, other: Raw, data: bytes) -> None:
     """The producer reads no response, so Kafka closes the connection to tell it something
     went wrong (and make it refresh its metadata)."""
-    cluster = start(stack)
-    leader = leaders(cluster)[0]
-    if failure == "not the leader":
-        conn, data = raw(stack, cluster, (leader + 1) % 3), batch(2)
-    else:
-        conn, data = raw(stack, cluster, leader), bytearray(batch(2))
-        data[-1] ^= 0xFF
-    other = raw(stack, cluster, leader)
-    conn.send(0, 12, produce_body(bytes(data), acks=0))
+    conn.send(0, 12, produce_body(data, conn.topic, acks=0))
     assert conn.closed_by_peer()
     assert list_offsets(other, [(0, -1)])[0][:2] == (errors.NONE, 0)
 
 
+def test_a_corrupt_acks_zero_batch_closes_the_connection(stack, target):
+    cluster = start(target)
+    data = bytearray(batch(2))
+    data[-1] ^= 0xFF
+    assert_acks_zero_failure_closes(raw_to_leader(stack, cluster), raw_to_leader(stack, cluster),
+                                    bytes(data))
+
+
+@pytest.mark.mockbroker_only("brokers")
+def test_an_acks_zero_batch_to_a_follower_closes_the_connection(stack):
+    cluster = start_mock(stack)
+    leader = leaders(cluster)[0]
+    assert_acks_zero_failure_closes(raw(stack, cluster, (leader + 1) % 3),
+                                    raw(stack, cluster, leader), batch(2))
+
+
+@pytest.mark.mockbroker_only("brokers")
 @pytest.mark.parametrize("client", CLIENTS)
 def test_acks_zero_producer_follows_a_moved_leader(stack, client):
-    cluster = start(stack, topics={TOPIC: 1})
+    cluster = start_mock(stack, topics={TOPIC: 1})
     if client == "kafka-python":
         producer = kp_producer(stack, cluster, acks=0, enable_idempotence=False)
 
@@ -738,12 +811,12 @@ def test_acks_zero_producer_follows_a_moved_leader(stack, client):
 # -- Fetch ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("version", [4, 12, 13, 17])
-def test_fetch_long_poll_is_woken_by_produce(stack, version):
-    cluster = start(stack)
-    kwargs = {"topic_id": topic_id(cluster)} if version >= 13 else {}
+def test_fetch_long_poll_is_woken_by_produce(stack, target, version):
+    cluster = start(target)
     fetcher = raw_to_leader(stack, cluster)
-    waiting = fetcher.send(1, version, fetch_body({0: 0}, max_wait_ms=60_000, min_bytes=1,
-                                                  **kwargs))
+    kwargs = {"topic_id": topic_id(fetcher)} if version >= 13 else {}
+    waiting = fetcher.send(1, version, fetch_body(cluster.topic, {0: 0}, max_wait_ms=60_000,
+                                                  min_bytes=1, **kwargs))
     producer = raw_to_leader(stack, cluster)
     assert produce_one(producer, batch(3)).base_offset == 0
     correlation_id, response = fetcher.receive(1, version)  # the socket times out after 10 s
@@ -753,79 +826,84 @@ def test_fetch_long_poll_is_woken_by_produce(stack, version):
     assert [(r.offset, r.key) for r in fetched(part)] == [(0, b"r0"), (1, b"r1"), (2, b"r2")]
 
 
-def test_fetch_without_enough_data_answers_at_max_wait(stack):
-    cluster = start(stack)
+def test_fetch_without_enough_data_answers_at_max_wait(stack, target):
+    cluster = start(target)
     conn = raw_to_leader(stack, cluster)
-    response = conn.call(1, 12, fetch_body({0: 0}, max_wait_ms=50, min_bytes=1))
+    response = conn.call(1, 12, fetch_body(conn.topic, {0: 0}, max_wait_ms=50, min_bytes=1))
     [part] = response.responses[0].partitions
     assert (part.error_code, part.high_watermark, part.records) == (errors.NONE, 0, b"")
 
 
-def test_fetch_answers_every_requested_partition(stack):
-    cluster = start(stack, brokers=1)
-    conn = raw(stack, cluster)
+def test_fetch_answers_every_requested_partition(stack, target):
+    cluster = start(target)
+    conn = raw_to_leader(stack, cluster)
     produce_one(conn, batch(2), partition=1)
-    body = fetch_body({0: 0, 1: 0, 2: 5, 7: 0})
-    body.topics.append(FETCH.FetchTopic(topic="missing", partitions=[
+    body = fetch_body(cluster.topic, {0: 0, 1: 0, 2: 5, 7: 0})
+    missing = target.unique("missing")
+    body.topics.append(FETCH.FetchTopic(topic=missing, partitions=[
         FETCH.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1000)]))
     response = conn.call(1, 12, body)
     got = {(t.topic, p.partition_index): (p.error_code, len(fetched(p)))
            for t in response.responses for p in t.partitions}
     assert got == {
-        (TOPIC, 0): (errors.NONE, 0),
-        (TOPIC, 1): (errors.NONE, 2),
-        (TOPIC, 2): (errors.OFFSET_OUT_OF_RANGE, 0),
-        (TOPIC, 7): (errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
-        ("missing", 0): (errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
+        (cluster.topic, 0): (errors.NONE, 0),
+        (cluster.topic, 1): (errors.NONE, 2),
+        (cluster.topic, 2): (errors.OFFSET_OUT_OF_RANGE, 0),
+        (cluster.topic, 7): (errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
+        (missing, 0): (errors.UNKNOWN_TOPIC_OR_PARTITION, 0),
     }
 
 
-def test_fetch_out_of_range_reports_unknown_offsets_as_kafka_does(stack):
-    cluster = start(stack)
+def test_fetch_out_of_range_reports_unknown_offsets_as_kafka_does(stack, target):
+    cluster = start(target)
     conn = raw_to_leader(stack, cluster)
     produce_one(conn, batch(2))
     for offset in (3, -1):
-        [part] = conn.call(1, 12, fetch_body({0: offset})).responses[0].partitions
+        [part] = conn.call(1, 12, fetch_body(conn.topic, {0: offset})).responses[0].partitions
         assert (part.error_code, part.high_watermark, part.log_start_offset, part.records) == \
             (errors.OFFSET_OUT_OF_RANGE, -1, -1, b"")
-    [part] = conn.call(1, 12, fetch_body({0: 2})).responses[0].partitions  # the end is in range
+    # the end is in range
+    [part] = conn.call(1, 12, fetch_body(conn.topic, {0: 2})).responses[0].partitions
     assert (part.error_code, part.high_watermark, part.records) == (errors.NONE, 2, b"")
 
 
-def test_fetch_by_unknown_topic_id_is_unknown_topic_id(stack):
-    cluster = start(stack)
+def test_fetch_by_unknown_topic_id_is_unknown_topic_id(stack, target):
+    cluster = start(target)
     conn = raw_to_leader(stack, cluster)
     stranger = uuid.uuid4()
-    response = conn.call(1, 13, fetch_body({0: 0, 1: 0}, topic_id=stranger))
+    response = conn.call(1, 13, fetch_body(conn.topic, {0: 0, 1: 0}, topic_id=stranger))
     assert [(t.topic_id, [p.error_code for p in t.partitions]) for t in response.responses] == \
         [(stranger, [errors.UNKNOWN_TOPIC_ID] * 2)]
 
 
-def test_fetch_returns_one_whole_batch_past_max_bytes(stack):
-    cluster = start(stack, brokers=1)
-    conn = raw(stack, cluster)
+def test_fetch_returns_one_whole_batch_past_max_bytes(stack, target):
+    cluster = start(target)
+    conn = raw_to_leader(stack, cluster)
     big = batch(50)
     produce_one(conn, big)
     produce_one(conn, batch(2, tag="next"))
     produce_one(conn, batch(2), partition=1)
-    response = conn.call(1, 12, fetch_body({0: 0, 1: 0}, max_bytes=100, partition_max_bytes=100))
+    response = conn.call(1, 12, fetch_body(conn.topic, {0: 0, 1: 0}, max_bytes=100,
+                                           partition_max_bytes=100))
     zero, one = response.responses[0].partitions
     assert len(zero.records) == len(big)  # the first batch whole, and nothing more
     assert [r.offset for r in fetched(zero)] == list(range(50))
     assert (one.error_code, one.high_watermark, one.records) == (errors.NONE, 2, b"")
     # a fetch from inside a batch returns the whole batch; the client skips what it has seen
-    [mid] = conn.call(1, 12, fetch_body({0: 49}, max_bytes=1)).responses[0].partitions
+    [mid] = conn.call(1, 12, fetch_body(conn.topic, {0: 49}, max_bytes=1)).responses[0].partitions
     assert [r.offset for r in fetched(mid)] == list(range(50))
 
 
+@pytest.mark.mockbroker_only("brokers")
 def test_stale_leader_epoch_is_fenced_before_the_leader_is_checked(stack):
-    cluster = start(stack)
+    cluster = start_mock(stack)
     old = leaders(cluster)[0]
     new = move_leader(cluster, 0)
     old_conn, new_conn = raw(stack, cluster, old), raw(stack, cluster, new)
 
     def fetch(conn, epoch, version=16):
-        body = fetch_body({0: 0}, current_leader_epoch=epoch, topic_id=topic_id(cluster))
+        body = fetch_body(conn.topic, {0: 0}, current_leader_epoch=epoch,
+                          topic_id=topic_id(conn))
         [part] = conn.call(1, version, body).responses[0].partitions
         return part.error_code, (part.current_leader.leader_id, part.current_leader.leader_epoch)
 
@@ -849,8 +927,8 @@ def test_stale_leader_epoch_is_fenced_before_the_leader_is_checked(stack):
 
 # -- ListOffsets and OffsetForLeaderEpoch ------------------------------------------------------
 
-def test_list_offsets_earliest_latest_by_timestamp_and_max_timestamp(stack):
-    cluster = start(stack)
+def test_list_offsets_earliest_latest_by_timestamp_and_max_timestamp(stack, target):
+    cluster = start(target)
     conn = raw_to_leader(stack, cluster)
     assert lookup(conn, -2, -1, -3, BASE_TS) == [
         (errors.NONE, 0, -1, 0), (errors.NONE, 0, -1, 0), (errors.NONE, -1, -1, -1),
@@ -870,19 +948,26 @@ def test_list_offsets_earliest_latest_by_timestamp_and_max_timestamp(stack):
         (errors.NONE, 1, BASE_TS + 30, 0), (errors.NONE, 1, BASE_TS + 30, 0),
         (errors.NONE, 3, BASE_TS + 50, 0), (errors.NONE, 3, BASE_TS + 50, 0),
         (errors.NONE, -1, -1, -1)]
-    state(cluster, lambda c: c.topics[TOPIC].partitions[0].log.delete_records_before(4))
+    target.delete_records(cluster.topic, 0, 4)
     assert lookup(conn, -2, BASE_TS) == [
         (errors.NONE, 4, -1, 0), (errors.NONE, 4, BASE_TS + 40, 0)]
 
 
-def test_list_offsets_errors(stack):
-    cluster = start(stack)
+@pytest.mark.mockbroker_only("brokers")
+def test_list_offsets_on_a_follower_is_not_leader(stack):
+    cluster = start_mock(stack)
     leader = leaders(cluster)[0]
     follower = raw(stack, cluster, next(b for b in range(3) if b != leader))
     assert list_offsets(follower, [(0, -1)])[0][0] == errors.NOT_LEADER_OR_FOLLOWER
     assert list_offsets(follower, [(0, -1)], topic="missing")[0][0] == \
         errors.UNKNOWN_TOPIC_OR_PARTITION
-    conn = raw(stack, cluster, leader)
+
+
+def test_list_offsets_errors(stack, target):
+    cluster = start(target)
+    conn = raw_to_leader(stack, cluster)
+    assert list_offsets(conn, [(0, -1)], topic=target.unique("missing"))[0][0] == \
+        errors.UNKNOWN_TOPIC_OR_PARTITION
     # MAX_TIMESTAMP needs v7 and EARLIEST_LOCAL v8, as Kafka says
     assert list_offsets(conn, [(0, -3)], version=6)[0][0] == errors.UNSUPPORTED_VERSION
     assert list_offsets(conn, [(0, -4)], version=7)[0][0] == errors.UNSUPPORTED_VERSION
@@ -893,23 +978,40 @@ def test_list_offsets_errors(stack):
     assert list_offsets(conn, [(0, -6)], version=10)[0][0] == errors.UNSUPPORTED_VERSION
     assert list_offsets(conn, [(0, -6)], version=11)[0] == (errors.NONE, -1, -1, -1)
     assert list_offsets(conn, [(0, -7)], version=11)[0][0] == errors.UNSUPPORTED_VERSION
-    # a partition asked for twice is refused, the rest answered
-    assert [r[0] for r in list_offsets(conn, [(0, -1), (0, -2), (1, -1)])] == [
-        errors.INVALID_REQUEST, errors.INVALID_REQUEST,
-        errors.NONE if leaders(cluster)[1] == leader else errors.NOT_LEADER_OR_FOLLOWER]
+    # a partition asked for twice is refused, once; the rest answered
+    body = LIST_OFFSETS(replica_id=-1, topics=[LIST_OFFSETS.ListOffsetsTopic(
+        name=conn.topic, partitions=[LIST_OFFSETS.ListOffsetsPartition(
+            partition_index=p, timestamp=t, current_leader_epoch=-1)
+            for p, t in [(0, -1), (0, -2), (1, -1)]])])
+    [answer] = conn.call(2, 9, body).topics
+    assert sorted((p.partition_index, p.error_code) for p in answer.partitions) == [
+        (0, errors.INVALID_REQUEST), (1, errors.NONE)]
 
 
 def offset_for_leader_epoch(conn: Raw, partition: int, epoch: int, current: int = -1):
     body = OFFSET_FOR_LEADER_EPOCH(replica_id=-1, topics=[
-        OFFSET_FOR_LEADER_EPOCH.OffsetForLeaderTopic(topic=TOPIC, partitions=[
+        OFFSET_FOR_LEADER_EPOCH.OffsetForLeaderTopic(topic=conn.topic, partitions=[
             OFFSET_FOR_LEADER_EPOCH.OffsetForLeaderPartition(
                 partition=partition, current_leader_epoch=current, leader_epoch=epoch)])])
     [part] = conn.call(23, 4, body).topics[0].partitions
     return part.error_code, part.leader_epoch, part.end_offset
 
 
+def test_offset_for_leader_epoch_answers_from_the_leaders_first_epoch(stack, target):
+    conn = raw_to_leader(stack, start(target))
+    assert offset_for_leader_epoch(conn, 0, 0) == (errors.NONE, 0, 0)
+    produce_one(conn, batch(3))
+    assert offset_for_leader_epoch(conn, 0, 0) == (errors.NONE, 0, 3)
+    assert offset_for_leader_epoch(conn, 0, 1) == (errors.NONE, -1, -1)  # not known yet
+    assert offset_for_leader_epoch(conn, 0, -1) == (errors.NONE, -1, -1)
+    assert offset_for_leader_epoch(conn, 0, 0, current=0) == (errors.NONE, 0, 3)
+    assert offset_for_leader_epoch(conn, 0, 0, current=1)[0] == errors.UNKNOWN_LEADER_EPOCH
+    assert offset_for_leader_epoch(conn, 5, 0)[0] == errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
+@pytest.mark.mockbroker_only("internals")
 def test_offset_for_leader_epoch_follows_kafkas_epoch_cache(stack):
-    cluster = start(stack, brokers=1)
+    cluster = start_mock(stack, brokers=1)
     conn = raw(stack, cluster)
     # a leader's epoch starts when it takes over, even before anything is written
     assert offset_for_leader_epoch(conn, 0, 0) == (errors.NONE, 0, 0)
@@ -928,9 +1030,8 @@ def test_offset_for_leader_epoch_follows_kafkas_epoch_cache(stack):
     assert offset_for_leader_epoch(conn, 5, 0)[0] == errors.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def test_init_producer_id_gives_an_idempotent_producer_a_new_id_each_time(stack):
-    cluster = start(stack)
-    conn = raw(stack, cluster)
+def test_init_producer_id_gives_an_idempotent_producer_a_new_id_each_time(stack, target):
+    conn = raw(stack, start(target))
 
     def init(producer_id=-1, producer_epoch=-1):
         response = conn.call(22, 4, INIT_PRODUCER_ID(
@@ -938,7 +1039,11 @@ def test_init_producer_id_gives_an_idempotent_producer_a_new_id_each_time(stack)
             producer_epoch=producer_epoch))
         return response.error_code, response.producer_id, response.producer_epoch
 
-    error, first, epoch = init()
+    # Kafka answers COORDINATOR_LOAD_IN_PROGRESS, which clients retry, until its broker has
+    # been given its first block of producer ids
+    error, first, epoch = wait_for(
+        lambda: (answer := init())[0] != errors.COORDINATOR_LOAD_IN_PROGRESS and answer,
+        "a producer id")
     assert (error, epoch) == (errors.NONE, 0) and first >= 0
     # asking for an epoch bump (KIP-360) without a transactional id gets a new id, as on Kafka
     error, second, epoch = init(first, 0)
@@ -967,13 +1072,13 @@ GARBAGE = {
 
 
 @pytest.mark.parametrize("garbage", GARBAGE.values(), ids=GARBAGE.keys())
-def test_bad_input_closes_only_its_connection(stack, garbage):
-    cluster = start(stack, brokers=1, topics={TOPIC: 1})
+def test_bad_input_closes_only_its_connection(stack, target, garbage):
+    cluster = start(target, partitions=1)
     producer = kp_producer(stack, cluster, acks="all", enable_idempotence=True)
     consumer = ck_consumer(stack, cluster)
-    consumer.assign([ck.TopicPartition(TOPIC, 0, ck.OFFSET_BEGINNING)])
+    consumer.assign([ck.TopicPartition(cluster.topic, 0, ck.OFFSET_BEGINNING)])
     before = Msg(0, b"before", b"1", (), BASE_TS)
-    producer.send(TOPIC, key=before.key, value=before.value, partition=0,
+    producer.send(cluster.topic, key=before.key, value=before.value, partition=0,
                   timestamp_ms=before.timestamp).get(timeout=10)
     assert ck_poll(consumer, 1) == [Got(0, 0, before)]
     watcher = raw(stack, cluster)
@@ -981,26 +1086,30 @@ def test_bad_input_closes_only_its_connection(stack, garbage):
     bad.send_bytes(garbage)
     assert bad.closed_by_peer()
     after = Msg(0, b"after", b"2", (("h", b"x"),), BASE_TS + 1)
-    producer.send(TOPIC, key=after.key, value=after.value, headers=list(after.headers),
+    producer.send(cluster.topic, key=after.key, value=after.value, headers=list(after.headers),
                   partition=0, timestamp_ms=after.timestamp).get(timeout=10)
     assert ck_poll(consumer, 1) == [Got(0, 1, after)]
     assert list_offsets(watcher, [(0, -1)])[0][:2] == (errors.NONE, 2)
 
 
+@pytest.mark.mockbroker_only("beyond-kafka")
 def test_bad_input_closes_at_once_even_with_a_fetch_waiting(stack):
-    cluster = start(stack, brokers=1)
+    """Kafka reads a connection's next request only once it has answered the one before, so
+    there the bad frame waits out the fetch; mockbroker reads ahead and closes at once."""
+    cluster = start_mock(stack, brokers=1)
     conn = raw(stack, cluster)
-    conn.send(1, 12, fetch_body({0: 0}, max_wait_ms=60_000, min_bytes=1))
+    conn.send(1, 12, fetch_body(conn.topic, {0: 0}, max_wait_ms=60_000, min_bytes=1))
     conn.send_bytes(struct.pack(">i", -1))
     conn.sock.settimeout(3)  # the parked fetch must not hold the connection open
     assert conn.closed_by_peer()
     assert list_offsets(raw(stack, cluster), [(0, -1)])[0][:2] == (errors.NONE, 0)
 
 
+@pytest.mark.mockbroker_only("lifecycle")
 def test_stopping_the_cluster_closes_connections_it_has_just_accepted():
     for _ in range(10):
         with MockCluster() as cluster:
-            conn = Raw(address(cluster, 0))
+            conn = Raw(address(Under(cluster.bootstrap_servers, TOPIC)))
         try:
             conn.sock.settimeout(3)
             assert conn.closed_by_peer()

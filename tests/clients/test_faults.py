@@ -18,10 +18,18 @@ import pytest
 from kafka import KafkaProducer
 
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
-from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, consume_all, group_view,
-                                       join, produce, settle)
+from tests.clients.test_groups import (ALL, GROUP, PARTITIONS, TOPIC, Scene, consume_all,
+                                       group_view, join, produce, settle)
+
+pytestmark = pytest.mark.mockbroker_only("faults")
 
 CLIENTS = ["kafka-python", "confluent-kafka"]
+
+
+@pytest.fixture
+def scene(kafka_cluster) -> Scene:
+    """The group tests' view of the test's cluster: its TOPIC and GROUP."""
+    return Scene.of(kafka_cluster)
 
 
 @pytest.fixture
@@ -150,11 +158,11 @@ def test_a_disconnect_mid_request_is_recovered(stack, kafka_bootstrap, kafka_adm
 
 
 @pytest.mark.kafka(topics={TOPIC: PARTITIONS}, group_min_session_timeout_ms=500)
-def test_a_dropped_join_group_answer_makes_the_client_retry(stack, kafka_cluster, kafka_admin):
+def test_a_dropped_join_group_answer_makes_the_client_retry(stack, scene, kafka_admin):
     kafka_admin.add_fault("JoinGroup", action="drop", count=1)
-    member = join(stack, kafka_cluster, "confluent-kafka", "m1",
+    member = join(stack, scene, "confluent-kafka", "m1",
                   **{"session.timeout.ms": 1000, "max.poll.interval.ms": 1000})
-    values = produce(stack, kafka_cluster, "after-drop", count=12)
+    values = produce(stack, scene, "after-drop", count=12)
     consume_all([member], values)
     joins = kafka_admin.requests("JoinGroup")
     assert joins[0].outcome == "dropped"
@@ -163,18 +171,17 @@ def test_a_dropped_join_group_answer_makes_the_client_retry(stack, kafka_cluster
 
 
 @pytest.mark.kafka(brokers=3, topics={TOPIC: PARTITIONS}, group_min_session_timeout_ms=1000)
-def test_a_stopped_broker_moves_partitions_and_the_group_and_clients_follow(stack,
-                                                                             kafka_cluster,
+def test_a_stopped_broker_moves_partitions_and_the_group_and_clients_follow(stack, scene,
                                                                              kafka_admin):
-    member = join(stack, kafka_cluster, "confluent-kafka", "m1")
-    settle(kafka_cluster, [member])
-    before = produce(stack, kafka_cluster, "before")
+    member = join(stack, scene, "confluent-kafka", "m1")
+    settle(scene, [member])
+    before = produce(stack, scene, "before")
     consume_all([member], before)
     coordinator = kafka_admin.group(GROUP).coordinator
     kafka_admin.stop_broker(coordinator)
     assert kafka_admin.broker(coordinator).state == "down"
     assert all(p.leader != coordinator for p in kafka_admin.topic(TOPIC).partitions)
-    after = produce(stack, kafka_cluster, "after")
+    after = produce(stack, scene, "after")
     consume_all([member], after)
     group = wait_for(lambda: (g := kafka_admin.group(GROUP)).coordinator != coordinator
                      and sum(g.offsets.get(TOPIC, {}).values()) == 120 and g, "new commits")
@@ -184,15 +191,15 @@ def test_a_stopped_broker_moves_partitions_and_the_group_and_clients_follow(stac
 
 
 @pytest.mark.kafka(brokers=3, topics={TOPIC: PARTITIONS}, group_min_session_timeout_ms=1000)
-def test_a_moved_coordinator_is_rediscovered(stack, kafka_cluster, kafka_admin):
-    member = join(stack, kafka_cluster, "confluent-kafka", "m1")
-    settle(kafka_cluster, [member])
-    consume_all([member], produce(stack, kafka_cluster, "before"))
+def test_a_moved_coordinator_is_rediscovered(stack, scene, kafka_admin):
+    member = join(stack, scene, "confluent-kafka", "m1")
+    settle(scene, [member])
+    consume_all([member], produce(stack, scene, "before"))
     old = kafka_admin.group(GROUP).coordinator
     new = (old + 1) % 3
     kafka_admin.move_coordinator(GROUP, new)
     assert kafka_admin.group(GROUP).coordinator == new
-    after = produce(stack, kafka_cluster, "after")
+    after = produce(stack, scene, "after")
     consume_all([member], after)
     wait_for(lambda: sum(kafka_admin.group(GROUP).offsets[TOPIC].values()) == 120,
              "commits at the new coordinator")
@@ -204,10 +211,10 @@ def test_a_moved_coordinator_is_rediscovered(stack, kafka_cluster, kafka_admin):
 
 @pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.kafka(topics={TOPIC: PARTITIONS}, group_min_session_timeout_ms=1000)
-def test_a_forced_rebalance_is_a_real_rebalance_to_the_clients(client, stack, kafka_cluster,
+def test_a_forced_rebalance_is_a_real_rebalance_to_the_clients(client, stack, scene,
                                                                kafka_admin):
-    member = join(stack, kafka_cluster, client, "m1")
-    settle(kafka_cluster, [member])
+    member = join(stack, scene, client, "m1")
+    settle(scene, [member])
     generation = kafka_admin.group(GROUP).generation
     events_before = len(member.events)
     kafka_admin.rebalance(GROUP)
@@ -215,14 +222,14 @@ def test_a_forced_rebalance_is_a_real_rebalance_to_the_clients(client, stack, ka
              and g.generation == generation + 1, "the next generation")
     wait_for(lambda: ("assign", ALL) in member.events[events_before:], "a new assignment")
     assert ("revoke", ALL) in member.events[events_before:]  # eager: everything revoked first
-    values = produce(stack, kafka_cluster, "after")
+    values = produce(stack, scene, "after")
     consume_all([member], values)
 
 
 @pytest.mark.kafka(topics={TOPIC: PARTITIONS}, group_min_session_timeout_ms=1000)
-def test_an_expired_member_rejoins_as_a_new_member(stack, kafka_cluster, kafka_admin):
-    member = join(stack, kafka_cluster, "confluent-kafka", "m1")
-    settle(kafka_cluster, [member])
+def test_an_expired_member_rejoins_as_a_new_member(stack, scene, kafka_admin):
+    member = join(stack, scene, "confluent-kafka", "m1")
+    settle(scene, [member])
     (old,) = kafka_admin.group(GROUP).members
     kafka_admin.expire_member(GROUP, old.member_id)
 
@@ -233,5 +240,5 @@ def test_an_expired_member_rejoins_as_a_new_member(stack, kafka_cluster, kafka_a
 
     group = wait_for(rejoined, "the member to rejoin with a new id")
     assert group.members[0].assignment == {TOPIC: sorted(ALL)}
-    assert group_view(kafka_cluster).members == {group.members[0].member_id: None}
-    consume_all([member], produce(stack, kafka_cluster, "after"))
+    assert group_view(scene).members == {group.members[0].member_id: None}
+    consume_all([member], produce(stack, scene, "after"))

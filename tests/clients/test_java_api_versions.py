@@ -6,6 +6,8 @@ DeleteGroups v3.  The client is the kafka-clients jar of ``wire.definitions.KAFK
 
 from __future__ import annotations
 
+import pytest
+
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,6 +15,9 @@ from pathlib import Path
 from mockbroker.mock_cluster import MockCluster
 from wire import errors
 from wire.definitions import KAFKA_VERSION
+
+# it reads the requests each broker logged, and counts them with a control rule
+pytestmark = pytest.mark.mockbroker_only("mockbroker")
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(__file__).with_name("java") / "AdminProbe.java"

@@ -18,9 +18,11 @@ from pathlib import Path
 
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 
+import pytest
+
 from tests.clients.test_groups import (ALL, GROUP, HEARTBEAT_MS, SESSION_MS, TOPIC, Got,
-                                       assert_once, consume_all, group_view, join, produce,
-                                       settle, start)
+                                       assert_once, consume_all, coordinator, group_view, join,
+                                       produce, settle, start, start_mock)
 from tests.clients.helpers import wait_for
 from wire.definitions import KAFKA_VERSION
 
@@ -98,14 +100,15 @@ class JavaMember:
         self._reader.join(10)
 
 
-def java_member(stack, cluster, name: str, **config: str) -> JavaMember:
-    member = JavaMember(cluster, name, **config)
+def java_member(stack, scene, name: str, **config: str) -> JavaMember:
+    member = JavaMember(scene, name, group_id=scene.group, topic=scene.topic, **config)
     stack.callback(member.close)
     return member
 
 
-def test_a_java_consumer_gets_every_partition_and_a_new_one_resumes_after_its_commit(stack):
-    cluster = start(stack)
+def test_a_java_consumer_gets_every_partition_and_a_new_one_resumes_after_its_commit(stack,
+                                                                                     target):
+    cluster = start(target)
     first = java_member(stack, cluster, "java-1")
     assert settle(cluster, [first], timeout=JVM_TIMEOUT_S) == {"java-1": ALL}
     before = produce(stack, cluster, "before")
@@ -121,8 +124,8 @@ def test_a_java_consumer_gets_every_partition_and_a_new_one_resumes_after_its_co
     assert second.values() == after  # nothing before the commit is read again
 
 
-def test_java_kafka_python_and_confluent_members_share_one_range_group(stack):
-    cluster = start(stack)
+def test_java_kafka_python_and_confluent_members_share_one_range_group(stack, target):
+    cluster = start(target)
     members = [
         java_member(stack, cluster, "java",
                     **{"partition.assignment.strategy":
@@ -153,15 +156,16 @@ def test_java_kafka_python_and_confluent_members_share_one_range_group(stack):
     assert sorted(consumed_later) == sorted(later)  # each once
 
 
+@pytest.mark.mockbroker_only("lifecycle")
 def test_a_java_member_follows_its_coordinator_when_the_broker_stops(stack):
-    cluster = start(stack)
+    cluster = start_mock(stack)
     member = java_member(stack, cluster, "java")
     settle(cluster, [member], timeout=JVM_TIMEOUT_S)
     consume_all([member], produce(stack, cluster, "before"))
-    old = cluster.call(cluster.core.groups.placement.coordinator_for, GROUP)
-    cluster.stop_broker(old)
+    old = coordinator(cluster)
+    cluster.mock.stop_broker(old)
     after = produce(stack, cluster, "after")
     consume_all([member], after)
     wait_for(lambda: (v := group_view(cluster)) is not None and v.state == "Stable"
              and sum(v.committed.values()) == 120, "commits at the new coordinator")
-    assert cluster.call(cluster.core.groups.placement.coordinator_for, GROUP) != old
+    assert coordinator(cluster) != old

@@ -5,9 +5,13 @@ is read twice; committed offsets never go backwards (the checks are described th
 
 from __future__ import annotations
 
+import pytest
+
 from bench.soak import BROKERS, soak
 from mockbroker import MockCluster
 from mockbroker.admin import AdminClient
+
+pytestmark = pytest.mark.mockbroker_only("faults")
 
 
 def test_acknowledged_records_survive_random_faults_at_least_once(stack):

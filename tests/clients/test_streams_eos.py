@@ -16,8 +16,9 @@ The crash test stops the JVM (SIGSTOP) until the output topic holds records of a
 transaction (its last stable offset below its high watermark), then kills it (SIGKILL), so the
 aborted output is there for a reader to wrongly see.
 
-The tests take their cluster from ``kafka_bootstrap``, so ``--kafka-bootstrap HOST:PORT`` runs
-them against a real Kafka; topics get fresh names in each test, so a cluster can be reused.
+The crash test runs on mockbroker and on Apache Kafka (``target``); the plain word count is
+one of the conformance scenarios (``test_conformance.py``), on both too.  Topics get fresh names
+in each test, so a cluster can be reused.
 """
 
 from __future__ import annotations
@@ -220,21 +221,18 @@ def count_words_once(stack, bootstrap: str, tmp_path) -> None:
     assert "closed" in app.lines and app.process.returncode == 0, app.lines
 
 
-def test_exactly_once_word_count(stack, kafka_bootstrap, tmp_path):
-    count_words_once(stack, kafka_bootstrap, tmp_path)
-
-
-def test_exactly_once_word_count_survives_a_killed_jvm(stack, kafka_bootstrap, tmp_path):
+def test_exactly_once_word_count_survives_a_killed_jvm(stack, target, tmp_path):
+    bootstrap = target.bootstrap_servers
     app_id, source, sink = names()
-    create_topics(kafka_bootstrap, source, sink)
+    create_topics(bootstrap, source, sink)
     rng = random.Random(2)
-    expected = produce_lines(kafka_bootstrap, source, 2000, rng, "before")
+    expected = produce_lines(bootstrap, source, 2000, rng, "before")
     state, log = tmp_path / "state", tmp_path / "streams.log"
-    first = StreamsApp(kafka_bootstrap, app_id, source, sink, state, log)
+    first = StreamsApp(bootstrap, app_id, source, sink, state, log)
     stack.callback(first.close)
     first.wait_running()
-    output = Output(stack, kafka_bootstrap, sink)
-    admin = AdminClient({"bootstrap.servers": kafka_bootstrap, "logger": RDKAFKA_LOG})
+    output = Output(stack, bootstrap, sink)
+    admin = AdminClient({"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG})
 
     def frozen_in_a_transaction():
         """The JVM stopped while the output holds some counts, committed and not."""
@@ -251,8 +249,8 @@ def test_exactly_once_word_count_survives_a_killed_jvm(stack, kafka_bootstrap, t
     # its timeout) and its counts stay hidden from read_committed readers
     first.kill()
 
-    expected += produce_lines(kafka_bootstrap, source, 500, rng, "after")
-    second = StreamsApp(kafka_bootstrap, app_id, source, sink, state, log)
+    expected += produce_lines(bootstrap, source, 500, rng, "after")
+    second = StreamsApp(bootstrap, app_id, source, sink, state, log)
     stack.callback(second.close)
     second.wait_running()
     output.wait_for_counts(expected, second)

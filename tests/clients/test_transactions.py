@@ -41,6 +41,9 @@ from kafka.structs import OffsetAndMetadata
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
 from wire.definitions import KAFKA_VERSION
 
+# not converted to run on Kafka as well yet; a test marked with its own reason needs mockbroker
+pytestmark = pytest.mark.mockbroker_only("unconverted")
+
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka"]
 TOPIC = "payments"
 SOURCE_TOPIC = "requests"
@@ -579,6 +582,7 @@ def test_a_fenced_producer_cannot_write_more(client, stack, kafka_cluster, kafka
 
 # -- 4. a retriable EndTxn error ---------------------------------------------------------------
 
+@pytest.mark.mockbroker_only("faults")
 @pytest.mark.parametrize("error", ["CONCURRENT_TRANSACTIONS", "COORDINATOR_LOAD_IN_PROGRESS"])
 @pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.kafka(topics={TOPIC: PARTITIONS})
