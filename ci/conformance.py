@@ -30,6 +30,7 @@ CAPABILITIES = {
     "test_a_classic_group_splits_commits_and_resumes": "groups, classic",
     "test_a_consumer_protocol_group_splits_commits_and_resumes": "groups, consumer protocol",
     "test_a_group_member_commits_and_the_next_resumes": "groups, classic",
+    "test_a_consumer_protocol_member_commits_and_the_next_resumes": "groups, consumer protocol",
     "test_a_read_committed_reader_sees_committed_transactions_only": "transactions",
     "test_an_exactly_once_streams_app_counts_every_word_once": "transactions",
     "test_topics_are_created_configured_grown_and_deleted": "admin",
@@ -40,10 +41,10 @@ COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
            "transactions", "admin", "SASL / TLS", "Spark"]
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "kafka-streams", "franz-go",
            "kafkajs", "kcat", "kafka-tools"]
-#: what a client does not have at all (kafka-python, aiokafka and kafkajs speak only the classic
-#: group protocol)
+#: what a client does not have at all: kafka-python, aiokafka and kafkajs speak only the classic
+#: group protocol, and so does Debian's kcat (its librdkafka predates ``group.protocol``)
 ABSENT = {("kafka-python", "groups, consumer protocol"), ("aiokafka", "groups, consumer protocol"),
-          ("kafkajs", "groups, consumer protocol")}
+          ("kafkajs", "groups, consumer protocol"), ("kcat", "groups, consumer protocol")}
 TARGETS = ("mockbroker", "kafka")
 START, END = "<!-- conformance:start -->", "<!-- conformance:end -->"
 _ID = re.compile(r"^(?P<test>\w+)\[(?P<target>mockbroker|kafka)-(?P<client>.+)\]$")

@@ -316,9 +316,22 @@ def test_a_consumer_protocol_group_splits_commits_and_resumes(stack, target, cli
 
 
 #: clients run as a process that joins, reads COUNT records, commits them and leaves
-def _console_group(bootstrap: str, topic: str, group: str, count: int) -> list[str]:
+def _console_group(bootstrap: str, topic: str, group: str, count: int, *more: str) -> list[str]:
     return [value.decode() for _, _, _, value, _ in _console_consume(
-        bootstrap, topic, count, "--group", group, "--command-property=auto.offset.reset=earliest")]
+        bootstrap, topic, count, "--group", group,
+        "--command-property=auto.offset.reset=earliest", *more)]
+
+
+def _console_consumer_protocol_group(bootstrap: str, topic: str, group: str,
+                                     count: int) -> list[str]:
+    return _console_group(bootstrap, topic, group, count,
+                          "--command-property=group.protocol=consumer")
+
+
+def _kcat_group(bootstrap: str, topic: str, group: str, count: int) -> list[str]:
+    """kcat's balanced consumer (librdkafka's, committing what it read when it exits)."""
+    return _kcat("-b", bootstrap, "-G", group, "-X", "auto.offset.reset=earliest",
+                 "-c", str(count), "-f", "%s\n", "-q", topic).splitlines()
 
 
 def _aio_group(bootstrap: str, topic: str, group: str, count: int) -> list[str]:
@@ -347,19 +360,31 @@ ONE_SHOT_GROUP = {
         "group", bootstrap, topic, group, str(count)).splitlines(),
     "kafkajs": lambda bootstrap, topic, group, count: [row[3].decode() for row in _node_rows(
         node_client("group", bootstrap, topic, group, str(count)))],
+    "kcat": _kcat_group,
 }
+#: the same, speaking KIP-848's consumer group protocol
+ONE_SHOT_CONSUMER_GROUP = {"kafka-tools": _console_consumer_protocol_group}
+
+
+def _one_shot_members_resume(target: Target, consume) -> None:
+    topic = target.create_topic("group", PARTITIONS)
+    group = target.unique("group")
+    first = _produce(target, topic, "first", 30)
+    read = consume(target.bootstrap_servers, topic, group, len(first))
+    assert sorted(read) == sorted(v.decode() for v in first)
+    later = _produce(target, topic, "later", 9)
+    resumed = consume(target.bootstrap_servers, topic, group, len(later))
+    assert sorted(resumed) == sorted(v.decode() for v in later)  # from the committed offsets
 
 
 @pytest.mark.parametrize("client", list(ONE_SHOT_GROUP))
 def test_a_group_member_commits_and_the_next_resumes(target, client):
-    topic = target.create_topic("group", PARTITIONS)
-    group = target.unique("group")
-    first = _produce(target, topic, "first", 30)
-    read = ONE_SHOT_GROUP[client](target.bootstrap_servers, topic, group, len(first))
-    assert sorted(read) == sorted(v.decode() for v in first)
-    later = _produce(target, topic, "later", 9)
-    resumed = ONE_SHOT_GROUP[client](target.bootstrap_servers, topic, group, len(later))
-    assert sorted(resumed) == sorted(v.decode() for v in later)  # from the committed offsets
+    _one_shot_members_resume(target, ONE_SHOT_GROUP[client])
+
+
+@pytest.mark.parametrize("client", list(ONE_SHOT_CONSUMER_GROUP))
+def test_a_consumer_protocol_member_commits_and_the_next_resumes(target, client):
+    _one_shot_members_resume(target, ONE_SHOT_CONSUMER_GROUP[client])
 
 
 # -- transactions -----------------------------------------------------------------------------

@@ -441,7 +441,8 @@ def test_a_single_member_gets_every_partition(stack, target, client):
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_members_split_partitions_and_hand_them_over_when_joining_and_leaving(stack, target, client):
+def test_members_split_partitions_and_hand_them_over_when_joining_and_leaving(stack, target,
+                                                                            client):
     cluster = start(target)
     members = [join(stack, cluster, client, f"m{i}") for i in range(3)]
     owned = settle(cluster, members)
