@@ -138,6 +138,16 @@ def _go_round_trip(target: Target, topic: str) -> list[tuple]:
             for r in map(json.loads, lines.splitlines())]
 
 
+def _java_round_trip(target: Target, topic: str) -> list[tuple]:
+    """Kafka's Java producer and consumer (``java/TxnClient.java plain``)."""
+    lines = "".join(f"{partition} {key.decode()} {value.decode()} "
+                    + ";".join(f"{k}={v.decode()}" for k, v in headers) + "\n"
+                    for partition, key, value, headers in RECORDS)
+    got = java_records(run_java("plain", target.bootstrap_servers, topic, stdin=lines))
+    return sorted((g.partition, g.offset, g.rec.key, g.rec.value, list(g.rec.headers))
+                  for g in got)
+
+
 def _kcat(*args: str, stdin: str | None = None) -> str:
     if shutil.which("kcat") is None:
         pytest.fail("kcat is not installed: bash ci/dev.sh setup installs Debian's package")
@@ -217,7 +227,7 @@ def _console_consume(bootstrap: str, topic: str, count: int, *more: str) -> list
 
 ROUND_TRIP = {"confluent-kafka": _ck_round_trip, "kafka-python": _kp_round_trip,
               "aiokafka": _aio_round_trip, "franz-go": _go_round_trip, "kcat": _kcat_round_trip,
-              "kafkajs": _node_round_trip}
+              "kafkajs": _node_round_trip, "java": _java_round_trip}
 
 
 @pytest.mark.parametrize("client", list(ROUND_TRIP))

@@ -645,12 +645,12 @@ def test_a_timed_out_transaction_is_aborted_and_its_producer_fenced(client, stac
 
 # -- 6. the Java client (transaction version 2) ------------------------------------------------
 
-def run_java(*args: str) -> list[str]:
+def run_java(*args: str, stdin: str | None = None) -> list[str]:
     missing = [str(p) for p in CLASSPATH if not p.exists()]
     assert not missing and shutil.which("java"), \
         f"the Java client needs java and {missing} (bash ci/dev.sh setup fetches them)"
     done = subprocess.run(["java", "-cp", os.pathsep.join(map(str, CLASSPATH)),
-                           str(JAVA_SOURCE), *args],
+                           str(JAVA_SOURCE), *args], input=stdin,
                           capture_output=True, text=True, timeout=JVM_TIMEOUT_S + 60)
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and lines[-1:] == ["done"], \

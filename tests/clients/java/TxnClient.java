@@ -19,6 +19,9 @@
 //       to the group with sendOffsetsToTransaction.  The first transaction is aborted and the
 //       consumer rewound to the group's committed offsets; then it commits until COUNT input
 //       records are done.
+//   plain BOOTSTRAP TOPIC
+//       no transaction: an idempotent producer writes the records given on stdin, one per line
+//       "PARTITION KEY VALUE H=V;H=V", then a consumer reads the topic up to its end.
 //
 // Lines on stdout: "committed N" / "aborted N" per transaction (N records), "record PARTITION
 // OFFSET KEY VALUE H=V;H=V" per record read, "offsets P=O,..." (the group's committed offsets
@@ -130,6 +133,31 @@ public class TxnClient {
                 }
             }
         }
+    }
+
+    static void plain(String bootstrap, String topic) throws Exception {
+        Properties props = new Properties();
+        props.put("bootstrap.servers", bootstrap);
+        props.put("acks", "all");
+        props.put("enable.idempotence", "true");
+        props.put("linger.ms", "5");
+        props.put("key.serializer", ByteArraySerializer.class.getName());
+        props.put("value.serializer", ByteArraySerializer.class.getName());
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in,
+                                                                     StandardCharsets.UTF_8));
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                String[] parts = line.split(" ", -1);
+                ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(
+                        topic, Integer.parseInt(parts[0]), bytes(parts[1]), bytes(parts[2]));
+                for (String header : parts[3].isEmpty() ? new String[0] : parts[3].split(";")) {
+                    String[] kv = header.split("=", 2);
+                    record.headers().add(kv[0], bytes(kv[1]));
+                }
+                producer.send(record).get();  // one at a time: offsets in the order given
+            }
+        }
+        readAll(bootstrap, topic);
     }
 
     private static int partitionCount(KafkaProducer<byte[], byte[]> producer, String topic) {
@@ -275,6 +303,7 @@ public class TxnClient {
         try {
             switch (args[0]) {
                 case "basic" -> basic(args[1], args[2], args[3]);
+                case "plain" -> plain(args[1], args[2]);
                 case "fence" -> fence(args[1], args[2], args[3]);
                 case "timeout" -> timeout(args[1], args[2], args[3]);
                 case "ctp" -> ctp(args[1], args[2], args[3], args[4], args[5],
