@@ -9,8 +9,14 @@
 showed for that client and capability: **both** when every scenario of it passed on mockbroker
 and on Apache Kafka, **mockbroker only** when some passed on mockbroker alone, **failing** when
 one failed on mockbroker, *not yet* when the run had no such test, and "not in the client" for
-what the client itself lacks.  In FILE the matrix sits
-between the lines ``<!-- conformance:start -->`` and ``<!-- conformance:end -->``.
+what the client itself lacks.
+
+Under the matrix come the figures: how many conformance scenarios pass on both targets, how
+many of all client-level tests (``tests/clients``, each parametrization counted) that run on
+both pass on both, how many run on mockbroker alone and why (the ``mockbroker_only`` reason
+``tests/clients/conftest.py`` records in the report), and any test that passed on mockbroker
+but not on Kafka.  In FILE the block sits between the lines ``<!-- conformance:start -->`` and
+``<!-- conformance:end -->``.
 """
 
 from __future__ import annotations

@@ -65,3 +65,32 @@ def test_a_run_without_conformance_tests_is_an_error(tmp_path):
     path = report(tmp_path, [])
     out = run(path)
     assert out.returncode == 1 and "no conformance tests" in out.stderr
+
+
+def test_the_figures_count_every_client_test_by_target_and_reason(tmp_path):
+    def case(module, name, outcome, **props):
+        inner = "<failure message='x'/>" if outcome == "failed" else ""
+        listed = "".join(f'<property name="{k}" value="{v}"/>' for k, v in props.items())
+        return (f'<testcase classname="tests.clients.{module}" name="{name}">'
+                f'<properties>{listed}</properties>{inner}</testcase>')
+    cases = [
+        case("test_conformance", "test_records_come_back_with_keys_headers_and_offsets"
+             f"[{t}-kcat]", "passed", target=t) for t in ("mockbroker", "kafka")] + [
+        case("test_data_path", f"test_acks[{t}-kafka-python-1]", "passed", target=t)
+        for t in ("mockbroker", "kafka")] + [
+        case("test_data_path", "test_bad_crc[mockbroker]", "passed", target="mockbroker"),
+        case("test_data_path", "test_bad_crc[kafka]", "failed", target="kafka"),
+        case("test_faults", "test_a", "passed", mockbroker_only="faults injected"),
+        case("test_faults", "test_b", "passed", mockbroker_only="faults injected"),
+        case("test_retention", "test_c", "passed", mockbroker_only="settings"),
+    ]
+    path = tmp_path / "report.xml"
+    path.write_text(f'<testsuites><testsuite name="pytest">{"".join(cases)}'
+                    f'</testsuite></testsuites>')
+    out = run(path)
+    assert out.returncode == 0, out.stderr
+    assert "2 of 3 that run on both targets pass on both" in out.stdout
+    assert "3 run on mockbroker alone, as their marker says, for: faults injected (2); " \
+        "settings (1)." in out.stdout
+    assert "Passing on mockbroker but not on Kafka: test_data_path::test_bad_crc (failed)." \
+        in out.stdout
