@@ -3,12 +3,15 @@
 real consumers formed, and read, alter and delete what they committed.
 
 What is checked is what a user of those clients sees: group ids, states, members, assignments,
-committed offsets, and the error each refusal carries.
+committed offsets, and the error each refusal carries.  Each test runs on mockbroker and on
+Apache Kafka (``target``) with topics and groups of its own, and looks only at its own groups in
+a listing; the one that needs three brokers runs on mockbroker alone.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import confluent_kafka as ck
 import kafka.errors as kerr
@@ -20,31 +23,48 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from mockbroker import MockCluster
+from tests.clients.targets import Target
 from tests.clients import helpers
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, ck_admin, ck_error, ck_result, \
     kp_admin
 
-# not converted to run on Kafka as well yet; a test marked with its own reason needs mockbroker
-pytestmark = pytest.mark.mockbroker_only("unconverted")
 
 TOPICS = {"orders": 3, "audit": 2}
 PER_PARTITION = 2  # records produced to each partition of "orders"
 logging.getLogger("kafka").setLevel(logging.CRITICAL)
 
 
+@dataclass
+class Env:
+    """A test's own topics, "orders" (with records) and "audit", and group ids of its own
+    (:meth:`group`), on either target."""
+    bootstrap_servers: str
+    orders: str
+    audit: str
+    target: Target
+
+    def group(self, base: str) -> str:
+        return self.groups.setdefault(base, self.target.unique(base))
+
+    def __post_init__(self):
+        self.groups: dict[str, str] = {}
+
+
 @pytest.fixture
-def cluster(stack) -> MockCluster:
-    cluster = stack.enter_context(MockCluster(brokers=3, topics=TOPICS))
-    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1,
+def cluster(target) -> Env:
+    env = Env(target.bootstrap_servers, target.create_topic("orders", TOPICS["orders"]),
+              target.create_topic("audit", TOPICS["audit"]), target)
+    producer = KafkaProducer(bootstrap_servers=env.bootstrap_servers, acks=1,
                              request_timeout_ms=5000)
     try:
         for partition in range(TOPICS["orders"]):
             for i in range(PER_PARTITION):
-                producer.send("orders", value=f"o{partition}-{i}".encode(), partition=partition)
+                producer.send(env.orders, value=f"o{partition}-{i}".encode(),
+                              partition=partition)
         producer.flush(TIMEOUT_S)
     finally:
         producer.close(0)
-    return cluster
+    return env
 
 
 def wait_for(what: str, check):
@@ -52,18 +72,15 @@ def wait_for(what: str, check):
     return helpers.wait_for(check, what)
 
 
-def coordinator_of(cluster: MockCluster, group_id: str) -> int:
-    return cluster.call(lambda: cluster.core.groups.placement.coordinator_for(group_id))
-
-
 # -- consumers that form the groups ---------------------------------------------------------
 
-def kp_group(stack, cluster: MockCluster, group_id: str, clients: list[str]) -> dict:
-    """kafka-python consumers of "orders" in ``group_id``, polled until the group is stable with
-    all of them, each has read its partitions to the end and committed: client id -> consumer."""
+def kp_group(stack, cluster: Env, group_id: str, clients: list[str]) -> dict:
+    """kafka-python consumers of the orders topic in ``group_id``, polled until the group is
+    stable with all of them, each has read its partitions to the end and committed: client id ->
+    consumer."""
     consumers = {}
     for client in clients:
-        consumer = KafkaConsumer("orders", bootstrap_servers=cluster.bootstrap_servers,
+        consumer = KafkaConsumer(cluster.orders, bootstrap_servers=cluster.bootstrap_servers,
                                  group_id=group_id, client_id=client, enable_auto_commit=False,
                                  auto_offset_reset="earliest", heartbeat_interval_ms=200,
                                  session_timeout_ms=6000, request_timeout_ms=5000,
@@ -71,7 +88,7 @@ def kp_group(stack, cluster: MockCluster, group_id: str, clients: list[str]) -> 
         stack.callback(consumer.close)
         # learn the topic's partitions before the first poll joins, or kafka-python 3.0.12 may
         # lose its own rejoin and never take its partitions (see test_groups.KafkaPythonMember)
-        consumer.partitions_for_topic("orders")
+        consumer.partitions_for_topic(cluster.orders)
         consumers[client] = consumer
 
     def settled():
@@ -88,13 +105,13 @@ def kp_group(stack, cluster: MockCluster, group_id: str, clients: list[str]) -> 
     return consumers
 
 
-def ck_group(stack, cluster: MockCluster, group_id: str, client: str) -> ck.Consumer:
+def ck_group(stack, cluster: Env, group_id: str, client: str) -> ck.Consumer:
     consumer = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group_id,
                             "client.id": client, "enable.auto.commit": False,
                             "auto.offset.reset": "earliest", "fetch.wait.max.ms": 100,
                             "logger": RDKAFKA_LOG})
     stack.callback(consumer.close)
-    consumer.subscribe(["orders"])
+    consumer.subscribe([cluster.orders])
     got = []
 
     def read_all():
@@ -111,13 +128,16 @@ def ck_group(stack, cluster: MockCluster, group_id: str, client: str) -> ck.Cons
 # -- kafka-python ---------------------------------------------------------------------------
 
 def test_kafka_python_describes_lists_and_deletes_a_consumer_group(stack, cluster):
+    kp_group_id = cluster.group("kp-group")
+    never_was = cluster.group("never-was")
     admin = kp_admin(stack, cluster)
     # an offset for a topic the consumers will not read, set while the group is still empty
-    assert admin.alter_group_offsets("kp-group", {TopicPartition("audit", 0): OffsetAndMetadata(
-        1, "", -1)}) == {TopicPartition("audit", 0): kerr.NoError}
-    consumers = kp_group(stack, cluster, "kp-group", ["kp-a", "kp-b"])
+    audit0 = TopicPartition(cluster.audit, 0)
+    assert admin.alter_group_offsets(kp_group_id, {audit0: OffsetAndMetadata(1, "", -1)}) == \
+        {audit0: kerr.NoError}
+    consumers = kp_group(stack, cluster, kp_group_id, ["kp-a", "kp-b"])
 
-    group = admin.describe_groups(["kp-group"])["kp-group"]
+    group = admin.describe_groups([kp_group_id])[kp_group_id]
     assert (group["error"], group["group_state"], group["protocol_type"],
             group["protocol_data"]) == (None, "Stable", "consumer", "range")
     members = {m["client_id"]: m for m in group["members"]}
@@ -125,163 +145,179 @@ def test_kafka_python_describes_lists_and_deletes_a_consumer_group(stack, cluste
     assigned = {}
     for client, member in members.items():
         assert member["client_host"] == "/127.0.0.1"
-        assert member["member_metadata"]["topics"] == ["orders"]
+        assert member["member_metadata"]["topics"] == [cluster.orders]
         (entry,) = member["member_assignment"]["assigned_partitions"]
-        assert entry["topic"] == "orders"
+        assert entry["topic"] == cluster.orders
         assigned[client] = set(entry["partitions"])
         assert assigned[client] == {tp.partition for tp in consumers[client].assignment()}
     assert sorted(p for ps in assigned.values() for p in ps) == [0, 1, 2]
 
     listed = admin.list_groups()
-    assert [g for g in listed if g["group_id"] == "kp-group"] == [
-        {"group_id": "kp-group", "protocol_type": "consumer", "group_state": "Stable",
+    assert [g for g in listed if g["group_id"] == kp_group_id] == [
+        {"group_id": kp_group_id, "protocol_type": "consumer", "group_state": "Stable",
          "group_type": "classic"}]
-    assert [g["group_id"] for g in admin.list_groups(states_filter=["stable"])] == ["kp-group"]
-    assert admin.list_groups(states_filter=["Empty"]) == []
+    ours = {kp_group_id}  # one Kafka serves many tests: only this test's groups are looked at
+    assert [g["group_id"] for g in admin.list_groups(states_filter=["stable"])
+            if g["group_id"] in ours] == [kp_group_id]
+    assert [g for g in admin.list_groups(states_filter=["Empty"]) if g["group_id"] in ours] == []
 
-    offsets = admin.list_group_offsets("kp-group")["kp-group"]
+    offsets = admin.list_group_offsets(kp_group_id)[kp_group_id]
     assert {tp: o.offset for tp, o in offsets.items()} == {
-        TopicPartition("orders", 0): 2, TopicPartition("orders", 1): 2,
-        TopicPartition("orders", 2): 2, TopicPartition("audit", 0): 1}
+        TopicPartition(cluster.orders, 0): 2, TopicPartition(cluster.orders, 1): 2,
+        TopicPartition(cluster.orders, 2): 2, TopicPartition(cluster.audit, 0): 1}
 
     # members are in it: the group stays, and so do the offsets of the topic it reads
-    assert admin.delete_groups(["kp-group"]) == {"kp-group": "NonEmptyGroupError"}
-    assert admin.delete_group_offsets("kp-group", [
-        TopicPartition("audit", 0), TopicPartition("orders", 1), TopicPartition("nope", 0)]) == {
-        TopicPartition("audit", 0): kerr.NoError,
-        TopicPartition("orders", 1): kerr.GroupSubscribedToTopicError,
+    assert admin.delete_groups([kp_group_id]) == {kp_group_id: "NonEmptyGroupError"}
+    assert admin.delete_group_offsets(kp_group_id, [
+        TopicPartition(cluster.audit, 0), TopicPartition(cluster.orders, 1),
+        TopicPartition("nope", 0)]) == {
+        TopicPartition(cluster.audit, 0): kerr.NoError,
+        TopicPartition(cluster.orders, 1): kerr.GroupSubscribedToTopicError,
         TopicPartition("nope", 0): kerr.UnknownTopicOrPartitionError}
-    assert set(admin.list_group_offsets("kp-group")["kp-group"]) == {
-        TopicPartition("orders", p) for p in range(3)}
+    assert set(admin.list_group_offsets(kp_group_id)[kp_group_id]) == {
+        TopicPartition(cluster.orders, p) for p in range(3)}
 
     for consumer in consumers.values():
         consumer.close()  # each leaves the group
-    wait_for("the group to be empty", lambda: admin.describe_groups(["kp-group"])[
-        "kp-group"]["group_state"] == "Empty")
-    assert admin.delete_groups(["kp-group", "never-was"]) == {
-        "kp-group": "OK", "never-was": "GroupIdNotFoundError"}
+    wait_for("the group to be empty", lambda: admin.describe_groups([kp_group_id])[
+        kp_group_id]["group_state"] == "Empty")
+    assert admin.delete_groups([kp_group_id, never_was]) == {
+        kp_group_id: "OK", never_was: "GroupIdNotFoundError"}
 
-    gone = admin.describe_groups(["kp-group"])["kp-group"]
+    gone = admin.describe_groups([kp_group_id])[kp_group_id]
     assert (gone["group_state"], gone["members"]) == ("Dead", [])
     assert "GroupIdNotFoundError" in gone["error"]
-    assert admin.list_group_offsets("kp-group")["kp-group"] == {}
-    assert [g for g in admin.list_groups() if g["group_id"] == "kp-group"] == []
+    assert admin.list_group_offsets(kp_group_id)[kp_group_id] == {}
+    assert [g for g in admin.list_groups() if g["group_id"] == kp_group_id] == []
     with pytest.raises(kerr.GroupIdNotFoundError):
-        admin.delete_group_offsets("kp-group", [TopicPartition("orders", 0)])
+        admin.delete_group_offsets(kp_group_id, [TopicPartition(cluster.orders, 0)])
 
 
-def test_kafka_python_lists_each_group_once_from_the_broker_that_coordinates_it(stack, cluster):
+@pytest.mark.mockbroker_only("brokers")
+def test_kafka_python_lists_each_group_once_from_the_broker_that_coordinates_it(stack):
+    cluster = stack.enter_context(MockCluster(brokers=3, topics=TOPICS))
     admin = kp_admin(stack, cluster)
+
+    def coordinator_of(group_id: str) -> int:
+        return cluster.call(lambda: cluster.core.groups.placement.coordinator_for(group_id))
     names = [f"simple-{i}" for i in range(8)]
     for name in names:
         assert admin.alter_group_offsets(name, {TopicPartition("orders", 0): OffsetAndMetadata(
             1, "", -1)}) == {TopicPartition("orders", 0): kerr.NoError}
     assert sorted(g["group_id"] for g in admin.list_groups()) == names
-    assert len({coordinator_of(cluster, name) for name in names}) > 1
+    assert len({coordinator_of(name) for name in names}) > 1
     for broker in range(3):
         assert sorted(g["group_id"] for g in admin.list_groups(broker_ids=[broker])) == sorted(
-            name for name in names if coordinator_of(cluster, name) == broker)
+            name for name in names if coordinator_of(name) == broker)
     assert all((g["protocol_type"], g["group_state"]) == ("", "Empty")
                for g in admin.list_groups())
 
 
 def test_kafka_python_deletes_offsets_of_an_empty_group(stack, cluster):
+    kp_empty = cluster.group("kp-empty")
     admin = kp_admin(stack, cluster)
-    consumers = kp_group(stack, cluster, "kp-empty", ["kp-a"])
+    consumers = kp_group(stack, cluster, kp_empty, ["kp-a"])
     consumers["kp-a"].close()
-    wait_for("the group to be empty", lambda: admin.describe_groups(["kp-empty"])[
-        "kp-empty"]["group_state"] == "Empty")
-    # nobody consumes now, so even the offsets of "orders" may go
-    assert admin.delete_group_offsets("kp-empty", [TopicPartition("orders", 0),
-                                                   TopicPartition("orders", 1)]) == {
-        TopicPartition("orders", 0): kerr.NoError, TopicPartition("orders", 1): kerr.NoError}
-    offsets = admin.list_group_offsets("kp-empty")["kp-empty"]
-    assert {tp: o.offset for tp, o in offsets.items()} == {TopicPartition("orders", 2): 2}
+    wait_for("the group to be empty", lambda: admin.describe_groups([kp_empty])[
+        kp_empty]["group_state"] == "Empty")
+    # nobody consumes now, so even the offsets of the orders topic may go
+    orders0, orders1 = TopicPartition(cluster.orders, 0), TopicPartition(cluster.orders, 1)
+    assert admin.delete_group_offsets(kp_empty, [orders0, orders1]) == {
+        orders0: kerr.NoError, orders1: kerr.NoError}
+    offsets = admin.list_group_offsets(kp_empty)[kp_empty]
+    assert {tp: o.offset for tp, o in offsets.items()} == {TopicPartition(cluster.orders, 2): 2}
 
 
 # -- confluent-kafka ------------------------------------------------------------------------
 
 def test_confluent_lists_describes_alters_and_deletes_a_consumer_group(stack, cluster):
+    ck_group_id = cluster.group("ck-group")
+    simple = cluster.group("simple")
+    ghost = cluster.group("ghost")
     admin = ck_admin(cluster)
-    consumer = ck_group(stack, cluster, "ck-group", "ck-a")
+    consumer = ck_group(stack, cluster, ck_group_id, "ck-a")
     assert ck_result(admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(
-        "simple", [CKTopicPartition("audit", 1, 4)])])["simple"]).group_id == "simple"
+        simple, [CKTopicPartition(cluster.audit, 1, 4)])])[simple]).group_id == simple
 
-    stable = ck_result(admin.list_consumer_groups(states={ConsumerGroupState.STABLE},
-                                                  request_timeout=TIMEOUT_S))
-    assert stable.errors == []
-    assert [(g.group_id, g.state, g.type, g.is_simple_consumer_group) for g in stable.valid] == [
-        ("ck-group", ConsumerGroupState.STABLE, ConsumerGroupType.CLASSIC, False)]
-    empty = ck_result(admin.list_consumer_groups(states={ConsumerGroupState.EMPTY},
-                                                 request_timeout=TIMEOUT_S))
-    assert [(g.group_id, g.is_simple_consumer_group) for g in empty.valid] == [("simple", True)]
-    every = ck_result(admin.list_consumer_groups(request_timeout=TIMEOUT_S))
-    assert sorted(g.group_id for g in every.valid) == ["ck-group", "simple"]
+    ours = {ck_group_id, simple}  # one Kafka serves many tests: only this test's groups count
+
+    def listed(**kwargs):
+        result = ck_result(admin.list_consumer_groups(request_timeout=TIMEOUT_S, **kwargs))
+        assert result.errors == []
+        return [g for g in result.valid if g.group_id in ours]
+    assert [(g.group_id, g.state, g.type, g.is_simple_consumer_group)
+            for g in listed(states={ConsumerGroupState.STABLE})] == [
+        (ck_group_id, ConsumerGroupState.STABLE, ConsumerGroupType.CLASSIC, False)]
+    assert [(g.group_id, g.is_simple_consumer_group)
+            for g in listed(states={ConsumerGroupState.EMPTY})] == [(simple, True)]
+    assert sorted(g.group_id for g in listed()) == sorted([ck_group_id, simple])
 
     described = ck_result(admin.describe_consumer_groups(
-        ["ck-group"], include_authorized_operations=True, request_timeout=TIMEOUT_S)["ck-group"])
+        [ck_group_id], include_authorized_operations=True, request_timeout=TIMEOUT_S)[ck_group_id])
     assert (described.group_id, described.state, described.partition_assignor,
             described.is_simple_consumer_group) == \
-        ("ck-group", ConsumerGroupState.STABLE, "range", False)
-    assert described.coordinator.id == coordinator_of(cluster, "ck-group")
+        (ck_group_id, ConsumerGroupState.STABLE, "range", False)
+    assert described.coordinator.id in admin.list_topics(timeout=TIMEOUT_S).brokers
     assert {AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE} <= \
         set(described.authorized_operations)
     (member,) = described.members
     assert (member.client_id, member.host, member.group_instance_id) == \
         ("ck-a", "/127.0.0.1", None)
     assert sorted((tp.topic, tp.partition) for tp in member.assignment.topic_partitions) == \
-        [("orders", 0), ("orders", 1), ("orders", 2)]
+        [(cluster.orders, 0), (cluster.orders, 1), (cluster.orders, 2)]
 
     def committed(group_id):
         result = ck_result(admin.list_consumer_group_offsets(
             [ConsumerGroupTopicPartitions(group_id)])[group_id])
         return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions}
 
-    assert committed("ck-group") == {("orders", p): PER_PARTITION for p in range(3)}
+    assert committed(ck_group_id) == {(cluster.orders, p): PER_PARTITION for p in range(3)}
 
     # while the consumer is in the group, an outsider may neither rewrite nor delete it
     altered = ck_result(admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(
-        "ck-group", [CKTopicPartition("orders", 0, 0)])])["ck-group"])
+        ck_group_id, [CKTopicPartition(cluster.orders, 0, 0)])])[ck_group_id])
     assert [tp.error.code() for tp in altered.topic_partitions] == \
         [ck.KafkaError.UNKNOWN_MEMBER_ID]
-    error = ck_error(admin.delete_consumer_groups(["ck-group"],
-                                                  request_timeout=TIMEOUT_S)["ck-group"])
+    error = ck_error(admin.delete_consumer_groups([ck_group_id],
+                                                  request_timeout=TIMEOUT_S)[ck_group_id])
     assert error.code() == ck.KafkaError.NON_EMPTY_GROUP
 
     consumer.close()
     wait_for("the group to be empty", lambda: ck_result(admin.describe_consumer_groups(
-        ["ck-group"], request_timeout=TIMEOUT_S)["ck-group"]).state == ConsumerGroupState.EMPTY)
+        [ck_group_id], request_timeout=TIMEOUT_S)[ck_group_id]).state == ConsumerGroupState.EMPTY)
     altered = ck_result(admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(
-        "ck-group", [CKTopicPartition("orders", 0, 0)])])["ck-group"])
+        ck_group_id, [CKTopicPartition(cluster.orders, 0, 0)])])[ck_group_id])
     assert [tp.error for tp in altered.topic_partitions] == [None]
-    assert committed("ck-group") == {("orders", 0): 0, ("orders", 1): 2, ("orders", 2): 2}
+    assert committed(ck_group_id) == {(cluster.orders, 0): 0, (cluster.orders, 1): 2,
+                                      (cluster.orders, 2): 2}
 
-    results = admin.delete_consumer_groups(["ck-group", "simple", "ghost"],
+    results = admin.delete_consumer_groups([ck_group_id, simple, ghost],
                                            request_timeout=TIMEOUT_S)
-    assert ck_result(results["ck-group"]) is None and ck_result(results["simple"]) is None
-    assert ck_error(results["ghost"]).code() == ck.KafkaError.GROUP_ID_NOT_FOUND
+    assert ck_result(results[ck_group_id]) is None and ck_result(results[simple]) is None
+    assert ck_error(results[ghost]).code() == ck.KafkaError.GROUP_ID_NOT_FOUND
 
-    gone = ck_result(admin.describe_consumer_groups(["ck-group"],
-                                                    request_timeout=TIMEOUT_S)["ck-group"])
+    gone = ck_result(admin.describe_consumer_groups([ck_group_id],
+                                                    request_timeout=TIMEOUT_S)[ck_group_id])
     assert (gone.state, gone.members) == (ConsumerGroupState.DEAD, [])
-    assert committed("ck-group") == {} and committed("simple") == {}
-    assert ck_result(admin.list_consumer_groups(request_timeout=TIMEOUT_S)).valid == []
+    assert committed(ck_group_id) == {} and committed(simple) == {}
+    assert listed() == []
 
 
 def test_confluent_describes_a_group_while_it_rebalances(stack, cluster):
+    ck_moving = cluster.group("ck-moving")
     admin = ck_admin(cluster)
-    ck_group(stack, cluster, "ck-moving", "ck-a")
+    ck_group(stack, cluster, ck_moving, "ck-a")
     # a member that joins and never comes back keeps the group rebalancing (until the
     # rebalance timeout), which DescribeGroups shows without a protocol
-    joiner = KafkaConsumer("orders", bootstrap_servers=cluster.bootstrap_servers,
-                           group_id="ck-moving", client_id="kp-late", enable_auto_commit=False,
+    joiner = KafkaConsumer(cluster.orders, bootstrap_servers=cluster.bootstrap_servers,
+                           group_id=ck_moving, client_id="kp-late", enable_auto_commit=False,
                            request_timeout_ms=5000)
     stack.callback(joiner.close)
 
     def rebalancing():
         joiner.poll(timeout_ms=50)
         described = ck_result(admin.describe_consumer_groups(
-            ["ck-moving"], request_timeout=TIMEOUT_S)["ck-moving"])
+            [ck_moving], request_timeout=TIMEOUT_S)[ck_moving])
         return described if described.state in (ConsumerGroupState.PREPARING_REBALANCING,
                                                 ConsumerGroupState.COMPLETING_REBALANCING) \
             else None
