@@ -585,7 +585,21 @@ def _aio_admin(target: Target, name: str) -> tuple:
     return (value, "DYNAMIC_TOPIC_CONFIG"), count
 
 
-ADMIN = {"confluent-kafka": _ck_admin, "kafka-python": _kp_admin, "aiokafka": _aio_admin}
+def _printed_admin(out: str) -> tuple:
+    """What the franz-go and kafkajs clients print of the admin scenario: the retention and its
+    source (a name, or the number the protocol gives it), and the partitions counted."""
+    lines = dict(line.split(" ", 1) for line in out.splitlines())
+    value, source = lines["retention"].split(" ")
+    if source.isdigit():
+        source = ck.admin.ConfigSource(int(source)).name
+    return (value, source), int(lines["partitions"])
+
+
+ADMIN = {"confluent-kafka": _ck_admin, "kafka-python": _kp_admin, "aiokafka": _aio_admin,
+         "franz-go": lambda target, name: _printed_admin(
+             go_client("admin", target.bootstrap_servers, name)),
+         "kafkajs": lambda target, name: _printed_admin(
+             node_client("admin", target.bootstrap_servers, name))}
 
 
 @pytest.mark.parametrize("client", list(ADMIN))

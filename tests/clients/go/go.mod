@@ -2,7 +2,10 @@ module mockbroker.test/franzclient
 
 go 1.26.0
 
-require github.com/twmb/franz-go v1.22.2
+require (
+	github.com/twmb/franz-go v1.22.2
+	github.com/twmb/franz-go/pkg/kadm v1.19.0
+)
 
 require (
 	github.com/klauspost/compress v1.20.3 // indirect

@@ -9,6 +9,10 @@
 //	franz-client group BOOTSTRAP TOPIC GROUP COUNT
 //	    joins GROUP (the classic protocol), reads COUNT records, commits them, leaves, and
 //	    prints each record's value on a line of its own
+//	franz-client admin BOOTSTRAP TOPIC
+//	    with kadm: creates TOPIC (two partitions, retention.ms=123456), describes its
+//	    retention.ms once its broker knows it, grows it to four partitions, deletes it and waits
+//	    until it is gone; prints "retention VALUE SOURCE" and "partitions N"
 //
 // Any failure is printed on stderr and exits 1.
 package main
@@ -21,6 +25,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -120,6 +125,90 @@ func consume(ctx context.Context, cl *kgo.Client, count int, each func(*kgo.Reco
 	}
 }
 
+// until retries f every 100 ms until it reports done, for at most 30 s.
+func until(what string, f func() (bool, error)) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		done, err := f()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			fail(fmt.Errorf("timed out waiting for %s (last error: %v)", what, err))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func admin(bootstrap, topic string) {
+	cl := client(kgo.SeedBrokers(bootstrap))
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	retention := "123456"
+	created, err := adm.CreateTopic(ctx, 2, 1, map[string]*string{"retention.ms": &retention},
+		topic)
+	if err == nil {
+		err = created.Err
+	}
+	if err != nil {
+		fail(err)
+	}
+	// Kafka's brokers learn of a new topic a moment after its controller has made it
+	until("the new topic's configs", func() (bool, error) {
+		described, err := adm.DescribeTopicConfigs(ctx, topic)
+		if err != nil {
+			return false, err
+		}
+		found, err := described.On(topic, nil)
+		if err == nil {
+			err = found.Err
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, c := range found.Configs {
+			if c.Key == "retention.ms" && c.Value != nil {
+				fmt.Printf("retention %s %s\n", *c.Value, c.Source)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	grown, err := adm.UpdatePartitions(ctx, 4, topic)
+	if err == nil {
+		_, err = grown.On(topic, nil)
+	}
+	if err != nil {
+		fail(err)
+	}
+	var count int
+	until("four partitions", func() (bool, error) {
+		details, err := adm.ListTopics(ctx, topic)
+		if err != nil {
+			return false, err
+		}
+		count = len(details[topic].Partitions)
+		return count == 4, nil
+	})
+	fmt.Printf("partitions %d\n", count)
+	deleted, err := adm.DeleteTopics(ctx, topic)
+	if err == nil {
+		_, err = deleted.On(topic, nil)
+	}
+	if err != nil {
+		fail(err)
+	}
+	until("the topic gone", func() (bool, error) {
+		details, err := adm.ListTopics(ctx)
+		if err != nil {
+			return false, err
+		}
+		return !details.Has(topic), nil
+	})
+}
+
 func number(s string) int {
 	n, err := strconv.Atoi(s)
 	if err != nil {
@@ -137,7 +226,10 @@ func main() {
 		read(args[1], args[2], number(args[3]))
 	case len(args) == 5 && args[0] == "group":
 		group(args[1], args[2], args[3], number(args[4]))
+	case len(args) == 3 && args[0] == "admin":
+		admin(args[1], args[2])
 	default:
-		fail(fmt.Errorf("usage: franz-client produce|read|group BOOTSTRAP TOPIC [GROUP] [COUNT]"))
+		fail(fmt.Errorf("usage: franz-client produce|read|group|admin BOOTSTRAP TOPIC " +
+			"[GROUP] [COUNT]"))
 	}
 }

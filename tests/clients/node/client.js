@@ -7,11 +7,16 @@
 //       joins GROUP, reads COUNT records (from the start when the group has no offsets),
 //       commits each, leaves, and prints every record as a JSON line
 //       {"partition", "offset", "key", "value", "headers": [[k, v], ...]}
+//   node client.js admin BOOTSTRAP TOPIC
+//       creates TOPIC (two partitions, retention.ms=123456), describes its retention.ms once
+//       its broker knows it, grows it to four partitions, deletes it and waits until it is
+//       gone; prints "retention VALUE SOURCE" (the source as the protocol numbers it) and
+//       "partitions N"
 //
 // Any failure is printed on stderr and exits 1.
 'use strict';
 
-const { Kafka, logLevel } = require('kafkajs');
+const { ConfigResourceTypes, Kafka, logLevel } = require('kafkajs');
 
 const PARTITIONS = 3;
 
@@ -62,13 +67,54 @@ async function group(kafka, topic, groupId, count) {
   await consumer.disconnect();
 }
 
+// Retries `check` every 100 ms until it returns something true, for at most 30 s.
+async function until(what, check) {
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    let error;
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (err) {
+      error = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${error}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function admin(kafka, topic) {
+  const client = kafka.admin();
+  await client.connect();
+  await client.createTopics({ waitForLeaders: true, topics: [{
+    topic, numPartitions: 2, replicationFactor: 1,
+    configEntries: [{ name: 'retention.ms', value: '123456' }] }] });
+  // Kafka's brokers learn of a new topic a moment after its controller has made it
+  const entry = await until('the new topic\'s configs', async () => {
+    const { resources } = await client.describeConfigs({ includeSynonyms: false, resources: [
+      { type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms'] }] });
+    return resources[0].configEntries.find((e) => e.configName === 'retention.ms');
+  });
+  console.log(`retention ${entry.configValue} ${entry.configSource}`);
+  await client.createPartitions({ topicPartitions: [{ topic, count: 4 }] });
+  const count = await until('four partitions', async () => {
+    const { topics } = await client.fetchTopicMetadata({ topics: [topic] });
+    return topics[0].partitions.length === 4 && 4;
+  });
+  console.log(`partitions ${count}`);
+  await client.deleteTopics({ topics: [topic] });
+  await until('the topic gone', async () => !(await client.listTopics()).includes(topic));
+  await client.disconnect();
+}
+
 async function main() {
   const [command, bootstrap, topic, groupId, count] = process.argv.slice(2);
   const kafka = new Kafka({ clientId: 'kafkajs-conformance', brokers: [bootstrap],
                             logLevel: logLevel.ERROR });
   if (command === 'produce' && topic) return produce(kafka, topic);
   if (command === 'group' && count) return group(kafka, topic, groupId, Number(count));
-  throw new Error('usage: node client.js produce|group BOOTSTRAP TOPIC [GROUP COUNT]');
+  if (command === 'admin' && topic) return admin(kafka, topic);
+  throw new Error('usage: node client.js produce|group|admin BOOTSTRAP TOPIC [GROUP COUNT]');
 }
 
 main().then(() => process.exit(0), (err) => {
