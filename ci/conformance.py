@@ -42,6 +42,8 @@ CAPABILITIES = {
     "test_topics_are_created_configured_grown_and_deleted": "admin",
     "test_the_java_admin_describes_a_consumer_protocol_group": "admin",
     "test_kafka_consumer_groups_describes_resets_and_deletes_a_group": "admin",
+    "test_kafka_topics_creates_describes_grows_and_deletes_a_topic": "admin",
+    "test_kafka_transactions_lists_and_describes_an_open_transaction": "transactions",
 }
 COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
            "transactions", "admin", "SASL / TLS", "Spark"]
