@@ -63,8 +63,9 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
-def _ask(port: int, api_key: int, version: int, body) -> object:
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn, \
+def ask(port: int, api_key: int, version: int, body, host: str = "127.0.0.1") -> object:
+    """The answer to one request, sent on a connection of its own."""
+    with socket.create_connection((host, port), timeout=5) as conn, \
             conn.makefile("rb") as answers:
         conn.sendall(wire.encode_request(api_key, version, 1, "real-kafka-probe", body))
         size = int.from_bytes(answers.read(4), "big")
@@ -149,7 +150,7 @@ class RealKafka:
         first ask and loads it before it says yes."""
         cls = wire.request_class(10)
         try:
-            found = _ask(self.port, 10, 4, cls(key_type=key_type, coordinator_keys=[key]))
+            found = ask(self.port, 10, 4, cls(key_type=key_type, coordinator_keys=[key]))
         except OSError:
             return False
         return found.coordinators[0].error_code == 0

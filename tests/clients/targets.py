@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 import confluent_kafka as ck
+import pytest
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
+import wire
 from mockbroker import MockCluster
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
-from tests.real_kafka import RealKafka
+from tests.real_kafka import RealKafka, ask
+from wire import errors
 
 TARGETS = ("mockbroker", "kafka")
 #: why a client test runs on mockbroker alone -> what it needs that Kafka cannot give it
@@ -49,6 +51,8 @@ SETTINGS = {
     "group.consumer.min.heartbeat.interval.ms": "500",
     "group.consumer.session.timeout.ms": "6000",
     "group.consumer.min.session.timeout.ms": "6000",
+    # a transaction past its timeout is aborted within a moment, not after up to 10 s
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "100",
 }
 #: the same, as MockCluster settings (mockbroker has no separate minimums for consumer groups)
 MOCK_SETTINGS = {name.replace(".", "_"): int(value) for name, value in SETTINGS.items()
@@ -93,6 +97,24 @@ class Target:
                 return False
         wait_for(served, f"every partition of {name} served by its leader")
         return name
+
+    @property
+    def admin(self) -> AdminClient:
+        """A confluent-kafka AdminClient of the target."""
+        return self._admin
+
+    def describe_transaction(self, transactional_id: str):
+        """DescribeTransactions of ``transactional_id``, asked of its coordinator (found with
+        FindCoordinator), as ``kafka-transactions describe`` does: the answer's entry, or None
+        while the coordinator does not know the id."""
+        host, port = self.bootstrap_servers.split(",")[0].rsplit(":", 1)
+        [found] = ask(int(port), 10, 4, wire.request_class(10)(
+            key_type=1, coordinator_keys=[transactional_id]), host=host).coordinators
+        if found.error_code != errors.NONE:
+            return None
+        [entry] = ask(found.port, 65, 0, wire.request_class(65)(
+            transactional_ids=[transactional_id]), host=found.host).transaction_states
+        return None if entry.error_code == errors.TRANSACTIONAL_ID_NOT_FOUND else entry
 
     def delete_records(self, topic: str, partition: int, before: int) -> None:
         """Move a partition's log start to ``before`` with DeleteRecords."""

@@ -14,14 +14,16 @@ transaction version 2 (KIP-890) as the broker finalizes ``transaction.version=2`
 AddPartitionsToTxn, an epoch bump at every EndTxn, and a producer whose transaction timed out
 may abort and go on (but not commit).
 
-The coordinator's view of a transactional id is read from the cluster's core
-(``cluster.core.transactions.find``) where no client shows it.
+Each test runs on mockbroker and on Apache Kafka (``target``), with topics, a group and
+transactional ids of its own.  The coordinator's view of a transactional id is asked with
+DescribeTransactions, as ``kafka-transactions describe`` does.  On mockbroker a test also reads
+the request log (``GET /requests``) for what no client shows: which EndTxn and Produce requests
+were refused, and with what.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shutil
 import subprocess
@@ -38,11 +40,11 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
-from wire.definitions import KAFKA_VERSION
+from confluent_kafka.admin import OffsetSpec
 
-# not converted to run on Kafka as well yet; a test marked with its own reason needs mockbroker
-pytestmark = pytest.mark.mockbroker_only("unconverted")
+from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
+from tests.clients.targets import Target
+from wire.definitions import KAFKA_VERSION
 
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka"]
 TOPIC = "payments"
@@ -102,11 +104,39 @@ def _headers(raw) -> tuple:
     return tuple((k, bytes(v) if v is not None else None) for k, v in (raw or ()))
 
 
+@dataclass
+class Scene:
+    """A test's target, its topics (TOPIC's and SOURCE_TOPIC's, of PARTITIONS partitions) and
+    its group id."""
+    target: Target
+    topic: str
+    source: str
+    group: str
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.target.bootstrap_servers
+
+    @property
+    def log(self):
+        """mockbroker's request log (its HTTP admin client), None on Kafka."""
+        return None if self.target.mock is None else self.target.mock.admin
+
+    def txn_id(self, base: str) -> str:
+        return self.target.unique(base)
+
+
 @pytest.fixture
-def stack(kafka_cluster):
-    """Clients closed in reverse order of opening, and before the test's cluster stops."""
-    with contextlib.ExitStack() as s:
-        yield s
+def scene(target) -> Scene:
+    return Scene(target, target.create_topic(TOPIC, PARTITIONS),
+                 target.create_topic(SOURCE_TOPIC, PARTITIONS), target.unique(GROUP))
+
+
+@pytest.fixture
+def mock_scene(kafka_cluster) -> Scene:
+    """A mockbroker-only test's cluster, with TOPIC and SOURCE_TOPIC made by its marker."""
+    return Scene(Target("mockbroker", kafka_cluster.bootstrap_servers, kafka_cluster), TOPIC,
+                 SOURCE_TOPIC, GROUP)
 
 
 # -- aiokafka runs on a loop of its own --------------------------------------------------------
@@ -146,8 +176,9 @@ class TxnProducer:
     """One client's transactional producer behind the same few calls."""
 
     def __init__(self, client: str, stack, bootstrap: str, transactional_id: str, aio: Loop,
-                 timeout_ms: int = 60000):
+                 timeout_ms: int = 60000, topic: str = TOPIC):
         self.client = client
+        self.topic = topic
         self.aio = aio
         self.transactional_id = transactional_id
         if client == "confluent-kafka":
@@ -183,7 +214,8 @@ class TxnProducer:
         else:
             self.p.begin_transaction()
 
-    def send(self, recs: list[Rec], topic: str = TOPIC):
+    def send(self, recs: list[Rec], topic: str | None = None):
+        topic = topic or self.topic
         for r in recs:
             if self.client == "confluent-kafka":
                 self.p.produce(topic, r.value, r.key, partition=r.partition,
@@ -248,10 +280,10 @@ class TxnProducer:
                 consumer.group_metadata()))
 
 
-def txn_producer(client, stack, bootstrap: str, aio, transactional_id=None,
+def txn_producer(client, stack, scene: Scene, aio, transactional_id=None,
                  **kw) -> TxnProducer:
-    return TxnProducer(client, stack, bootstrap,
-                       transactional_id or f"tid-{uuid.uuid4().hex[:8]}", aio, **kw)
+    return TxnProducer(client, stack, scene.bootstrap_servers,
+                       transactional_id or scene.txn_id("tid"), aio, topic=scene.topic, **kw)
 
 
 # -- consumers ---------------------------------------------------------------------------------
@@ -261,12 +293,16 @@ class Reader:
     (``group=None``) or subscribed in ``group`` from its committed offsets; ``got`` is what it
     returned, in order."""
 
-    def __init__(self, client: str, stack, bootstrap: str, aio: Loop, *,
-                 isolation: str = "read_committed", topic: str = TOPIC,
+    def __init__(self, client: str, stack, scene: Scene, aio: Loop, *,
+                 isolation: str = "read_committed", topic: str | None = None,
                  group: str | None = None, client_id: str | None = None):
+        bootstrap = scene.bootstrap_servers
+        topic = topic or scene.topic
         self.client = client
         self.aio = aio
         self.topic = topic
+        self.group = group
+        self.isolation = isolation
         self.client_id = client_id or f"reader-{uuid.uuid4().hex[:8]}"
         self.got: list[Got] = []
         tps = [(topic, p) for p in range(PARTITIONS)]
@@ -337,7 +373,16 @@ class Reader:
 
     def group_metadata(self):
         return self.c.consumer_group_metadata() if self.client == "confluent-kafka" \
-            else self.c.group_metadata() if self.client == "kafka-python" else GROUP
+            else self.c.group_metadata() if self.client == "kafka-python" else self.group
+
+    def position(self, partition: int) -> int:
+        """The offset of the next record the consumer would return from ``partition``."""
+        if self.client == "confluent-kafka":
+            [tp] = self.c.position([ck.TopicPartition(self.topic, partition)])
+            return tp.offset
+        if self.client == "kafka-python":
+            return self.c.position(TopicPartition(self.topic, partition))
+        return self.aio.run(self.c.position(aiokafka.TopicPartition(self.topic, partition)))
 
     def committed(self) -> dict[int, int | None]:
         """The group's committed offsets of the topic's partitions, as the client reads them."""
@@ -358,35 +403,33 @@ class Reader:
             self.c.close()
 
 
-def last_seq(admin) -> int:
-    logged = admin.requests(limit=1)
-    return logged[-1].seq if logged else -1
-
-
-def catch_up(reader: Reader, admin):
-    """Poll until the reader has had a fetch answered that it sent after this call: whatever
-    the broker would show it, it has been shown."""
-    since = last_seq(admin)
-    wait_for(lambda: reader.poll() is not None and any(
-        r.seq > since and r.outcome == "answered"
-        for r in admin.requests("Fetch", client_id=reader.client_id)),
-        f"a fetch of {reader.client_id} after the last write")
+def catch_up(reader: Reader, scene: Scene):
+    """Poll until the reader's position in every partition has reached the end a reader of its
+    isolation level may read to (the last stable offset for read_committed, else the high
+    watermark) as an Admin client sees it now: whatever the broker would show the reader, it
+    has been shown."""
+    level = ck.IsolationLevel.READ_COMMITTED if reader.isolation == "read_committed" \
+        else ck.IsolationLevel.READ_UNCOMMITTED
+    futures = scene.target.admin.list_offsets(
+        {ck.TopicPartition(reader.topic, p): OffsetSpec.latest() for p in range(PARTITIONS)},
+        isolation_level=level, request_timeout=TIMEOUT_S)
+    ends = {tp.partition: f.result(TIMEOUT_S).offset for tp, f in futures.items()}
+    wait_for(lambda: reader.poll() is not None and all(
+        reader.position(p) >= end for p, end in ends.items()),
+        f"{reader.client_id} to reach the ends {ends}")
     reader.poll()
 
 
-def txn_state(cluster, transactional_id: str) -> str | None:
-    meta = cluster.call(lambda: cluster.core.transactions.find(transactional_id))
-    return None if meta is None else cluster.call(lambda: meta.state.value)
+def txn_state(scene: Scene, transactional_id: str) -> str | None:
+    entry = scene.target.describe_transaction(transactional_id)
+    return None if entry is None else entry.transaction_state
 
 
 # -- 1. commit, abort, commit; open transactions are invisible ---------------------------------
 
 @pytest.mark.parametrize("client", CLIENTS)
-@pytest.mark.kafka(brokers=3, topics={TOPIC: PARTITIONS})
-def test_read_committed_sees_committed_records_only(client, stack, kafka_cluster, kafka_admin,
-                                                    aio):
-    bootstrap = kafka_cluster.bootstrap_servers
-    producer = txn_producer(client, stack, bootstrap, aio)
+def test_read_committed_sees_committed_records_only(client, stack, scene, aio):
+    producer = txn_producer(client, stack, scene, aio)
     producer.init()
     first, aborted, last = batch("first"), batch("aborted"), batch("last")
     producer.begin()
@@ -400,23 +443,24 @@ def test_read_committed_sees_committed_records_only(client, stack, kafka_cluster
     producer.send(last)
     producer.flush()  # on the broker, in a transaction still open
 
-    committed = Reader(client, stack, bootstrap, aio, isolation="read_committed")
-    everything = Reader(client, stack, bootstrap, aio, isolation="read_uncommitted")
+    committed = Reader(client, stack, scene, aio, isolation="read_committed")
+    everything = Reader(client, stack, scene, aio, isolation="read_uncommitted")
     everything.read(27, "records of all three transactions")
     committed.read(9, "records of the first transaction")
-    catch_up(committed, kafka_admin)
+    catch_up(committed, scene)
     assert_seen(committed.got, first)
 
     producer.commit()
     committed.read(18, "records of both committed transactions")
-    catch_up(committed, kafka_admin)
+    catch_up(committed, scene)
     assert_seen(committed.got, first + last)
     assert_seen(everything.got, first + aborted + last)
     # the markers take an offset each: the last transaction starts after the abort's marker
     firsts = {p: min(g.offset for g in committed.got if g.partition == p and
                      g.rec.value.startswith(b"last")) for p in range(PARTITIONS)}
     assert firsts == {p: 3 + 1 + 3 + 1 for p in range(PARTITIONS)}
-    assert txn_state(kafka_cluster, producer.transactional_id) == "CompleteCommit"
+    wait_for(lambda: txn_state(scene, producer.transactional_id) == "CompleteCommit",
+             "the commit complete")  # Kafka writes the markers after answering EndTxn
 
 
 # -- 2. consume-transform-produce --------------------------------------------------------------
@@ -435,7 +479,7 @@ def process(producer: TxnProducer, consumer: Reader, count: int, *, commit: bool
     assert len(taken) == count
     positions = {}
     for g in taken:
-        positions[(SOURCE_TOPIC, g.partition)] = g.offset + 1
+        positions[(consumer.topic, g.partition)] = g.offset + 1
     producer.begin()
     producer.send([transform(g) for g in taken])
     producer.flush()  # on the broker even if aborted (an abort drops what is still queued)
@@ -452,41 +496,53 @@ def plain_produce(bootstrap: str, recs: list[Rec], topic: str):
     assert producer.flush(TIMEOUT_S) == 0
 
 
-def group_offsets(admin) -> dict[int, int]:
-    return {int(p): o for p, o in admin.group(GROUP).offsets.get(SOURCE_TOPIC, {}).items()}
+def group_offsets(scene: Scene) -> dict[int, int]:
+    """The group's committed offsets of the source topic, as an Admin client reads them."""
+    [future] = scene.target.admin.list_consumer_group_offsets(
+        [ck.ConsumerGroupTopicPartitions(scene.group)], require_stable=True).values()
+    return {tp.partition: tp.offset for tp in future.result(TIMEOUT_S).topic_partitions
+            if tp.topic == scene.source and tp.offset >= 0}
+
+
+def assert_group_offsets(scene: Scene, expected: dict[int, int]) -> None:
+    """The group's offsets come to be ``expected``: Kafka makes a transaction's offsets
+    visible only once its markers are written, a moment after EndTxn is answered."""
+    seen: list = []
+    try:
+        wait_for(lambda: seen.append(group_offsets(scene)) or seen[-1] == expected,
+                 f"the group's offsets {expected}")
+    except AssertionError:
+        raise AssertionError(f"the group's offsets stayed {seen[-1]}, not {expected}") from None
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-@pytest.mark.kafka(brokers=3, topics={TOPIC: PARTITIONS, SOURCE_TOPIC: PARTITIONS})
-def test_consume_transform_produce_commits_offsets_with_the_output(client, stack, kafka_cluster,
-                                                                   kafka_admin, aio):
-    bootstrap = kafka_cluster.bootstrap_servers
+def test_consume_transform_produce_commits_offsets_with_the_output(client, stack, scene, aio):
     before, after = batch("before", 12), batch("after", 6)
-    plain_produce(bootstrap, before, SOURCE_TOPIC)
-    producer = txn_producer(client, stack, bootstrap, aio)
+    plain_produce(scene.bootstrap_servers, before, scene.source)
+    producer = txn_producer(client, stack, scene, aio)
     producer.init()
-    consumer = Reader(client, stack, bootstrap, aio, topic=SOURCE_TOPIC, group=GROUP)
+    consumer = Reader(client, stack, scene, aio, topic=scene.source, group=scene.group)
     done = process(producer, consumer, 12)
-    assert group_offsets(kafka_admin) == {0: 4, 1: 4, 2: 4}
+    assert_group_offsets(scene, {0: 4, 1: 4, 2: 4})
     assert consumer.committed() == {0: 4, 1: 4, 2: 4}
 
-    plain_produce(bootstrap, after, SOURCE_TOPIC)
+    plain_produce(scene.bootstrap_servers, after, scene.source)
     process(producer, consumer, 6, commit=False)
-    assert group_offsets(kafka_admin) == {0: 4, 1: 4, 2: 4}  # the abort took them back
+    assert_group_offsets(scene, {0: 4, 1: 4, 2: 4})  # the abort took them back
     assert consumer.committed() == {0: 4, 1: 4, 2: 4}
     consumer.close()
 
-    restarted = Reader(client, stack, bootstrap, aio, topic=SOURCE_TOPIC, group=GROUP)
+    restarted = Reader(client, stack, scene, aio, topic=scene.source, group=scene.group)
     again = process(producer, restarted, 6)
     assert_seen(again, after)  # the aborted records read again, and only those
-    assert group_offsets(kafka_admin) == {0: 6, 1: 6, 2: 6}
+    assert_group_offsets(scene, {0: 6, 1: 6, 2: 6})
     assert restarted.committed() == {0: 6, 1: 6, 2: 6}
 
-    output = Reader(client, stack, bootstrap, aio, isolation="read_committed")
+    output = Reader(client, stack, scene, aio, isolation="read_committed")
     output.read(18, "transformed records")
-    catch_up(output, kafka_admin)
+    catch_up(output, scene)
     assert_seen(output.got, [transform(g) for g in done + again])
-    everything = Reader("confluent-kafka", stack, bootstrap, aio, isolation="read_uncommitted")
+    everything = Reader("confluent-kafka", stack, scene, aio, isolation="read_uncommitted")
     everything.read(24, "every transformed record, aborted ones too")
     assert sorted(g.rec.value for g in everything.got) == sorted(
         [r.value.upper() for r in before] + [r.value.upper() for r in after] * 2)
@@ -515,47 +571,46 @@ def raised(fn) -> BaseException:
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-@pytest.mark.kafka(topics={TOPIC: PARTITIONS})
-def test_a_second_producer_fences_the_first(client, stack, kafka_cluster, kafka_admin, aio):
-    bootstrap = kafka_cluster.bootstrap_servers
-    zombie = txn_producer(client, stack, bootstrap, aio, "shared-id")
+def test_a_second_producer_fences_the_first(client, stack, scene, aio):
+    shared = scene.txn_id("shared-id")
+    zombie = txn_producer(client, stack, scene, aio, shared)
     zombie.init()
     zombie.begin()
     zombie.send(batch("zombie"))
     zombie.flush()
-    fresh = txn_producer(client, stack, bootstrap, aio, "shared-id")
+    fresh = txn_producer(client, stack, scene, aio, shared)
     fresh.init()  # aborts the zombie's open transaction and takes a newer epoch
-    assert txn_state(kafka_cluster, "shared-id") == "Empty"
+    assert txn_state(scene, shared) == "Empty"
 
     assert_fenced(client, raised(zombie.commit))
     fresh.begin()
     fresh.send(batch("fresh"))
     fresh.commit()
 
-    committed = Reader(client, stack, bootstrap, aio, isolation="read_committed")
+    committed = Reader(client, stack, scene, aio, isolation="read_committed")
     committed.read(9, "the second producer's records")
-    catch_up(committed, kafka_admin)
+    catch_up(committed, scene)
     assert_seen(committed.got, batch("fresh"))
-    everything = Reader(client, stack, bootstrap, aio, isolation="read_uncommitted")
+    everything = Reader(client, stack, scene, aio, isolation="read_uncommitted")
     everything.read(18, "both producers' records")
     assert_seen(everything.got, batch("zombie") + batch("fresh"))
-    ends = [r for r in kafka_admin.requests("EndTxn")]
-    assert [r.error for r in ends] == [
-        "INVALID_PRODUCER_EPOCH" if ends[0].api_version < 2 else "PRODUCER_FENCED", None]
+    if scene.log is not None:
+        ends = [r for r in scene.log.requests("EndTxn")]
+        assert [r.error for r in ends] == [
+            "INVALID_PRODUCER_EPOCH" if ends[0].api_version < 2 else "PRODUCER_FENCED", None]
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-@pytest.mark.kafka(topics={TOPIC: PARTITIONS})
-def test_a_fenced_producer_cannot_write_more(client, stack, kafka_cluster, kafka_admin, aio):
+def test_a_fenced_producer_cannot_write_more(client, stack, scene, aio):
     """The zombie's next write is refused (INVALID_PRODUCER_EPOCH from the partition) and the
     producer ends up fenced; nothing it wrote is ever visible to read_committed."""
-    bootstrap = kafka_cluster.bootstrap_servers
-    zombie = txn_producer(client, stack, bootstrap, aio, "shared-id")
+    shared = scene.txn_id("shared-id")
+    zombie = txn_producer(client, stack, scene, aio, shared)
     zombie.init()
     zombie.begin()
     zombie.send(batch("zombie"))
     zombie.flush()
-    txn_producer(client, stack, bootstrap, aio, "shared-id").init()
+    txn_producer(client, stack, scene, aio, shared).init()
     zombie.send(batch("late"))
     if client == "confluent-kafka":
         assert_fenced(client, raised(zombie.commit))  # its flush met the refused produce
@@ -573,11 +628,15 @@ def test_a_fenced_producer_cannot_write_more(client, stack, kafka_cluster, kafka
     else:
         assert_fenced(client, raised(zombie.flush))
         assert_fenced(client, raised(zombie.commit))
-    assert {r.error for r in kafka_admin.requests("Produce")} == {None, "INVALID_PRODUCER_EPOCH"}
-    committed = Reader(client, stack, bootstrap, aio, isolation="read_committed")
-    catch_up(committed, kafka_admin)
+    if scene.log is not None:
+        assert {r.error for r in scene.log.requests("Produce")} == \
+            {None, "INVALID_PRODUCER_EPOCH"}
+    committed = Reader(client, stack, scene, aio, isolation="read_committed")
+    catch_up(committed, scene)
     assert committed.got == []
-    assert sum(len(kafka_admin.records(TOPIC, p)) for p in range(PARTITIONS)) == 9  # no "late"
+    everything = Reader("confluent-kafka", stack, scene, aio, isolation="read_uncommitted")
+    catch_up(everything, scene)
+    assert_seen(everything.got, batch("zombie"))  # nothing "late" was written
 
 
 # -- 4. a retriable EndTxn error ---------------------------------------------------------------
@@ -586,10 +645,10 @@ def test_a_fenced_producer_cannot_write_more(client, stack, kafka_cluster, kafka
 @pytest.mark.parametrize("error", ["CONCURRENT_TRANSACTIONS", "COORDINATOR_LOAD_IN_PROGRESS"])
 @pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.kafka(topics={TOPIC: PARTITIONS})
-def test_a_retriable_end_txn_error_is_retried(client, error, stack, kafka_cluster, kafka_admin,
-                                              aio):
-    bootstrap = kafka_cluster.bootstrap_servers
-    producer = txn_producer(client, stack, bootstrap, aio)
+def test_a_retriable_end_txn_error_is_retried(client, error, mock_scene, kafka_admin, stack,
+                                              aio):  # the cluster first: it stops last
+    scene = mock_scene
+    producer = txn_producer(client, stack, scene, aio)
     producer.init()
     producer.begin()
     producer.send(batch("once"))
@@ -598,49 +657,47 @@ def test_a_retriable_end_txn_error_is_retried(client, error, stack, kafka_cluste
     producer.commit()
     ends = kafka_admin.requests("EndTxn")
     assert [(r.error, r.fault) for r in ends] == [(error, fault.id), (None, None)]
-    assert txn_state(kafka_cluster, producer.transactional_id) == "CompleteCommit"
-    committed = Reader(client, stack, bootstrap, aio, isolation="read_committed")
+    assert txn_state(scene, producer.transactional_id) == "CompleteCommit"
+    committed = Reader(client, stack, scene, aio, isolation="read_committed")
     committed.read(9, "the committed records")
-    catch_up(committed, kafka_admin)
+    catch_up(committed, scene)
     assert_seen(committed.got, batch("once"))
     # the next transaction works too
     producer.begin()
     producer.send(batch("next"))
     producer.commit()
     committed.read(18, "the next transaction's records")
-    catch_up(committed, kafka_admin)
+    catch_up(committed, scene)
     assert_seen(committed.got, batch("once") + batch("next"))
 
 
 # -- 5. a transaction past its timeout ---------------------------------------------------------
 
 @pytest.mark.parametrize("client", CLIENTS)
-@pytest.mark.kafka(topics={TOPIC: PARTITIONS},
-                   transaction_abort_timed_out_transaction_cleanup_interval_ms=100)
-def test_a_timed_out_transaction_is_aborted_and_its_producer_fenced(client, stack, kafka_cluster,
-                                                                    kafka_admin, aio):
-    bootstrap = kafka_cluster.bootstrap_servers
-    producer = txn_producer(client, stack, bootstrap, aio, "slow", timeout_ms=1000)
+def test_a_timed_out_transaction_is_aborted_and_its_producer_fenced(client, stack, scene, aio):
+    """Both targets look for timed-out transactions every 100 ms (``SETTINGS``)."""
+    slow = scene.txn_id("slow")
+    producer = txn_producer(client, stack, scene, aio, slow, timeout_ms=1000)
     producer.init()
     producer.begin()
     producer.send(batch("slow"))
     producer.flush()
-    wait_for(lambda: txn_state(kafka_cluster, "slow") == "CompleteAbort",
+    wait_for(lambda: txn_state(scene, slow) == "CompleteAbort",
              "the coordinator to abort the transaction past its timeout")
     # a coordinator's abort ends with the cluster's transaction version (2): a new epoch
-    meta = kafka_cluster.call(lambda: kafka_cluster.core.transactions.find("slow"))
-    assert kafka_cluster.call(lambda: meta.producer_epoch) == 1
+    assert scene.target.describe_transaction(slow).producer_epoch == 1
 
     assert_fenced(client, raised(producer.commit))
-    everything = Reader(client, stack, bootstrap, aio, isolation="read_uncommitted")
+    everything = Reader(client, stack, scene, aio, isolation="read_uncommitted")
     everything.read(9, "the timed-out transaction's records")
     assert_seen(everything.got, batch("slow"))
-    committed = Reader(client, stack, bootstrap, aio, isolation="read_committed")
-    catch_up(committed, kafka_admin)
+    committed = Reader(client, stack, scene, aio, isolation="read_committed")
+    catch_up(committed, scene)
     assert committed.got == []
-    assert [r.error for r in kafka_admin.requests("EndTxn")] == [
-        "INVALID_PRODUCER_EPOCH" if kafka_admin.requests("EndTxn")[0].api_version < 2
-        else "PRODUCER_FENCED"]
+    if scene.log is not None:
+        ends = scene.log.requests("EndTxn")
+        assert [r.error for r in ends] == [
+            "INVALID_PRODUCER_EPOCH" if ends[0].api_version < 2 else "PRODUCER_FENCED"]
 
 
 # -- 6. the Java client (transaction version 2) ------------------------------------------------
@@ -671,52 +728,52 @@ def java_records(lines: list[str]) -> list[Got]:
     return out
 
 
-def assert_transaction_version_2(admin):
-    """kafka-clients 4.4 ends transactions with EndTxn v5 and adds no partitions itself."""
-    assert {r.api_version for r in admin.requests("EndTxn")} == {5}
-    assert admin.requests("AddPartitionsToTxn") == []
-    assert admin.requests("AddOffsetsToTxn") == []
+def assert_transaction_version_2(scene: Scene):
+    """kafka-clients 4.4 ends transactions with EndTxn v5 and adds no partitions itself (as
+    mockbroker's request log shows; on Kafka there is no log to read)."""
+    if scene.log is None:
+        return
+    assert {r.api_version for r in scene.log.requests("EndTxn")} == {5}
+    assert scene.log.requests("AddPartitionsToTxn") == []
+    assert scene.log.requests("AddOffsetsToTxn") == []
 
 
-@pytest.mark.kafka(topics={TOPIC: PARTITIONS})
-def test_java_commit_abort_commit_read_committed(stack, kafka_cluster, kafka_admin, aio):
-    lines = run_java("basic", kafka_cluster.bootstrap_servers, TOPIC, "java-basic")
+def test_java_commit_abort_commit_read_committed(stack, scene, aio):
+    txn_id = scene.txn_id("java-basic")
+    lines = run_java("basic", scene.bootstrap_servers, scene.topic, txn_id)
     assert [line for line in lines if not line.startswith("record")] == \
         ["committed 9", "aborted 9", "committed 9", "done"]
     assert_seen(java_records(lines), batch("first") + batch("last"))
-    assert_transaction_version_2(kafka_admin)
-    everything = Reader("confluent-kafka", stack, kafka_cluster.bootstrap_servers, aio,
-                        isolation="read_uncommitted")
+    assert_transaction_version_2(scene)
+    everything = Reader("confluent-kafka", stack, scene, aio, isolation="read_uncommitted")
     everything.read(27, "all three transactions' records")
     assert_seen(everything.got, batch("first") + batch("aborted") + batch("last"))
     # every transaction ended with a new epoch (three ends after the first InitProducerId)
-    meta = kafka_cluster.call(lambda: kafka_cluster.core.transactions.find("java-basic"))
-    assert kafka_cluster.call(lambda: (meta.state.value, meta.producer_epoch)) == \
-        ("CompleteCommit", 3)
+    described = wait_for(lambda: (entry := scene.target.describe_transaction(txn_id))
+                         .transaction_state == "CompleteCommit" and entry, "the last commit")
+    assert described.producer_epoch == 3
 
 
-@pytest.mark.kafka(topics={TOPIC: PARTITIONS})
-def test_java_second_producer_fences_the_first(stack, kafka_cluster, kafka_admin):
-    lines = run_java("fence", kafka_cluster.bootstrap_servers, TOPIC, "java-fence")
+def test_java_second_producer_fences_the_first(stack, scene):
+    lines = run_java("fence", scene.bootstrap_servers, scene.topic, scene.txn_id("java-fence"))
     assert [line for line in lines if not line.startswith("record")] == \
         ["fenced org.apache.kafka.common.errors.ProducerFencedException", "committed 9",
          "done"]
     assert_seen(java_records(lines), batch("fresh"))
-    assert [r.error for r in kafka_admin.requests("EndTxn")] == ["PRODUCER_FENCED", None]
+    if scene.log is not None:
+        assert [r.error for r in scene.log.requests("EndTxn")] == ["PRODUCER_FENCED", None]
 
 
-@pytest.mark.kafka(topics={TOPIC: PARTITIONS},
-                   transaction_abort_timed_out_transaction_cleanup_interval_ms=100)
-def test_java_timed_out_transaction_commit_fails_and_abort_recovers(stack, kafka_cluster,
-                                                                    kafka_admin):
+def test_java_timed_out_transaction_commit_fails_and_abort_recovers(stack, scene):
     """Transaction version 2: after the coordinator aborted a transaction past its timeout,
     the producer's EndTxn(commit) with the old epoch is INVALID_TXN_STATE, while its
     EndTxn(abort) is taken as a retry of that abort and hands it the new epoch to go on with."""
     missing = [str(p) for p in CLASSPATH if not p.exists()]
     assert not missing and shutil.which("java"), f"the Java client needs java and {missing}"
+    slow = scene.txn_id("java-slow")
     process = subprocess.Popen(["java", "-cp", os.pathsep.join(map(str, CLASSPATH)),
-                                str(JAVA_SOURCE), "timeout", kafka_cluster.bootstrap_servers,
-                                TOPIC, "java-slow"],
+                                str(JAVA_SOURCE), "timeout", scene.bootstrap_servers,
+                                scene.topic, slow],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     stack.callback(process.kill)
@@ -727,8 +784,8 @@ def test_java_timed_out_transaction_commit_fails_and_abort_recovers(stack, kafka
     wait_for(lambda: "open" in lines or process.poll() is not None,
              "both Java producers' open transactions", timeout=JVM_TIMEOUT_S)
     assert lines == ["open"], (lines, process.stderr.read()[-4000:])
-    ids = ["java-slow-commit", "java-slow-abort"]
-    wait_for(lambda: all(txn_state(kafka_cluster, t) == "CompleteAbort" for t in ids),
+    ids = [f"{slow}-commit", f"{slow}-abort"]
+    wait_for(lambda: all(txn_state(scene, t) == "CompleteAbort" for t in ids),
              "the coordinator to abort both transactions past their timeout")
     process.stdin.write("go\n")
     process.stdin.flush()
@@ -738,28 +795,28 @@ def test_java_timed_out_transaction_commit_fails_and_abort_recovers(stack, kafka
         "open", "commit failed org.apache.kafka.common.errors.InvalidTxnStateException",
         "aborted", "committed 9", "done"]
     assert_seen(java_records(lines), batch("after"))
-    ends = [(r.error, r.api_version) for r in kafka_admin.requests("EndTxn")]
-    assert ends == [("INVALID_TXN_STATE", 5), (None, 5), (None, 5)]
+    if scene.log is not None:
+        ends = [(r.error, r.api_version) for r in scene.log.requests("EndTxn")]
+        assert ends == [("INVALID_TXN_STATE", 5), (None, 5), (None, 5)]
 
 
-@pytest.mark.kafka(brokers=3, topics={TOPIC: PARTITIONS, SOURCE_TOPIC: PARTITIONS})
-def test_java_consume_transform_produce(stack, kafka_cluster, kafka_admin, aio):
-    bootstrap = kafka_cluster.bootstrap_servers
+def test_java_consume_transform_produce(stack, scene, aio):
     source = batch("in", 12)
-    plain_produce(bootstrap, source, SOURCE_TOPIC)
-    lines = run_java("ctp", bootstrap, SOURCE_TOPIC, TOPIC, GROUP, "java-ctp", "12")
+    plain_produce(scene.bootstrap_servers, source, scene.source)
+    lines = run_java("ctp", scene.bootstrap_servers, scene.source, scene.topic, scene.group,
+                     scene.txn_id("java-ctp"), "12")
     assert lines[0].startswith("aborted ")
     assert sum(int(line.split()[1]) for line in lines if line.startswith("committed")) == 12
     assert lines[-2:] == ["offsets 0=4,1=4,2=4", "done"]
-    assert group_offsets(kafka_admin) == {0: 4, 1: 4, 2: 4}
-    assert_transaction_version_2(kafka_admin)
+    assert_group_offsets(scene, {0: 4, 1: 4, 2: 4})
+    assert_transaction_version_2(scene)
 
     inputs = [Got(r.partition, i // PARTITIONS, r) for i, r in enumerate(source)]
-    output = Reader("confluent-kafka", stack, bootstrap, aio, isolation="read_committed")
+    output = Reader("confluent-kafka", stack, scene, aio, isolation="read_committed")
     output.read(12, "transformed records")
-    catch_up(output, kafka_admin)
+    catch_up(output, scene)
     assert_seen(output.got, [transform(g) for g in inputs])
     aborted = int(lines[0].split()[1])
-    everything = Reader("confluent-kafka", stack, bootstrap, aio, isolation="read_uncommitted")
+    everything = Reader("confluent-kafka", stack, scene, aio, isolation="read_uncommitted")
     everything.read(12 + aborted, "transformed records, aborted ones too")
     assert len(everything.got) == 12 + aborted
