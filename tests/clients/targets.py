@@ -37,6 +37,7 @@ MOCKBROKER_ONLY = {
     "internals": "broker state set or read directly, as no client can",
     "broker-settings": "broker settings of its own, where one Kafka serves many tests",
     "lifecycle": "brokers stopped, restarted or members expired on command",
+    "shared-kafka": "changes what every test on a shared Kafka relies on (an internal topic)",
     "beyond-kafka": "behaviour mockbroker adds on purpose, documented at the test",
     "mockbroker": "mockbroker's own interfaces (the HTTP API, its CLI, its view of the cluster)",
     "unconverted": "not converted yet: it reads mockbroker's state where a client could, or "

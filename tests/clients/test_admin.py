@@ -1,9 +1,12 @@
 """Admin operations with stock clients over real sockets: kafka-python's ``KafkaAdminClient``
-and confluent-kafka's ``AdminClient`` against a fresh ``MockCluster`` per test.
+and confluent-kafka's ``AdminClient``.
 
 What is checked is what a user of those clients sees: topic lists, partition counts, replica
 counts, config values and sources, the exception each refusal raises, and a consumer's offset
-reset after records were deleted below its position.
+reset after records were deleted below its position.  Tests on one broker run on mockbroker and
+on Apache Kafka (``target``) with topics of their own, and look only at their own topics in a
+listing; those that need several brokers, settings of their own, or that touch what every test
+on a shared Kafka relies on, run on a MockCluster of their own (``mockbroker_only``).
 """
 
 from __future__ import annotations
@@ -26,10 +29,9 @@ from kafka.admin import ConfigResourceType
 import wire
 from mockbroker import MockCluster
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, ck_admin, ck_error, ck_result, \
-    kp_admin
+    kp_admin, wait_for
+from tests.clients.targets import Target
 
-# not converted to run on Kafka as well yet; a test marked with its own reason needs mockbroker
-pytestmark = pytest.mark.mockbroker_only("unconverted")
 
 logging.getLogger("kafka").setLevel(logging.CRITICAL)
 
@@ -42,6 +44,16 @@ def cluster_topics(cluster: MockCluster) -> dict[str, list[list[int]]]:
     """Topic -> replicas of each partition, read from the cluster itself."""
     return cluster.call(lambda: {name: [p.replicas for p in t.partitions]
                                  for name, t in cluster.core.cluster.topics.items()})
+
+
+def topics(target: Target, **partitions: int) -> dict[str, str]:
+    """Topics of the test's own, made with the given partition counts: base name -> name."""
+    return {base: target.create_topic(base, count) for base, count in partitions.items()}
+
+
+def ours(names, listed) -> list[str]:
+    """The names of ``listed`` that are this test's (one Kafka serves many tests)."""
+    return sorted(name for name in listed if name in set(names))
 
 
 def produce(cluster: MockCluster, topic: str, count: int, partition: int = 0) -> None:
@@ -57,6 +69,7 @@ def produce(cluster: MockCluster, topic: str, count: int, partition: int = 0) ->
 
 # -- create, list, describe ----------------------------------------------------------------
 
+@pytest.mark.mockbroker_only("brokers")
 def test_kafka_python_creates_lists_and_describes_topics(stack):
     cluster = start(stack, topics={"existing": 2})
     admin = kp_admin(stack, cluster)
@@ -79,6 +92,7 @@ def test_kafka_python_creates_lists_and_describes_topics(stack):
         described["events"]["partitions"], key=lambda p: p["partition_index"])]
 
 
+@pytest.mark.mockbroker_only("brokers")
 def test_confluent_creates_lists_and_describes_topics(stack):
     cluster = start(stack)
     admin = ck_admin(cluster)
@@ -96,69 +110,79 @@ def test_confluent_creates_lists_and_describes_topics(stack):
         len(replicas) == 2 for replicas in cluster_topics(cluster)["events"])
 
 
-def test_validate_only_creates_nothing(stack):
-    cluster = start(stack)
-    kp = kp_admin(stack, cluster)
-    result = kp.create_topics({"checked": {"num_partitions": 2}}, validate_only=True)
+def test_validate_only_creates_nothing(stack, target):
+    checked, checked2 = target.unique("checked"), target.unique("checked2")
+    kp = kp_admin(stack, target)
+    result = kp.create_topics({checked: {"num_partitions": 2}}, validate_only=True)
     assert result["topics"][0]["error_code"] == 0
     assert result["topics"][0]["num_partitions"] == 2
     with pytest.raises(kerr.InvalidReplicationFactorError):
-        kp.create_topics({"checked": {"replication_factor": 4}}, validate_only=True)
-    ck = ck_admin(cluster)
-    assert ck_result(ck.create_topics([NewTopic("checked2", 3)], validate_only=True)[
-        "checked2"]) is None
-    assert cluster_topics(cluster) == {}
-    assert kp.list_topics() == []
+        kp.create_topics({checked: {"replication_factor": 4}}, validate_only=True)
+    ck = ck_admin(target)
+    assert ck_result(ck.create_topics([NewTopic(checked2, 3)], validate_only=True)[
+        checked2]) is None
+    assert ours([checked, checked2], kp.list_topics()) == []
 
 
-@pytest.mark.parametrize("spec,error", [
-    ({"existing": {"num_partitions": 1}}, kerr.TopicAlreadyExistsError),
-    ({"wide": {"num_partitions": 1, "replication_factor": 4}}, kerr.InvalidReplicationFactorError),
-    ({"none": {"num_partitions": 0, "replication_factor": 1}}, kerr.InvalidPartitionsError),
-    ({"bad name!": {"num_partitions": 1}}, kerr.InvalidTopicError),
-    ({"..": {"num_partitions": 1}}, kerr.InvalidTopicError),
-    ({"cfg": {"configs": {"retention.ms": "forever"}}}, kerr.InvalidConfigurationError),
-    ({"cfg": {"configs": {"no.such.config": "1"}}}, kerr.InvalidConfigurationError),
-    ({"cfg": {"configs": {"cleanup.policy": "shred"}}}, kerr.InvalidConfigurationError),
+def _named(target: Target, name: str, existing: str) -> str:
+    """A refused topic's name: the test's existing topic, a fresh one, or a name that is
+    refused as it is."""
+    if name == "existing":
+        return existing
+    return name if name in ("bad name!", "..") else target.unique(name)
+
+
+@pytest.mark.parametrize("name,spec,error", [
+    ("existing", {"num_partitions": 1}, kerr.TopicAlreadyExistsError),
+    ("wide", {"num_partitions": 1, "replication_factor": 4}, kerr.InvalidReplicationFactorError),
+    ("none", {"num_partitions": 0, "replication_factor": 1}, kerr.InvalidPartitionsError),
+    ("bad name!", {"num_partitions": 1}, kerr.InvalidTopicError),
+    ("..", {"num_partitions": 1}, kerr.InvalidTopicError),
+    ("cfg", {"configs": {"retention.ms": "forever"}}, kerr.InvalidConfigurationError),
+    ("cfg", {"configs": {"no.such.config": "1"}}, kerr.InvalidConfigurationError),
+    ("cfg", {"configs": {"cleanup.policy": "shred"}}, kerr.InvalidConfigurationError),
 ])
-def test_kafka_python_sees_create_topic_errors(stack, spec, error):
-    cluster = start(stack, topics={"existing": 1})
-    admin = kp_admin(stack, cluster)
+def test_kafka_python_sees_create_topic_errors(stack, target, name, spec, error):
+    existing = target.create_topic("existing", 1)
+    name = _named(target, name, existing)
+    admin = kp_admin(stack, target)
     with pytest.raises(error):
-        admin.create_topics(spec)
-    result = admin.create_topics(spec, raise_errors=False)
+        admin.create_topics({name: spec})
+    result = admin.create_topics({name: spec}, raise_errors=False)
     assert result["topics"][0]["error_code"] == error.errno
     assert result["topics"][0]["error_message"]
-    assert sorted(cluster_topics(cluster)) == ["existing"]
+    assert ours([name, existing], admin.list_topics()) == [existing]
 
 
-@pytest.mark.parametrize("new_topic,code", [
-    (NewTopic("existing", 1), ck.KafkaError.TOPIC_ALREADY_EXISTS),
-    (NewTopic("wide", 1, 4), ck.KafkaError.INVALID_REPLICATION_FACTOR),
-    (NewTopic("bad name!", 1), ck.KafkaError.TOPIC_EXCEPTION),
-    (NewTopic("cfg", 1, config={"segment.bytes": "10"}), ck.KafkaError.INVALID_CONFIG),
-    (NewTopic("cfg", 1, config={"message.downconversion.enable": "true"}),
+@pytest.mark.parametrize("name,args,config,code", [
+    ("existing", (1,), {}, ck.KafkaError.TOPIC_ALREADY_EXISTS),
+    ("wide", (1, 4), {}, ck.KafkaError.INVALID_REPLICATION_FACTOR),
+    ("bad name!", (1,), {}, ck.KafkaError.TOPIC_EXCEPTION),
+    ("cfg", (1,), {"config": {"segment.bytes": "10"}}, ck.KafkaError.INVALID_CONFIG),
+    ("cfg", (1,), {"config": {"message.downconversion.enable": "true"}},
      ck.KafkaError.INVALID_CONFIG),
-    (NewTopic("cfg", 1, replica_assignment=[[0, 9]]), ck.KafkaError.INVALID_REPLICA_ASSIGNMENT),
+    ("cfg", (1,), {"replica_assignment": [[0, 9]]}, ck.KafkaError.INVALID_REPLICA_ASSIGNMENT),
 ])
-def test_confluent_sees_create_topic_errors(stack, new_topic, code):
-    cluster = start(stack, topics={"existing": 1})
-    admin = ck_admin(cluster)
-    error = ck_error(admin.create_topics([new_topic])[new_topic.topic])
+def test_confluent_sees_create_topic_errors(stack, target, name, args, config, code):
+    existing = target.create_topic("existing", 1)
+    name = _named(target, name, existing)
+    admin = ck_admin(target)
+    error = ck_error(admin.create_topics([NewTopic(name, *args, **config)])[name])
     assert error.code() == code
-    assert sorted(cluster_topics(cluster)) == ["existing"]
+    assert ours([name, existing], admin.list_topics(timeout=TIMEOUT_S).topics) == [existing]
 
 
-def test_create_topics_request_level_refusals(stack):
-    cluster = start(stack)
-    admin = kp_admin(stack, cluster)
+def test_create_topics_request_level_refusals(stack, target):
+    admin = kp_admin(stack, target)
+    huge = target.unique("huge")
     with pytest.raises(kerr.InvalidRequestError):
         admin.create_topics(["__cluster_metadata"])
     with pytest.raises(kerr.PolicyViolationError):
-        admin.create_topics({"huge": {"num_partitions": 10_001}})
-    assert cluster_topics(cluster) == {}
+        admin.create_topics({huge: {"num_partitions": 10_001}})
+    assert ours([huge], admin.list_topics()) == []
 
 
+@pytest.mark.mockbroker_only("shared-kafka")
 def test_internal_topics_can_be_deleted_but_not_their_records(stack):
     # Kafka 4's controller does not protect internal topics from DeleteTopics (only the
     # kafka-topics tool refuses), but the broker does refuse DeleteRecords on them
@@ -174,27 +198,29 @@ def test_internal_topics_can_be_deleted_but_not_their_records(stack):
 
 # -- delete topics -------------------------------------------------------------------------
 
-def test_kafka_python_deletes_topics_by_name_and_by_id(stack):
-    cluster = start(stack, topics={"a": 1, "b": 2, "c": 1})
-    admin = kp_admin(stack, cluster)
-    admin.delete_topics(["a"])
-    topic_id = next(t["topic_id"] for t in admin.describe_topics(["b"]))
+def test_kafka_python_deletes_topics_by_name_and_by_id(stack, target):
+    t = topics(target, a=1, b=2, c=1)
+    admin = kp_admin(stack, target)
+    admin.delete_topics([t["a"]])
+    topic_id = next(d["topic_id"] for d in admin.describe_topics([t["b"]]))
     result = admin.delete_topics([uuid.UUID(str(topic_id))])
-    assert result["topics"][0]["name"] == "b" and result["topics"][0]["error_code"] == 0
-    assert admin.list_topics() == ["c"]
+    assert result["topics"][0]["name"] == t["b"] and result["topics"][0]["error_code"] == 0
+    wait_for(lambda: ours(t.values(), admin.list_topics()) == [t["c"]], "a and b gone")
     with pytest.raises(kerr.UnknownTopicOrPartitionError):
-        admin.delete_topics(["a"])
+        admin.delete_topics([t["a"]])
     with pytest.raises(kerr.UnknownTopicIdError):
         admin.delete_topics([uuid.uuid4()])
 
 
-def test_confluent_deletes_topics(stack):
-    cluster = start(stack, topics={"a": 1, "b": 1})
-    admin = ck_admin(cluster)
-    futures = admin.delete_topics(["a", "nope"], operation_timeout=5)
-    assert ck_result(futures["a"]) is None
-    assert ck_error(futures["nope"]).code() == ck.KafkaError.UNKNOWN_TOPIC_OR_PART
-    assert sorted(cluster_topics(cluster)) == ["b"]
+def test_confluent_deletes_topics(stack, target):
+    t = topics(target, a=1, b=1)
+    nope = target.unique("nope")
+    admin = ck_admin(target)
+    futures = admin.delete_topics([t["a"], nope], operation_timeout=5)
+    assert ck_result(futures[t["a"]]) is None
+    assert ck_error(futures[nope]).code() == ck.KafkaError.UNKNOWN_TOPIC_OR_PART
+    wait_for(lambda: ours(t.values(), admin.list_topics(timeout=TIMEOUT_S).topics) == [t["b"]],
+             "a gone")
 
 
 @pytest.mark.mockbroker_only("broker-settings")
@@ -208,6 +234,7 @@ def test_deleting_topics_can_be_disabled(stack):
 
 # -- create partitions ---------------------------------------------------------------------
 
+@pytest.mark.mockbroker_only("brokers")
 def test_kafka_python_adds_partitions(stack):
     cluster = start(stack, topics={"t": 2})
     admin = kp_admin(stack, cluster)
@@ -225,21 +252,25 @@ def test_kafka_python_adds_partitions(stack):
         admin.create_partitions({"nope": 3})
 
 
-def test_confluent_adds_partitions(stack):
-    cluster = start(stack, topics={"t": 1})
-    admin = ck_admin(cluster)
-    assert ck_result(admin.create_partitions([NewPartitions("t", 3)])["t"]) is None
-    assert len(admin.list_topics(topic="t", timeout=TIMEOUT_S).topics["t"].partitions) == 3
-    error = ck_error(admin.create_partitions([NewPartitions("t", 2)])["t"])
+def test_confluent_adds_partitions(stack, target):
+    t = target.create_topic("t", 1)
+    admin = ck_admin(target)
+
+    def count() -> int:
+        return len(admin.list_topics(topic=t, timeout=TIMEOUT_S).topics[t].partitions)
+    assert ck_result(admin.create_partitions([NewPartitions(t, 3)])[t]) is None
+    wait_for(lambda: count() == 3, "three partitions")
+    error = ck_error(admin.create_partitions([NewPartitions(t, 2)])[t])
     assert error.code() == ck.KafkaError.INVALID_PARTITIONS
     assert "would not be an increase" in error.str()
-    assert ck_result(admin.create_partitions([NewPartitions("t", 9)], validate_only=True)[
-        "t"]) is None
-    assert len(cluster_topics(cluster)["t"]) == 3
+    assert ck_result(admin.create_partitions([NewPartitions(t, 9)], validate_only=True)[
+        t]) is None
+    assert count() == 3
 
 
 # -- describe configs ----------------------------------------------------------------------
 
+@pytest.mark.mockbroker_only("broker-settings")
 def test_kafka_python_describes_topic_and_broker_configs(stack):
     cluster = start(stack, topics={"t": 1}, message_max_bytes=2_000_000)
     admin = kp_admin(stack, cluster)
@@ -273,54 +304,53 @@ def test_kafka_python_describes_topic_and_broker_configs(stack):
         "topic": {"missing": {}}}
 
 
-def test_confluent_describes_topic_and_broker_configs(stack):
-    cluster = start(stack, topics={"t": 1})
-    admin = ck_admin(cluster)
-    ck_result(admin.create_topics([NewTopic("tuned", 1, config={"max.message.bytes": "5000"})])[
-        "tuned"])
-    configs = ck_result(admin.describe_configs([ConfigResource(ResourceType.TOPIC, "tuned")])[
-        ConfigResource(ResourceType.TOPIC, "tuned")])
+def test_confluent_describes_topic_and_broker_configs(stack, target):
+    tuned = target.create_topic("tuned", 1, **{"max.message.bytes": "5000"})
+    admin = ck_admin(target)
+    configs = ck_result(admin.describe_configs([ConfigResource(ResourceType.TOPIC, tuned)])[
+        ConfigResource(ResourceType.TOPIC, tuned)])
     assert configs["max.message.bytes"].value == "5000"
     assert configs["max.message.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert not configs["max.message.bytes"].is_default
     assert configs["compression.type"].value == "producer"
     assert configs["compression.type"].is_default
     assert configs["compression.type"].source == ConfigSource.DEFAULT_CONFIG.value
-    resource = ConfigResource(ResourceType.BROKER, "2")
+    node = str(next(iter(admin.list_topics(timeout=TIMEOUT_S).brokers)))
+    resource = ConfigResource(ResourceType.BROKER, node)
     broker = ck_result(admin.describe_configs([resource])[resource])
-    assert broker["node.id"].value == "2" and broker["node.id"].is_read_only
+    assert broker["node.id"].value == node and broker["node.id"].is_read_only
     assert broker["node.id"].source == ConfigSource.STATIC_BROKER_CONFIG.value
-    missing = ConfigResource(ResourceType.TOPIC, "missing")
+    missing = ConfigResource(ResourceType.TOPIC, target.unique("missing"))
     assert ck_error(admin.describe_configs([missing])[missing]).code() == \
         ck.KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
 # -- alter configs -------------------------------------------------------------------------
 
-def test_kafka_python_alters_configs_incrementally_and_legacy(stack):
-    cluster = start(stack, topics={"t": 1})
-    admin = kp_admin(stack, cluster)
-    topic = lambda: admin.describe_configs([KPConfigResource("TOPIC", "t")])["topic"]["t"]
-    result = admin.alter_configs([KPConfigResource("TOPIC", "t", {
+def test_kafka_python_alters_configs_incrementally_and_legacy(stack, target):
+    t = target.create_topic("t", 1)
+    admin = kp_admin(stack, target)
+    topic = lambda: admin.describe_configs([KPConfigResource("TOPIC", t)])["topic"][t]
+    result = admin.alter_configs([KPConfigResource("TOPIC", t, {
         "retention.ms": "1000", "cleanup.policy": ("APPEND", "compact")})])
-    assert result == {"topic": {"t": "OK"}}
+    assert result == {"topic": {t: "OK"}}
     assert {n: c["value"] for n, c in topic().items()} == {
         "retention.ms": "1000", "cleanup.policy": "delete,compact"}
-    admin.alter_configs([KPConfigResource("TOPIC", "t", {"segment.ms": "7200000"})],
+    admin.alter_configs([KPConfigResource("TOPIC", t, {"segment.ms": "7200000"})],
                         validate_only=True)
     assert "segment.ms" not in topic()
-    admin.reset_configs([KPConfigResource("TOPIC", "t", ["retention.ms"])])
+    admin.reset_configs([KPConfigResource("TOPIC", t, ["retention.ms"])])
     assert list(topic()) == ["cleanup.policy"]
     # the legacy API replaces the whole set; kafka-python carries over what was modified
-    admin.alter_configs([KPConfigResource("TOPIC", "t", {"segment.ms": "7200000"})],
+    admin.alter_configs([KPConfigResource("TOPIC", t, {"segment.ms": "7200000"})],
                         incremental=False)
     assert {n: c["value"] for n, c in topic().items()} == {
         "segment.ms": "7200000", "cleanup.policy": "delete,compact"}
-    result = admin.alter_configs([KPConfigResource("TOPIC", "t", {"retention.ms": "soon"})])
-    assert result["topic"]["t"].startswith("[Error 40] InvalidConfigurationError")
-    assert "Not a number of type LONG" in result["topic"]["t"]
+    result = admin.alter_configs([KPConfigResource("TOPIC", t, {"retention.ms": "soon"})])
+    assert result["topic"][t].startswith("[Error 40] InvalidConfigurationError")
+    assert "Not a number of type LONG" in result["topic"][t]
     with pytest.raises(ValueError, match="Unrecognized configs"):
-        admin.alter_configs([KPConfigResource("TOPIC", "t", {"no.such.config": "1"})])
+        admin.alter_configs([KPConfigResource("TOPIC", t, {"no.such.config": "1"})])
 
 
 @pytest.mark.mockbroker_only("broker-settings")
@@ -337,20 +367,20 @@ def test_kafka_python_alters_a_brokers_dynamic_config(stack):
     assert result["broker"]["0"].startswith("[Error 42] InvalidRequestError")
 
 
-def test_confluent_alters_configs_incrementally_and_legacy(stack):
-    cluster = start(stack, topics={"t": 1})
-    admin = ck_admin(cluster)
-    resource = ConfigResource(ResourceType.TOPIC, "t", incremental_configs=[
+def test_confluent_alters_configs_incrementally_and_legacy(stack, target):
+    t = target.create_topic("t", 1)
+    admin = ck_admin(target)
+    resource = ConfigResource(ResourceType.TOPIC, t, incremental_configs=[
         ConfigEntry("retention.ms", "2000", incremental_operation=AlterConfigOpType.SET),
         ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.APPEND),
     ])
     assert ck_result(admin.incremental_alter_configs([resource])[resource]) is None
     described = lambda: ck_result(admin.describe_configs([ConfigResource(
-        ResourceType.TOPIC, "t")])[ConfigResource(ResourceType.TOPIC, "t")])
+        ResourceType.TOPIC, t)])[ConfigResource(ResourceType.TOPIC, t)])
     configs = described()
     assert configs["retention.ms"].value == "2000"
     assert configs["cleanup.policy"].value == "delete,compact"
-    resource = ConfigResource(ResourceType.TOPIC, "t", incremental_configs=[
+    resource = ConfigResource(ResourceType.TOPIC, t, incremental_configs=[
         ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE),
         ConfigEntry("cleanup.policy", "delete",
                     incremental_operation=AlterConfigOpType.SUBTRACT),
@@ -359,18 +389,18 @@ def test_confluent_alters_configs_incrementally_and_legacy(stack):
     configs = described()
     assert configs["retention.ms"].is_default and configs["retention.ms"].value == "604800000"
     assert configs["cleanup.policy"].value == "compact"
-    bad = ConfigResource(ResourceType.TOPIC, "t", incremental_configs=[
+    bad = ConfigResource(ResourceType.TOPIC, t, incremental_configs=[
         ConfigEntry("retention.ms", "1", incremental_operation=AlterConfigOpType.APPEND)])
     assert ck_error(admin.incremental_alter_configs([bad])[bad]).code() == \
         ck.KafkaError.INVALID_CONFIG
-    legacy = ConfigResource(ResourceType.TOPIC, "t", set_config={"segment.ms": "3600000"})
+    legacy = ConfigResource(ResourceType.TOPIC, t, set_config={"segment.ms": "3600000"})
     with pytest.warns(DeprecationWarning):
         futures = admin.alter_configs([legacy])
     assert ck_result(futures[legacy]) is None
     configs = described()
     assert configs["segment.ms"].value == "3600000"
     assert configs["cleanup.policy"].is_default  # the legacy API dropped it
-    missing = ConfigResource(ResourceType.TOPIC, "missing", incremental_configs=[
+    missing = ConfigResource(ResourceType.TOPIC, target.unique("missing"), incremental_configs=[
         ConfigEntry("retention.ms", "1", incremental_operation=AlterConfigOpType.SET)])
     assert ck_error(admin.incremental_alter_configs([missing])[missing]).code() == \
         ck.KafkaError.UNKNOWN_TOPIC_OR_PART
@@ -439,35 +469,34 @@ def consume_kp(cluster, topic, reset, start_offset=0, want=1):
         consumer.close()
 
 
-def test_kafka_python_deletes_records_and_a_consumer_resets(stack):
-    cluster = start(stack, topics={"t": 1})
-    produce(cluster, "t", 10)
-    admin = kp_admin(stack, cluster)
-    result = admin.delete_records({TopicPartition("t", 0): 4})
-    assert result[TopicPartition("t", 0)]["low_watermark"] == 4
-    assert cluster.call(lambda: cluster.core.cluster.topics["t"].partitions[0].log
-                        .log_start_offset) == 4
+def test_kafka_python_deletes_records_and_a_consumer_resets(stack, target):
+    t = target.create_topic("t", 1)
+    tp = TopicPartition(t, 0)
+    produce(target, t, 10)
+    admin = kp_admin(stack, target)
+    result = admin.delete_records({tp: 4})
+    assert result[tp]["low_watermark"] == 4
     # offset 0 is now out of range: earliest resets to the new log start offset
-    got, _ = consume_kp(cluster, "t", "earliest", want=6)
+    got, _ = consume_kp(target, t, "earliest", want=6)
     assert got == list(range(4, 10))
-    got, position = consume_kp(cluster, "t", "latest", want=0)
+    got, position = consume_kp(target, t, "latest", want=0)
     assert got == []
     # -1 means "up to the high watermark"
-    result = admin.delete_records({TopicPartition("t", 0): -1})
-    assert result[TopicPartition("t", 0)]["low_watermark"] == 10
+    result = admin.delete_records({tp: -1})
+    assert result[tp]["low_watermark"] == 10
     with pytest.raises(kerr.OffsetOutOfRangeError):
-        admin.delete_records({TopicPartition("t", 0): 11})
+        admin.delete_records({tp: 11})
 
 
-def test_kafka_python_consumer_without_reset_policy_sees_out_of_range(stack):
-    cluster = start(stack, topics={"t": 1})
-    produce(cluster, "t", 5)
-    kp_admin(stack, cluster).delete_records({TopicPartition("t", 0): 3})
-    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id=None,
+def test_kafka_python_consumer_without_reset_policy_sees_out_of_range(stack, target):
+    t = target.create_topic("t", 1)
+    produce(target, t, 5)
+    kp_admin(stack, target).delete_records({TopicPartition(t, 0): 3})
+    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap_servers, group_id=None,
                              auto_offset_reset="none", enable_auto_commit=False,
                              request_timeout_ms=5000, fetch_max_wait_ms=50)
     stack.callback(consumer.close)
-    tp = TopicPartition("t", 0)
+    tp = TopicPartition(t, 0)
     consumer.assign([tp])
     consumer.seek(tp, 1)
     with pytest.raises(kerr.OffsetOutOfRangeError):
@@ -476,34 +505,38 @@ def test_kafka_python_consumer_without_reset_policy_sees_out_of_range(stack):
             consumer.poll(timeout_ms=100)
 
 
-def test_delete_records_refusals(stack):
+def test_delete_records_refusals(stack, target):
+    compacted = target.create_topic("compacted", 1, **{"cleanup.policy": "compact"})
+    admin = kp_admin(stack, target)
+    with pytest.raises(kerr.PolicyViolationError):
+        admin.delete_records({TopicPartition(compacted, 0): 0})
+    with pytest.raises(kerr.UnknownTopicOrPartitionError):
+        admin.delete_records({TopicPartition(target.unique("nope"), 0): 0})
+
+
+@pytest.mark.mockbroker_only("brokers")
+def test_delete_records_at_a_follower_is_not_leader(stack):
     cluster = start(stack, topics={"t": 1})
     admin = kp_admin(stack, cluster)
-    admin.create_topics({"compacted": {"num_partitions": 1,
-                                       "configs": {"cleanup.policy": "compact"}}})
-    with pytest.raises(kerr.PolicyViolationError):
-        admin.delete_records({TopicPartition("compacted", 0): 0})
-    with pytest.raises(kerr.UnknownTopicOrPartitionError):
-        admin.delete_records({TopicPartition("nope", 0): 0})
     leader = cluster.call(lambda: cluster.core.cluster.topics["t"].partitions[0].leader)
     follower = (leader + 1) % 3
     with pytest.raises(kerr.NotLeaderForPartitionError):
         admin.delete_records({TopicPartition("t", 0): 0}, partition_leader_id=follower)
 
 
-def test_confluent_deletes_records_and_a_consumer_resets(stack):
-    cluster = start(stack, topics={"t": 1})
-    produce(cluster, "t", 8)
-    admin = ck_admin(cluster)
-    futures = admin.delete_records([ck.TopicPartition("t", 0, 5)])
-    deleted = ck_result(futures[ck.TopicPartition("t", 0, 5)])
+def test_confluent_deletes_records_and_a_consumer_resets(stack, target):
+    t = target.create_topic("t", 1)
+    produce(target, t, 8)
+    admin = ck_admin(target)
+    futures = admin.delete_records([ck.TopicPartition(t, 0, 5)])
+    deleted = ck_result(futures[ck.TopicPartition(t, 0, 5)])
     assert deleted.low_watermark == 5
-    consumer = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers,
+    consumer = ck.Consumer({"bootstrap.servers": target.bootstrap_servers,
                             "group.id": "unused", "enable.auto.commit": False,
                             "auto.offset.reset": "earliest", "fetch.wait.max.ms": 50,
                             "logger": RDKAFKA_LOG})
     stack.callback(consumer.close)
-    consumer.assign([ck.TopicPartition("t", 0, 0)])
+    consumer.assign([ck.TopicPartition(t, 0, 0)])
     offsets = []
     deadline = time.monotonic() + TIMEOUT_S
     while len(offsets) < 3 and time.monotonic() < deadline:
@@ -511,22 +544,22 @@ def test_confluent_deletes_records_and_a_consumer_resets(stack):
         if message is not None and message.error() is None:
             offsets.append(message.offset())
     assert offsets == [5, 6, 7]
-    over = ck.TopicPartition("t", 0, 9)
+    over = ck.TopicPartition(t, 0, 9)
     assert ck_error(admin.delete_records([over])[over]).code() == \
         ck.KafkaError.OFFSET_OUT_OF_RANGE
 
 
-def test_confluent_consumer_with_reset_error_reports_it(stack):
-    cluster = start(stack, topics={"t": 1})
-    produce(cluster, "t", 4)
-    admin = ck_admin(cluster)
-    ck_result(admin.delete_records([ck.TopicPartition("t", 0, 2)])[ck.TopicPartition("t", 0, 2)])
-    consumer = ck.Consumer({"bootstrap.servers": cluster.bootstrap_servers,
+def test_confluent_consumer_with_reset_error_reports_it(stack, target):
+    t = target.create_topic("t", 1)
+    produce(target, t, 4)
+    admin = ck_admin(target)
+    ck_result(admin.delete_records([ck.TopicPartition(t, 0, 2)])[ck.TopicPartition(t, 0, 2)])
+    consumer = ck.Consumer({"bootstrap.servers": target.bootstrap_servers,
                             "group.id": "unused", "enable.auto.commit": False,
                             "auto.offset.reset": "error", "fetch.wait.max.ms": 50,
                             "logger": RDKAFKA_LOG})
     stack.callback(consumer.close)
-    consumer.assign([ck.TopicPartition("t", 0, 0)])
+    consumer.assign([ck.TopicPartition(t, 0, 0)])
     deadline = time.monotonic() + TIMEOUT_S
     error = None
     while error is None and time.monotonic() < deadline:
@@ -538,6 +571,7 @@ def test_confluent_consumer_with_reset_error_reports_it(stack):
 
 # -- cluster, partitions, log dirs ---------------------------------------------------------
 
+@pytest.mark.mockbroker_only("brokers")
 def test_kafka_python_describes_the_cluster(stack):
     cluster = start(stack)
     info = kp_admin(stack, cluster).describe_cluster()
@@ -564,6 +598,7 @@ def test_a_stopped_broker_is_listed_as_fenced_only_when_asked(stack):
     assert send_raw(cluster, 60, 1, controller).error_code == 114  # MISMATCHED_ENDPOINT_TYPE
 
 
+@pytest.mark.mockbroker_only("brokers")
 def test_confluent_describes_the_cluster(stack):
     cluster = start(stack, brokers=2)
     admin = ck_admin(cluster)
@@ -575,26 +610,28 @@ def test_confluent_describes_the_cluster(stack):
     assert sorted(n.port for n in result.nodes) == ports
 
 
-def test_kafka_python_pages_through_topic_partitions(stack):
-    cluster = start(stack, topics={"a": 3, "b": 2})
-    admin = kp_admin(stack, cluster)
-    page = admin.describe_topic_partitions(["a", "b", "zzz"], response_partition_limit=2)
-    assert [(t["name"], len(t["partitions"])) for t in page["topics"]] == [("a", 2)]
-    assert page["next_cursor"] == {"topic_name": "a", "partition_index": 2}
-    page = admin.describe_topic_partitions(["a", "b", "zzz"], response_partition_limit=2,
+def test_kafka_python_pages_through_topic_partitions(stack, target):
+    t = topics(target, a=3, b=2)
+    a, b, zzz = t["a"], t["b"], target.unique("zzz")  # in this order by name, as pages go
+    admin = kp_admin(stack, target)
+    page = admin.describe_topic_partitions([a, b, zzz], response_partition_limit=2)
+    assert [(t["name"], len(t["partitions"])) for t in page["topics"]] == [(a, 2)]
+    assert page["next_cursor"] == {"topic_name": a, "partition_index": 2}
+    page = admin.describe_topic_partitions([a, b, zzz], response_partition_limit=2,
                                            cursor=page["next_cursor"])
     assert [(t["name"], [p["partition_index"] for p in t["partitions"]])
-            for t in page["topics"]] == [("a", [2]), ("b", [0])]
-    assert page["next_cursor"] == {"topic_name": "b", "partition_index": 1}
-    page = admin.describe_topic_partitions(["a", "b", "zzz"], cursor=page["next_cursor"])
+            for t in page["topics"]] == [(a, [2]), (b, [0])]
+    assert page["next_cursor"] == {"topic_name": b, "partition_index": 1}
+    page = admin.describe_topic_partitions([a, b, zzz], cursor=page["next_cursor"])
     assert [(t["name"], t["error_code"]) for t in page["topics"]] == [
-        ("b", 0), ("zzz", kerr.UnknownTopicOrPartitionError.errno)]
+        (b, 0), (zzz, kerr.UnknownTopicOrPartitionError.errno)]
     assert page["next_cursor"] is None
     partition = page["topics"][0]["partitions"][0]
     assert partition["isr_nodes"] == partition["replica_nodes"]
     assert partition["leader_id"] == partition["replica_nodes"][0]
 
 
+@pytest.mark.mockbroker_only("brokers")
 def test_kafka_python_describes_log_dirs(stack):
     cluster = start(stack, brokers=2, topics={"t": 1})
     produce(cluster, "t", 3)
