@@ -104,18 +104,35 @@ class Target:
         """A confluent-kafka AdminClient of the target."""
         return self._admin
 
-    def describe_transaction(self, transactional_id: str):
-        """DescribeTransactions of ``transactional_id``, asked of its coordinator (found with
-        FindCoordinator), as ``kafka-transactions describe`` does: the answer's entry, or None
-        while the coordinator does not know the id."""
+    def coordinator(self, key_type: int, key: str):
+        """FindCoordinator's answer for a group (0) or a transactional id (1): its
+        ``node_id``, ``host``, ``port`` and ``error_code``."""
         host, port = self.bootstrap_servers.split(",")[0].rsplit(":", 1)
         [found] = ask(int(port), 10, 4, wire.request_class(10)(
-            key_type=1, coordinator_keys=[transactional_id]), host=host).coordinators
+            key_type=key_type, coordinator_keys=[key]), host=host).coordinators
+        return found
+
+    def describe_transaction(self, transactional_id: str):
+        """DescribeTransactions of ``transactional_id``, asked of its coordinator, as
+        ``kafka-transactions describe`` does: the answer's entry, or None while the coordinator
+        does not know the id."""
+        found = self.coordinator(1, transactional_id)
         if found.error_code != errors.NONE:
             return None
         [entry] = ask(found.port, 65, 0, wire.request_class(65)(
             transactional_ids=[transactional_id]), host=found.host).transaction_states
         return None if entry.error_code == errors.TRANSACTIONAL_ID_NOT_FOUND else entry
+
+    def describe_consumer_group(self, group_id: str):
+        """ConsumerGroupDescribe (v1, with member types) of a KIP-848 group, asked of its
+        coordinator as the Java Admin does: (the coordinator, the group's entry); the entry's
+        error is GROUP_ID_NOT_FOUND for a classic group or none at all."""
+        found = self.coordinator(0, group_id)
+        assert found.error_code == errors.NONE, found
+        [entry] = ask(found.port, 69, 1, wire.request_class(69)(
+            group_ids=[group_id], include_authorized_operations=False),
+            host=found.host).groups
+        return found, entry
 
     def delete_records(self, topic: str, partition: int, before: int) -> None:
         """Move a partition's log start to ``before`` with DeleteRecords."""
