@@ -44,15 +44,18 @@ CAPABILITIES = {
     "test_kafka_consumer_groups_describes_resets_and_deletes_a_group": "admin",
     "test_kafka_topics_creates_describes_grows_and_deletes_a_topic": "admin",
     "test_kafka_transactions_lists_and_describes_an_open_transaction": "transactions",
+    "test_spark_writes_reads_and_streams_records": "Spark",
 }
 COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
            "transactions", "admin", "SASL / TLS", "Spark"]
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "kafka-streams", "franz-go",
            "kafkajs", "kcat", "kafka-tools"]
 #: what a client does not have at all: kafka-python, aiokafka and kafkajs speak only the classic
-#: group protocol, and so does Debian's kcat (its librdkafka predates ``group.protocol``)
+#: group protocol, and so does Debian's kcat (its librdkafka predates ``group.protocol``); Spark's
+#: Kafka connector is built on the Java client, so its scenario is the java row's
 ABSENT = {("kafka-python", "groups, consumer protocol"), ("aiokafka", "groups, consumer protocol"),
-          ("kafkajs", "groups, consumer protocol"), ("kcat", "groups, consumer protocol")}
+          ("kafkajs", "groups, consumer protocol"), ("kcat", "groups, consumer protocol"),
+          *((client, "Spark") for client in CLIENTS if client != "java")}
 TARGETS = ("mockbroker", "kafka")
 START, END = "<!-- conformance:start -->", "<!-- conformance:end -->"
 _ID = re.compile(r"^(?P<test>\w+)\[(?P<target>mockbroker|kafka)-(?P<client>.+)\]$")

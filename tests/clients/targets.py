@@ -40,8 +40,6 @@ MOCKBROKER_ONLY = {
     "shared-kafka": "changes what every test on a shared Kafka relies on (an internal topic)",
     "beyond-kafka": "behaviour mockbroker adds on purpose, documented at the test",
     "mockbroker": "mockbroker's own interfaces (the HTTP API, its CLI, its view of the cluster)",
-    "unconverted": "not converted yet: it reads mockbroker's state where a client could, or "
-                   "expects a cluster of its own",
 }
 #: broker settings of both targets
 SETTINGS = {

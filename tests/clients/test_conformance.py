@@ -39,6 +39,7 @@ from tests.clients.test_java_groups import CLASSPATH as JAVA_CLASSPATH
 from tests.clients.test_java_groups import JVM_TIMEOUT_S, JavaMember
 from tests.clients.test_streams_eos import count_words_once
 from tests.clients.test_transactions import assert_seen, batch, java_records, run_java
+from tests.spark.conftest import run_to_end
 
 PARTITIONS = 3
 #: (partition, key, value, headers) of the records every client writes and reads back
@@ -731,3 +732,41 @@ def test_kafka_transactions_lists_and_describes_an_open_transaction(stack, targe
     wait_for(lambda: _tool_table(kafka_tool(
         TRANSACTIONS_TOOL, bootstrap, "describe", "--transactional-id", txn_id))[0][
         "TransactionState"] == "CompleteCommit", "the commit complete")
+
+
+# -- Spark ------------------------------------------------------------------------------------
+
+def _spark_read(spark, bootstrap: str, topic: str) -> list[tuple]:
+    """(partition, offset, key, value, headers) of everything in ``topic``, by a batch query."""
+    rows = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic).option("includeHeaders", "true").load()
+            .select("partition", "offset", "key", "value", "headers").collect())
+    return sorted((r.partition, r.offset, bytes(r.key), bytes(r.value),
+                   [(h.key, bytes(h.value)) for h in r.headers or []]) for r in rows)
+
+
+@pytest.mark.parametrize("client", ["java"])
+def test_spark_writes_reads_and_streams_records(spark, target, client, tmp_path):
+    """Spark's Kafka connector, which is built on the Java client: a batch write of the records
+    (keys, values, headers, partitions), a batch read of them, and a streaming query that copies
+    them from the earliest offsets to a second topic, each to the partition it came from."""
+    bootstrap = target.bootstrap_servers
+    source = target.create_topic("spark-in", PARTITIONS)
+    sink = target.create_topic("spark-out", PARTITIONS)
+    df = spark.createDataFrame(
+        [(key, value, partition, headers) for partition, key, value, headers in RECORDS],
+        "key BINARY, value BINARY, partition INT, "
+        "headers ARRAY<STRUCT<key: STRING, value: BINARY>>")
+    # one task writes the rows in order, so offsets follow them within each partition
+    (df.coalesce(1).write.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+     .option("topic", source).save())
+    assert _spark_read(spark, bootstrap, source) == _expected()
+
+    copy = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", source).option("startingOffsets", "earliest")
+            .option("includeHeaders", "true").load()
+            .selectExpr("key", "value", "partition", "headers")
+            .writeStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+            .option("topic", sink).option("checkpointLocation", str(tmp_path / "checkpoint")))
+    run_to_end(copy)
+    assert _spark_read(spark, bootstrap, sink) == _expected()
