@@ -470,7 +470,13 @@ TRANSACTIONS = {"confluent-kafka": lambda t, topic: (_ck_transactions(t, topic),
                                                   _committed_values())[1],
                 "aiokafka": lambda t, topic: (_aio_transactions(t, topic),
                                               _committed_values())[1],
-                "java": _java_transactions}
+                "java": _java_transactions,
+                "franz-go": lambda t, topic: (go_client("txn", t.bootstrap_servers, topic,
+                                                        t.unique("txn")),
+                                              _committed_values())[1],
+                "kafkajs": lambda t, topic: (node_client("txn", t.bootstrap_servers, topic,
+                                                         t.unique("txn")),
+                                             _committed_values())[1]}
 
 
 @pytest.mark.parametrize("client", list(TRANSACTIONS))

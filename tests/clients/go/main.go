@@ -9,6 +9,9 @@
 //	franz-client group BOOTSTRAP TOPIC GROUP COUNT
 //	    joins GROUP (the classic protocol), reads COUNT records, commits them, leaves, and
 //	    prints each record's value on a line of its own
+//	franz-client txn BOOTSTRAP TOPIC TRANSACTIONAL_ID
+//	    three transactions of six records each, record i to partition i%3 with the value
+//	    "<outcome>-<i>": "committed" and "committed-again" are committed, "aborted" aborted
 //	franz-client admin BOOTSTRAP TOPIC
 //	    with kadm: creates TOPIC (two partitions, retention.ms=123456), describes its
 //	    retention.ms once its broker knows it, grows it to four partitions, deletes it and waits
@@ -125,6 +128,33 @@ func consume(ctx context.Context, cl *kgo.Client, count int, each func(*kgo.Reco
 	}
 }
 
+func txn(bootstrap, topic, id string) {
+	cl := client(kgo.SeedBrokers(bootstrap), kgo.TransactionalID(id),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, outcome := range []string{"committed", "aborted", "committed-again"} {
+		if err := cl.BeginTransaction(); err != nil {
+			fail(err)
+		}
+		for i := 0; i < partitions*2; i++ {
+			r := &kgo.Record{Topic: topic, Partition: int32(i % partitions),
+				Value: []byte(fmt.Sprintf("%s-%d", outcome, i))}
+			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+				fail(err)
+			}
+		}
+		end := kgo.TryCommit
+		if outcome == "aborted" {
+			end = kgo.TryAbort
+		}
+		if err := cl.EndTransaction(ctx, end); err != nil {
+			fail(err)
+		}
+	}
+}
+
 // until retries f every 100 ms until it reports done, for at most 30 s.
 func until(what string, f func() (bool, error)) {
 	deadline := time.Now().Add(30 * time.Second)
@@ -226,10 +256,12 @@ func main() {
 		read(args[1], args[2], number(args[3]))
 	case len(args) == 5 && args[0] == "group":
 		group(args[1], args[2], args[3], number(args[4]))
+	case len(args) == 4 && args[0] == "txn":
+		txn(args[1], args[2], args[3])
 	case len(args) == 3 && args[0] == "admin":
 		admin(args[1], args[2])
 	default:
-		fail(fmt.Errorf("usage: franz-client produce|read|group|admin BOOTSTRAP TOPIC " +
-			"[GROUP] [COUNT]"))
+		fail(fmt.Errorf("usage: franz-client produce|read|group|txn|admin BOOTSTRAP TOPIC " +
+			"[GROUP|TRANSACTIONAL_ID] [COUNT]"))
 	}
 }

@@ -7,6 +7,9 @@
 //       joins GROUP, reads COUNT records (from the start when the group has no offsets),
 //       commits each, leaves, and prints every record as a JSON line
 //       {"partition", "offset", "key", "value", "headers": [[k, v], ...]}
+//   node client.js txn BOOTSTRAP TOPIC TRANSACTIONAL_ID
+//       three transactions of six records each, record i to partition i%3 with the value
+//       "<outcome>-<i>": "committed" and "committed-again" are committed, "aborted" aborted
 //   node client.js admin BOOTSTRAP TOPIC
 //       creates TOPIC (two partitions, retention.ms=123456), describes its retention.ms once
 //       its broker knows it, grows it to four partitions, deletes it and waits until it is
@@ -67,6 +70,22 @@ async function group(kafka, topic, groupId, count) {
   await consumer.disconnect();
 }
 
+async function txn(kafka, topic, transactionalId) {
+  const producer = kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  for (const outcome of ['committed', 'aborted', 'committed-again']) {
+    const transaction = await producer.transaction();
+    const messages = [];
+    for (let i = 0; i < PARTITIONS * 2; i++) {
+      messages.push({ partition: i % PARTITIONS, value: `${outcome}-${i}` });
+    }
+    await transaction.send({ topic, messages });
+    if (outcome === 'aborted') await transaction.abort();
+    else await transaction.commit();
+  }
+  await producer.disconnect();
+}
+
 // Retries `check` every 100 ms until it returns something true, for at most 30 s.
 async function until(what, check) {
   const deadline = Date.now() + 30000;
@@ -114,7 +133,9 @@ async function main() {
   if (command === 'produce' && topic) return produce(kafka, topic);
   if (command === 'group' && count) return group(kafka, topic, groupId, Number(count));
   if (command === 'admin' && topic) return admin(kafka, topic);
-  throw new Error('usage: node client.js produce|group|admin BOOTSTRAP TOPIC [GROUP COUNT]');
+  if (command === 'txn' && groupId) return txn(kafka, topic, groupId);
+  throw new Error('usage: node client.js produce|group|txn|admin BOOTSTRAP TOPIC ' +
+                  '[GROUP COUNT | TRANSACTIONAL_ID]');
 }
 
 main().then(() => process.exit(0), (err) => {
