@@ -374,7 +374,11 @@ ONE_SHOT_GROUP = {
     "kcat": _kcat_group,
 }
 #: the same, speaking KIP-848's consumer group protocol
-ONE_SHOT_CONSUMER_GROUP = {"kafka-tools": _console_consumer_protocol_group}
+ONE_SHOT_CONSUMER_GROUP = {
+    "kafka-tools": _console_consumer_protocol_group,
+    "franz-go": lambda bootstrap, topic, group, count: go_client(
+        "consumer-group", bootstrap, topic, group, str(count)).splitlines(),
+}
 
 
 def _one_shot_members_resume(target: Target, consume) -> None:

@@ -9,6 +9,8 @@
 //	franz-client group BOOTSTRAP TOPIC GROUP COUNT
 //	    joins GROUP (the classic protocol), reads COUNT records, commits them, leaves, and
 //	    prints each record's value on a line of its own
+//	franz-client consumer-group BOOTSTRAP TOPIC GROUP COUNT
+//	    the same with KIP-848's consumer group protocol
 //	franz-client txn BOOTSTRAP TOPIC TRANSACTIONAL_ID
 //	    three transactions of six records each, record i to partition i%3 with the value
 //	    "<outcome>-<i>": "committed" and "committed-again" are committed, "aborted" aborted
@@ -93,10 +95,14 @@ func read(bootstrap, topic string, count int) {
 	}, nil)
 }
 
-func group(bootstrap, topic, group string, count int) {
-	cl := client(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic), kgo.ConsumerGroup(group),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(),
-		kgo.FetchMaxWait(100*time.Millisecond))
+func group(bootstrap, topic, group string, count int, serverSide bool) {
+	opts := []kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic),
+		kgo.ConsumerGroup(group), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.DisableAutoCommit(), kgo.FetchMaxWait(100 * time.Millisecond)}
+	if serverSide { // KIP-848: the coordinator assigns; franz-go wants a range or sticky balancer
+		opts = append(opts, kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer()))
+	}
+	cl := client(opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	consume(ctx, cl, count, func(r *kgo.Record) { fmt.Println(string(r.Value)) }, func() {
@@ -255,13 +261,15 @@ func main() {
 	case len(args) == 4 && args[0] == "read":
 		read(args[1], args[2], number(args[3]))
 	case len(args) == 5 && args[0] == "group":
-		group(args[1], args[2], args[3], number(args[4]))
+		group(args[1], args[2], args[3], number(args[4]), false)
+	case len(args) == 5 && args[0] == "consumer-group":
+		group(args[1], args[2], args[3], number(args[4]), true)
 	case len(args) == 4 && args[0] == "txn":
 		txn(args[1], args[2], args[3])
 	case len(args) == 3 && args[0] == "admin":
 		admin(args[1], args[2])
 	default:
-		fail(fmt.Errorf("usage: franz-client produce|read|group|txn|admin BOOTSTRAP TOPIC " +
-			"[GROUP|TRANSACTIONAL_ID] [COUNT]"))
+		fail(fmt.Errorf("usage: franz-client produce|read|group|consumer-group|txn|admin " +
+			"BOOTSTRAP TOPIC [GROUP|TRANSACTIONAL_ID] [COUNT]"))
 	}
 }
