@@ -51,10 +51,12 @@ COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "kafka-streams", "franz-go",
            "kafkajs", "kcat", "kafka-tools"]
 #: what a client does not have at all: kafka-python, aiokafka and kafkajs speak only the classic
-#: group protocol, and so does Debian's kcat (its librdkafka predates ``group.protocol``); Spark's
-#: Kafka connector is built on the Java client, so its scenario is the java row's
+#: group protocol, and so does Debian's kcat (its librdkafka predates ``group.protocol``); kcat
+#: and Kafka Streams administer nothing; Spark's Kafka connector is built on the Java client, so
+#: its scenario is the java row's
 ABSENT = {("kafka-python", "groups, consumer protocol"), ("aiokafka", "groups, consumer protocol"),
           ("kafkajs", "groups, consumer protocol"), ("kcat", "groups, consumer protocol"),
+          ("kcat", "admin"), ("kafka-streams", "admin"),
           *((client, "Spark") for client in CLIENTS if client != "java")}
 TARGETS = ("mockbroker", "kafka")
 START, END = "<!-- conformance:start -->", "<!-- conformance:end -->"

@@ -463,6 +463,27 @@ def _java_transactions(target: Target, topic: str) -> list[bytes]:
     return [rec.value for rec in batch("first") + batch("last")]
 
 
+def _kcat_transactions(target: Target, topic: str) -> None:
+    """kcat's producer with a transactional.id writes what it reads in one transaction, which
+    it commits at the end (it cannot abort one): the committed ones come from kcat, one
+    transaction per partition, and the aborted one from confluent-kafka in between."""
+    def committed(outcome: str) -> None:
+        for partition in range(PARTITIONS):
+            _kcat("-P", "-b", target.bootstrap_servers, "-t", topic, "-p", str(partition),
+                  "-X", f"transactional.id={target.unique('txn')}",
+                  stdin="".join(f"{outcome}-{i}\n" for i in range(PARTITIONS * 2)
+                                if i % PARTITIONS == partition))
+    committed("committed")
+    producer = ck.Producer({"bootstrap.servers": target.bootstrap_servers,
+                            "transactional.id": target.unique("txn"), "logger": RDKAFKA_LOG})
+    producer.init_transactions(TIMEOUT_S * 3)
+    producer.begin_transaction()
+    for i in range(PARTITIONS * 2):
+        producer.produce(topic, value=f"aborted-{i}".encode(), partition=i % PARTITIONS)
+    producer.abort_transaction(TIMEOUT_S)
+    committed("committed-again")
+
+
 def _committed_values() -> list[bytes]:
     return [f"{o}-{i}".encode() for o in ("committed", "committed-again")
             for i in range(PARTITIONS * 2)]
@@ -480,7 +501,8 @@ TRANSACTIONS = {"confluent-kafka": lambda t, topic: (_ck_transactions(t, topic),
                                               _committed_values())[1],
                 "kafkajs": lambda t, topic: (node_client("txn", t.bootstrap_servers, topic,
                                                          t.unique("txn")),
-                                             _committed_values())[1]}
+                                             _committed_values())[1],
+                "kcat": lambda t, topic: (_kcat_transactions(t, topic), _committed_values())[1]}
 
 
 @pytest.mark.parametrize("client", list(TRANSACTIONS))
