@@ -1,9 +1,11 @@
-"""The two targets of the client conformance tests: mockbroker, and Apache Kafka itself.
+"""The two targets of the client tests: mockbroker, and Apache Kafka itself.
 
 A :class:`Target` is what a test may rely on of either: a bootstrap address, fresh topic and
-group names of its own (one Kafka serves every test of a worker, so names never repeat), and
-topics created through the Admin API as a user would.  ``target.mock`` is the MockCluster on
-the mockbroker target and None on Kafka; a test that needs it is not a conformance test.
+group names of its own (one Kafka serves every test of a worker, so names never repeat), topics
+created through the Admin API as a user would, and what an Admin client can ask a coordinator.
+``target.mock`` is the MockCluster on the mockbroker target and None on Kafka: a test may read
+mockbroker's request log through it for checks of its own there, never for what both targets
+must show.
 
 Both targets run with the same settings, in Kafka's names (:data:`SETTINGS`): short session
 timeouts and heartbeat intervals so groups move within seconds, which a real broker allows once
