@@ -43,6 +43,7 @@ CAPABILITIES = {
     "test_the_java_admin_describes_a_consumer_protocol_group": "admin",
     "test_kafka_consumer_groups_describes_resets_and_deletes_a_group": "admin",
     "test_kafka_topics_creates_describes_grows_and_deletes_a_topic": "admin",
+    "test_kafka_configs_adds_describes_and_deletes_a_topic_config": "admin",
     "test_kafka_transactions_lists_and_describes_an_open_transaction": "transactions",
     "test_spark_writes_reads_and_streams_records": "Spark",
 }

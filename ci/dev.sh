@@ -120,9 +120,10 @@ setup_spark() {
 }
 
 setup_kafka_tools() {
-  # Kafka's command-line tools (kafka-consumer-groups and the rest), run by their main classes
+  # Kafka's command-line tools (kafka-consumer-groups and the rest), run by their main classes;
+  # the marker is the last jar the POM gained (kafka-configs' own), so older caches are refetched
   fetch_jars ci/kafka-tools/pom.xml .cache/jars/kafka-tools \
-    "kafka-tools-$(pom_property ci/kafka-tools/pom.xml kafka.tools.version).jar"
+    "kafka_2.13-$(pom_property ci/kafka-tools/pom.xml kafka.tools.version).jar"
 }
 
 setup_kafka_broker() {

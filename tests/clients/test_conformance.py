@@ -802,3 +802,32 @@ def test_spark_writes_reads_and_streams_records(spark, target, client, tmp_path)
             .option("topic", sink).option("checkpointLocation", str(tmp_path / "checkpoint")))
     run_to_end(copy)
     assert _spark_read(spark, bootstrap, sink) == _expected()
+
+
+CONFIGS_TOOL = "kafka.admin.ConfigCommand"
+
+
+@pytest.mark.parametrize("client", ["kafka-tools"])
+def test_kafka_configs_adds_describes_and_deletes_a_topic_config(target, client):
+    topic = target.create_topic("configs", 1)
+    bootstrap = target.bootstrap_servers
+    entity = ("--entity-type", "topics", "--entity-name", topic)
+
+    def described() -> dict[str, str]:
+        """config -> "VALUE SOURCE" of the topic's dynamic configs the tool lists."""
+        out = kafka_tool(CONFIGS_TOOL, bootstrap, "--describe", *entity)
+        assert out.splitlines()[0] == f"Dynamic configs for topic {topic} are:", out
+        found = {}
+        for line in out.splitlines()[1:]:
+            setting, _, synonyms = line.strip().partition(" sensitive=false synonyms={")
+            name, _, value = setting.partition("=")
+            found[name] = f"{value} {synonyms.split(':', 1)[0]}"
+        return found
+    kafka_tool(CONFIGS_TOOL, bootstrap, "--alter", *entity,
+               "--add-config", "retention.ms=123456,max.message.bytes=5000")
+    wait_for(lambda: described() == {"retention.ms": "123456 DYNAMIC_TOPIC_CONFIG",
+                                     "max.message.bytes": "5000 DYNAMIC_TOPIC_CONFIG"},
+             "both configs described")
+    kafka_tool(CONFIGS_TOOL, bootstrap, "--alter", *entity, "--delete-config", "retention.ms")
+    wait_for(lambda: described() == {"max.message.bytes": "5000 DYNAMIC_TOPIC_CONFIG"},
+             "retention.ms deleted")
