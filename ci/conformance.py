@@ -12,10 +12,10 @@ one failed on mockbroker, *not yet* when the run had no such test, and "not in t
 what the client itself lacks.
 
 Under the matrix come the figures: how many conformance scenarios pass on both targets, how
-many of all client-level tests (``tests/clients``, each parametrization counted) that run on
-both pass on both, how many run on mockbroker alone and why (the ``mockbroker_only`` reason
-``tests/clients/conftest.py`` records in the report), and any test that passed on mockbroker
-but not on Kafka.  In FILE the block sits between the lines ``<!-- conformance:start -->`` and
+many of all client-level tests (``tests/clients`` and Spark's, each parametrization counted)
+that run on both pass on both, how many run on mockbroker alone and why (the
+``mockbroker_only`` reason ``tests/clients/conftest.py`` records in the report), and any test
+that passed on mockbroker but not on Kafka.  In FILE the block sits between the lines ``<!-- conformance:start -->`` and
 ``<!-- conformance:end -->``.
 """
 
@@ -109,16 +109,17 @@ def matrix(found: dict[tuple[str, str, str], str]) -> str:
 
 
 def client_tests(report: Path) -> tuple[dict[tuple[str, str], dict[str, str]], Counter]:
-    """Every client-level test of the run (``tests/clients``): the scenarios that ran on both
-    targets, (module, test id without its target) -> {target: outcome}; and how many ran on
-    mockbroker alone, by the reason their ``mockbroker_only`` marker gives."""
+    """Every client-level test of the run (``tests/clients``, and any other test run on both
+    targets, as Spark's are): the scenarios that ran on both targets, (module, test id without
+    its target) -> {target: outcome}; and how many ran on mockbroker alone, by the reason their
+    ``mockbroker_only`` marker gives."""
     scenarios: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     alone: Counter = Counter()
     for case in ET.parse(report).getroot().iter("testcase"):
         module = case.get("classname", "")
-        if not module.startswith("tests.clients."):
-            continue
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        if not module.startswith("tests.clients.") and "target" not in props:
+            continue
         if "mockbroker_only" in props:
             alone[props["mockbroker_only"]] += 1
         elif props.get("target") in TARGETS:
@@ -164,7 +165,8 @@ def _client_figures(scenarios, alone: Counter) -> str:
     mock_only = sorted(f"{module.rsplit('.', 1)[1]}::{test} ({by.get('kafka', 'not run')})"
                        for (module, test), by in scenarios.items()
                        if by.get("mockbroker") == "passed" and by.get("kafka") != "passed")
-    text = (f"All client-level tests (`tests/clients`, each parametrization counted): "
+    text = (f"All client-level tests (`tests/clients` and the Spark tests that take a target, "
+            f"each parametrization counted): "
             f"{len(both)} of {len(scenarios)} that run on both targets pass on both. "
             f"{sum(alone.values())} run on mockbroker alone, as their marker says, for: " +
             "; ".join(f"{why} ({count})" for why, count in sorted(

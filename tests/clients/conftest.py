@@ -3,12 +3,10 @@ the two targets of the conformance tests (mockbroker and Apache Kafka)."""
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 from tests.clients.targets import MOCKBROKER_ONLY
-from tests.clients.targets import real_kafka, target  # noqa: F401 (the two-target fixtures)
+from tests.clients.targets import real_kafka, stack, target  # noqa: F401 (shared fixtures)
 
 
 def pytest_collection_modifyitems(items):
@@ -29,10 +27,3 @@ def pytest_collection_modifyitems(items):
         elif "target" not in item.fixturenames:
             raise pytest.UsageError(f"{item.nodeid}: a client test takes the target fixture or "
                                     "says why it cannot with @pytest.mark.mockbroker_only(WHY)")
-
-
-@pytest.fixture
-def stack():
-    """Clusters, clients and subprocesses, closed in reverse order of opening."""
-    with contextlib.ExitStack() as s:
-        yield s

@@ -19,6 +19,7 @@ neither, and records each test's target (or WHY) in the JUnit report for ``ci/co
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 
 import confluent_kafka as ck
@@ -73,9 +74,18 @@ class Target:
         return f"{base}-{uuid.uuid4().hex[:10]}"
 
     def create_topic(self, base: str, partitions: int, **configs: str) -> str:
-        """A new topic named after ``base``, created through CreateTopics, once every
-        partition has a leader the clients can find."""
-        name = self.unique(base)
+        """A new topic named after ``base``, created through CreateTopics, returned once every
+        partition has a leader that serves it."""
+        return self._create(self.unique(base), partitions, configs)
+
+    def create_topics(self, partitions: dict[str, int]) -> dict[str, str]:
+        """New topics, base name -> name, all named ``<tag>-<base>`` with one fresh tag (so
+        that a pattern ``<tag>-...`` matches this test's topics only)."""
+        tag = uuid.uuid4().hex[:10]
+        return {base: self._create(f"{tag}-{base}", count, {})
+                for base, count in partitions.items()}
+
+    def _create(self, name: str, partitions: int, configs: dict[str, str]) -> str:
         futures = self._admin.create_topics([NewTopic(name, partitions, 1, config=configs)],
                                             operation_timeout=TIMEOUT_S)
         futures[name].result(timeout=TIMEOUT_S)
@@ -140,6 +150,13 @@ class Target:
                                              operation_timeout=TIMEOUT_S)
         [result] = futures.values()
         assert result.result(timeout=TIMEOUT_S).low_watermark == before
+
+
+@pytest.fixture
+def stack():
+    """Clusters, clients and subprocesses, closed in reverse order of opening."""
+    with contextlib.ExitStack() as s:
+        yield s
 
 
 @pytest.fixture(scope="session")

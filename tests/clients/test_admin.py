@@ -46,11 +46,6 @@ def cluster_topics(cluster: MockCluster) -> dict[str, list[list[int]]]:
                                  for name, t in cluster.core.cluster.topics.items()})
 
 
-def topics(target: Target, **partitions: int) -> dict[str, str]:
-    """Topics of the test's own, made with the given partition counts: base name -> name."""
-    return {base: target.create_topic(base, count) for base, count in partitions.items()}
-
-
 def ours(names, listed) -> list[str]:
     """The names of ``listed`` that are this test's (one Kafka serves many tests)."""
     return sorted(name for name in listed if name in set(names))
@@ -199,7 +194,7 @@ def test_internal_topics_can_be_deleted_but_not_their_records(stack):
 # -- delete topics -------------------------------------------------------------------------
 
 def test_kafka_python_deletes_topics_by_name_and_by_id(stack, target):
-    t = topics(target, a=1, b=2, c=1)
+    t = target.create_topics({"a": 1, "b": 2, "c": 1})
     admin = kp_admin(stack, target)
     admin.delete_topics([t["a"]])
     topic_id = next(d["topic_id"] for d in admin.describe_topics([t["b"]]))
@@ -213,7 +208,7 @@ def test_kafka_python_deletes_topics_by_name_and_by_id(stack, target):
 
 
 def test_confluent_deletes_topics(stack, target):
-    t = topics(target, a=1, b=1)
+    t = target.create_topics({"a": 1, "b": 1})
     nope = target.unique("nope")
     admin = ck_admin(target)
     futures = admin.delete_topics([t["a"], nope], operation_timeout=5)
@@ -611,7 +606,7 @@ def test_confluent_describes_the_cluster(stack):
 
 
 def test_kafka_python_pages_through_topic_partitions(stack, target):
-    t = topics(target, a=3, b=2)
+    t = target.create_topics({"a": 3, "b": 2})
     a, b, zzz = t["a"], t["b"], target.unique("zzz")  # in this order by name, as pages go
     admin = kp_admin(stack, target)
     page = admin.describe_topic_partitions([a, b, zzz], response_partition_limit=2)

@@ -1,15 +1,13 @@
-"""Spark's Kafka streaming source against mockbroker: which records a query reads, from where.
+"""Spark's Kafka streaming source: which records a query reads, from where.
 
 Input is produced with kafka-python; Spark's own Java client (Admin on the driver, assigned
-consumers on the executors) does the reading; the test checks the rows Spark hands out.
+consumers on the executors) does the reading; the test checks the rows Spark hands out.  Each
+test runs on mockbroker and on Apache Kafka (``target``), with topics of its own.
 """
 
 from __future__ import annotations
 
 import json
-import time
-
-import pytest
 
 from tests.clients.helpers import wait_for
 from tests.spark.conftest import QUERY_TIMEOUT_S, In, memory_query, produce, unique
@@ -39,75 +37,77 @@ def nine_records() -> list[In]:
     return [In(f"v{i}", key=f"k{i}", partition=i % 3) for i in range(9)]
 
 
-@pytest.mark.kafka(topics={"events": 3})
-def test_subscribe_reads_every_partition_from_the_earliest_offset(spark, kafka_cluster):
-    produce(kafka_cluster.bootstrap_servers, "events", nine_records())
-    df = stream(spark, kafka_cluster.bootstrap_servers, subscribe="events",
+def test_subscribe_reads_every_partition_from_the_earliest_offset(spark, target):
+    t = target.create_topics({"events": 3})
+    produce(target.bootstrap_servers, t["events"], nine_records())
+    df = stream(spark, target.bootstrap_servers, subscribe=t["events"],
                 startingOffsets="earliest")
-    assert rows(spark, df) == [("events", i % 3, i // 3, f"k{i}", f"v{i}")
+    assert rows(spark, df) == [(t["events"], i % 3, i // 3, f"k{i}", f"v{i}")
                                for i in sorted(range(9), key=lambda i: (i % 3, i))]
 
 
-@pytest.mark.kafka(topics={"orders-eu": 2, "orders-us": 1, "payments": 1})
-def test_subscribe_pattern_reads_the_matching_topics_only(spark, kafka_cluster):
-    bootstrap = kafka_cluster.bootstrap_servers
-    produce(bootstrap, "orders-eu", [In("eu-0", partition=0), In("eu-1", partition=1)])
-    produce(bootstrap, "orders-us", [In("us-0", partition=0)])
-    produce(bootstrap, "payments", [In("pay-0", partition=0)])
-    df = stream(spark, bootstrap, subscribePattern="orders-.*", startingOffsets="earliest")
-    assert rows(spark, df) == [("orders-eu", 0, 0, None, "eu-0"),
-                               ("orders-eu", 1, 0, None, "eu-1"),
-                               ("orders-us", 0, 0, None, "us-0")]
+def test_subscribe_pattern_reads_the_matching_topics_only(spark, target):
+    t = target.create_topics({"orders-eu": 2, "orders-us": 1, "payments": 1})
+    bootstrap = target.bootstrap_servers
+    produce(bootstrap, t["orders-eu"], [In("eu-0", partition=0), In("eu-1", partition=1)])
+    produce(bootstrap, t["orders-us"], [In("us-0", partition=0)])
+    produce(bootstrap, t["payments"], [In("pay-0", partition=0)])
+    tag = t["payments"].split("-")[0]  # the topics' names share it: the pattern finds ours only
+    df = stream(spark, bootstrap, subscribePattern=f"{tag}-orders-.*",
+                startingOffsets="earliest")
+    assert rows(spark, df) == [(t["orders-eu"], 0, 0, None, "eu-0"),
+                               (t["orders-eu"], 1, 0, None, "eu-1"),
+                               (t["orders-us"], 0, 0, None, "us-0")]
 
 
-@pytest.mark.kafka(topics={"events": 3})
-def test_assign_reads_the_given_partitions_only(spark, kafka_cluster):
-    produce(kafka_cluster.bootstrap_servers, "events", nine_records())
-    df = stream(spark, kafka_cluster.bootstrap_servers,
-                assign=json.dumps({"events": [0, 2]}), startingOffsets="earliest")
-    assert rows(spark, df) == [("events", 0, 0, "k0", "v0"), ("events", 0, 1, "k3", "v3"),
-                               ("events", 0, 2, "k6", "v6"), ("events", 2, 0, "k2", "v2"),
-                               ("events", 2, 1, "k5", "v5"), ("events", 2, 2, "k8", "v8")]
+def test_assign_reads_the_given_partitions_only(spark, target):
+    t = target.create_topics({"events": 3})
+    produce(target.bootstrap_servers, t["events"], nine_records())
+    df = stream(spark, target.bootstrap_servers,
+                assign=json.dumps({t["events"]: [0, 2]}), startingOffsets="earliest")
+    assert rows(spark, df) == [(t["events"], 0, 0, "k0", "v0"), (t["events"], 0, 1, "k3", "v3"),
+                               (t["events"], 0, 2, "k6", "v6"), (t["events"], 2, 0, "k2", "v2"),
+                               (t["events"], 2, 1, "k5", "v5"), (t["events"], 2, 2, "k8", "v8")]
 
 
-@pytest.mark.kafka(topics={"events": 3})
-def test_starting_offsets_per_partition_as_json(spark, kafka_cluster):
-    produce(kafka_cluster.bootstrap_servers, "events", nine_records())
+def test_starting_offsets_per_partition_as_json(spark, target):
+    t = target.create_topics({"events": 3})
+    produce(target.bootstrap_servers, t["events"], nine_records())
     # partition 0 from offset 1, partition 1 from the earliest (-2), partition 2 from the
     # latest (-1): nothing of it was there yet
-    starting = {"events": {"0": 1, "1": -2, "2": -1}}
-    df = stream(spark, kafka_cluster.bootstrap_servers, subscribe="events",
+    starting = {t["events"]: {"0": 1, "1": -2, "2": -1}}
+    df = stream(spark, target.bootstrap_servers, subscribe=t["events"],
                 startingOffsets=json.dumps(starting))
-    assert rows(spark, df) == [("events", 0, 1, "k3", "v3"), ("events", 0, 2, "k6", "v6"),
-                               ("events", 1, 0, "k1", "v1"), ("events", 1, 1, "k4", "v4"),
-                               ("events", 1, 2, "k7", "v7")]
+    assert rows(spark, df) == [(t["events"], 0, 1, "k3", "v3"), (t["events"], 0, 2, "k6", "v6"),
+                               (t["events"], 1, 0, "k1", "v1"), (t["events"], 1, 1, "k4", "v4"),
+                               (t["events"], 1, 2, "k7", "v7")]
 
 
-@pytest.mark.kafka(topics={"events": 2})
-def test_starting_offsets_latest_reads_only_what_comes_after_the_start(spark, kafka_cluster):
-    bootstrap = kafka_cluster.bootstrap_servers
-    produce(bootstrap, "events", [In("before-0", partition=0), In("before-1", partition=1)])
+def test_starting_offsets_latest_reads_only_what_comes_after_the_start(spark, target):
+    t = target.create_topics({"events": 2})
+    bootstrap = target.bootstrap_servers
+    produce(bootstrap, t["events"], [In("before-0", partition=0), In("before-1", partition=1)])
     name = unique("latest")
-    query = (plain(stream(spark, bootstrap, subscribe="events", startingOffsets="latest"))
+    query = (plain(stream(spark, bootstrap, subscribe=t["events"], startingOffsets="latest"))
              .writeStream.format("memory").queryName(name)
              .trigger(processingTime="100 milliseconds").start())
     try:
         # the first trigger fixes the starting offsets at the ends of the partitions
         wait_for(lambda: query.lastProgress is not None, "the query's first trigger",
                  QUERY_TIMEOUT_S)
-        produce(bootstrap, "events", [In("after-0", partition=0), In("after-1", partition=1)])
+        produce(bootstrap, t["events"], [In("after-0", partition=0), In("after-1", partition=1)])
         query.processAllAvailable()
         got = sorted(tuple(r) for r in spark.table(name).collect())
     finally:
         query.stop()
         spark.catalog.dropTempView(name)
-    assert got == [("events", 0, 1, None, "after-0"), ("events", 1, 1, None, "after-1")]
+    assert got == [(t["events"], 0, 1, None, "after-0"), (t["events"], 1, 1, None, "after-1")]
 
 
-@pytest.mark.kafka(topics={"events": 3})
-def test_starting_offsets_by_timestamp(spark, kafka_cluster):
-    bootstrap = kafka_cluster.bootstrap_servers
-    produce(bootstrap, "events", [
+def test_starting_offsets_by_timestamp(spark, target):
+    t = target.create_topics({"events": 3})
+    bootstrap = target.bootstrap_servers
+    produce(bootstrap, t["events"], [
         In("p0-a", partition=0, timestamp_ms=T0 + 1000),
         In("p0-b", partition=0, timestamp_ms=T0 + 2000),
         In("p0-c", partition=0, timestamp_ms=T0 + 3000),
@@ -116,8 +116,8 @@ def test_starting_offsets_by_timestamp(spark, kafka_cluster):
         In("p2-a", partition=2, timestamp_ms=T0 + 500),
     ])
     # per partition: the first offset whose timestamp is at or after the one given
-    by_partition = {"events": {"0": T0 + 2000, "1": T0 + 1000, "2": T0}}
-    df = stream(spark, bootstrap, subscribe="events",
+    by_partition = {t["events"]: {"0": T0 + 2000, "1": T0 + 1000, "2": T0}}
+    df = stream(spark, bootstrap, subscribe=t["events"],
                 startingOffsetsByTimestamp=json.dumps(by_partition))
     got = memory_query(spark, df.selectExpr("partition", "offset", "CAST(value AS STRING)",
                                             "timestamp", "timestampType"))
@@ -128,19 +128,20 @@ def test_starting_offsets_by_timestamp(spark, kafka_cluster):
 
     # one timestamp for every partition; partition 2 has nothing that late, and the "latest"
     # strategy starts it at its end instead of failing the query
-    df = stream(spark, bootstrap, subscribe="events", startingTimestamp=str(T0 + 2000),
+    df = stream(spark, bootstrap, subscribe=t["events"], startingTimestamp=str(T0 + 2000),
                 startingOffsetsByTimestampStrategy="latest")
-    assert rows(spark, df) == [("events", 0, 1, None, "p0-b"), ("events", 0, 2, None, "p0-c"),
-                               ("events", 1, 1, None, "p1-b")]
+    assert rows(spark, df) == [(t["events"], 0, 1, None, "p0-b"),
+                               (t["events"], 0, 2, None, "p0-c"),
+                               (t["events"], 1, 1, None, "p1-b")]
 
 
-@pytest.mark.kafka(topics={"events": 2})
-def test_include_headers_gives_every_header_in_order(spark, kafka_cluster):
-    produce(kafka_cluster.bootstrap_servers, "events", [
+def test_include_headers_gives_every_header_in_order(spark, target):
+    t = target.create_topics({"events": 2})
+    produce(target.bootstrap_servers, t["events"], [
         In("with", partition=0, headers=[("trace", b"abc"), ("trace", b"def"), ("empty", b"")]),
         In("without", partition=1),
     ])
-    df = stream(spark, kafka_cluster.bootstrap_servers, subscribe="events",
+    df = stream(spark, target.bootstrap_servers, subscribe=t["events"],
                 startingOffsets="earliest", includeHeaders="true")
     got = memory_query(spark, df.selectExpr("partition", "CAST(value AS STRING)", "headers"))
     # Spark gives a record without headers a null headers column, not an empty array
@@ -150,12 +151,12 @@ def test_include_headers_gives_every_header_in_order(spark, kafka_cluster):
     ]
 
 
-@pytest.mark.kafka(topics={"events": 3})
-def test_max_offsets_per_trigger_spreads_the_backlog_over_batches(spark, kafka_cluster):
-    produce(kafka_cluster.bootstrap_servers, "events",
+def test_max_offsets_per_trigger_spreads_the_backlog_over_batches(spark, target):
+    t = target.create_topics({"events": 3})
+    produce(target.bootstrap_servers, t["events"],
             [In(f"v{i}", partition=i % 3) for i in range(30)])
     name = unique("limited")
-    df = stream(spark, kafka_cluster.bootstrap_servers, subscribe="events",
+    df = stream(spark, target.bootstrap_servers, subscribe=t["events"],
                 startingOffsets="earliest", maxOffsetsPerTrigger="10")
     query = plain(df).writeStream.format("memory").queryName(name) \
         .trigger(availableNow=True).start()
@@ -167,6 +168,6 @@ def test_max_offsets_per_trigger_spreads_the_backlog_over_batches(spark, kafka_c
         if query.isActive:
             query.stop()
         spark.catalog.dropTempView(name)
-    assert got == sorted(("events", i % 3, i // 3, None, f"v{i}") for i in range(30))
+    assert got == sorted((t["events"], i % 3, i // 3, None, f"v{i}") for i in range(30))
     assert sum(batches) == 30
     assert len(batches) >= 3 and max(batches) <= 10, batches
