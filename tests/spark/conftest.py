@@ -87,6 +87,17 @@ def landed(cluster: MockCluster, topic: str) -> list[tuple[int, int, str | None,
             for r in cluster.admin.records(topic, limit=100_000)]
 
 
+def read_back(spark, bootstrap: str, topic: str) -> list[tuple]:
+    """Everything in ``topic`` as (partition, offset, key, value, headers), read by Spark in
+    a batch query: :func:`landed` as a client sees it, on either target."""
+    rows = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic).option("includeHeaders", "true").load()
+            .selectExpr("partition", "offset", "CAST(key AS STRING)", "CAST(value AS STRING)",
+                        "headers").collect())
+    return sorted((r[0], r[1], r[2], r[3], [(h.key, bytes(h.value)) for h in r[4] or []])
+                  for r in rows)
+
+
 def start_copy(spark, bootstrap: str, checkpoint: str, source: str = "in", sink: str = "out"):
     """A streaming query copying ``source`` to ``sink`` every 200 ms: key and value as they
     are, each record to the partition number it came from."""

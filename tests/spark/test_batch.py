@@ -14,18 +14,8 @@ import pytest
 
 import wire
 from tests.real_kafka import ask
-from tests.spark.conftest import In, produce
+from tests.spark.conftest import In, produce, read_back
 from wire.records import split_batches
-
-
-def landed(spark, bootstrap: str, topic: str) -> list[tuple]:
-    """Everything in ``topic`` as (partition, offset, key, value, headers), by a batch query."""
-    rows = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribe", topic).option("includeHeaders", "true").load()
-            .selectExpr("partition", "offset", "CAST(key AS STRING)", "CAST(value AS STRING)",
-                        "headers").collect())
-    return sorted((r[0], r[1], r[2], r[3], [(h.key, bytes(h.value)) for h in r[4] or []])
-                  for r in rows)
 
 
 def stored_batches(bootstrap: str, topic: str, partition: int) -> list:
@@ -99,7 +89,7 @@ def test_batch_write_lands_keys_values_headers_and_partitions(spark, target):
     (df.coalesce(1).write.format("kafka")
      .option("kafka.bootstrap.servers", target.bootstrap_servers)
      .option("topic", t["out"]).save())
-    assert landed(spark, target.bootstrap_servers, t["out"]) == [
+    assert read_back(spark, target.bootstrap_servers, t["out"]) == [
         (0, 0, "k1", "v1", []),
         (1, 0, None, "no-key", [("n", b"2")]),
         (2, 0, "k0", "v0", [("source", b"test"), ("n", b"0")]),
@@ -114,8 +104,8 @@ def test_batch_write_routes_rows_by_their_topic_column(spark, target):
     (df.write.format("kafka").option("kafka.bootstrap.servers", target.bootstrap_servers)
      .save())
     bootstrap = target.bootstrap_servers
-    assert sorted(r[3] for r in landed(spark, bootstrap, t["left"])) == ["a", "c"]
-    assert [r[3] for r in landed(spark, bootstrap, t["right"])] == ["b"]
+    assert sorted(r[3] for r in read_back(spark, bootstrap, t["left"])) == ["a", "c"]
+    assert [r[3] for r in read_back(spark, bootstrap, t["right"])] == ["b"]
 
 
 CODECS = {"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -178,4 +168,4 @@ def test_a_record_over_the_topics_size_limit_fails_the_write_as_on_kafka(spark, 
     # raises the error's standard text, as it does against Kafka
     assert "RecordTooLargeException: The request included a message larger than the max " \
            "message size the server will accept." in str(failure.value), str(failure.value)[:2000]
-    assert landed(spark, target.bootstrap_servers, small) == []
+    assert read_back(spark, target.bootstrap_servers, small) == []

@@ -1,5 +1,6 @@
 """Streaming queries end to end: Kafka in, Kafka out, a checkpoint between runs, and what
-happens when the records a checkpoint points at are deleted."""
+happens when the records a checkpoint points at are deleted.  Each test runs on mockbroker and
+on Apache Kafka (``target``), with topics of its own."""
 
 from __future__ import annotations
 
@@ -7,20 +8,20 @@ import pytest
 from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
 
-from tests.spark.conftest import In, QUERY_TIMEOUT_S, landed, produce, run_to_end
+from tests.spark.conftest import In, QUERY_TIMEOUT_S, produce, read_back, run_to_end
 
 
-def copy_query(spark, bootstrap: str, checkpoint: str, **source_options):
-    """A query copying topic ``in`` to topic ``out`` record for record: key, value, headers
-    and partition."""
+def copy_query(spark, bootstrap: str, checkpoint: str, t: dict[str, str], **source_options):
+    """A query copying topic ``t["in"]`` to topic ``t["out"]`` record for record: key, value,
+    headers and partition."""
     reader = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-              .option("subscribe", "in").option("startingOffsets", "earliest")
+              .option("subscribe", t["in"]).option("startingOffsets", "earliest")
               .option("includeHeaders", "true"))
     for name, value in source_options.items():
         reader = reader.option(name, value)
     return (reader.load().selectExpr("key", "value", "headers", "partition")
             .writeStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-            .option("topic", "out").option("checkpointLocation", checkpoint))
+            .option("topic", t["out"]).option("checkpointLocation", checkpoint))
 
 
 def delete_records_before(bootstrap: str, topic: str, partition: int, offset: int) -> None:
@@ -32,33 +33,33 @@ def delete_records_before(bootstrap: str, topic: str, partition: int, offset: in
         admin.close()
 
 
-@pytest.mark.kafka(topics={"in": 3, "out": 3})
-def test_streaming_write_lands_keys_values_headers_and_partitions(spark, kafka_cluster,
+def test_streaming_write_lands_keys_values_headers_and_partitions(spark, target,
                                                                   checkpoint):
-    bootstrap = kafka_cluster.bootstrap_servers
+    t = target.create_topics({"in": 3, "out": 3})
+    bootstrap = target.bootstrap_servers
     records = [In(f"v{i}", key=f"k{i}", partition=i % 3,
                   headers=[("seq", str(i).encode())] if i % 2 else []) for i in range(12)]
-    produce(bootstrap, "in", records)
-    run_to_end(copy_query(spark, bootstrap, checkpoint))
+    produce(bootstrap, t["in"], records)
+    run_to_end(copy_query(spark, bootstrap, checkpoint, t))
     # each input partition is one task writing in offset order to the same partition
-    assert landed(kafka_cluster, "out") == [
+    assert read_back(spark, bootstrap, t["out"]) == [
         (i % 3, i // 3, f"k{i}", f"v{i}", [("seq", str(i).encode())] if i % 2 else [])
         for i in sorted(range(12), key=lambda i: (i % 3, i))
     ]
 
 
-@pytest.mark.kafka(topics={"in": 2, "out": 2})
-def test_restart_from_a_checkpoint_processes_exactly_the_new_records(spark, kafka_cluster,
+def test_restart_from_a_checkpoint_processes_exactly_the_new_records(spark, target,
                                                                     checkpoint):
-    bootstrap = kafka_cluster.bootstrap_servers
-    produce(bootstrap, "in", [In(f"first-{i}", partition=i % 2) for i in range(6)])
-    run_to_end(copy_query(spark, bootstrap, checkpoint))
-    assert sorted(r[3] for r in landed(kafka_cluster, "out")) == \
+    t = target.create_topics({"in": 2, "out": 2})
+    bootstrap = target.bootstrap_servers
+    produce(bootstrap, t["in"], [In(f"first-{i}", partition=i % 2) for i in range(6)])
+    run_to_end(copy_query(spark, bootstrap, checkpoint, t))
+    assert sorted(r[3] for r in read_back(spark, bootstrap, t["out"])) == \
         sorted(f"first-{i}" for i in range(6))
 
-    produce(bootstrap, "in", [In(f"second-{i}", partition=i % 2) for i in range(4)])
-    query = run_to_end(copy_query(spark, bootstrap, checkpoint))
-    out = landed(kafka_cluster, "out")
+    produce(bootstrap, t["in"], [In(f"second-{i}", partition=i % 2) for i in range(4)])
+    query = run_to_end(copy_query(spark, bootstrap, checkpoint, t))
+    out = read_back(spark, bootstrap, t["out"])
     assert sorted(r[3] for r in out) == sorted([f"first-{i}" for i in range(6)] +
                                                [f"second-{i}" for i in range(4)])
     # the second run read only the four new records, each partition from where it stopped
@@ -67,23 +68,23 @@ def test_restart_from_a_checkpoint_processes_exactly_the_new_records(spark, kafk
         (0, 3, "second-0"), (0, 4, "second-2"), (1, 3, "second-1"), (1, 4, "second-3")]
 
     # nothing new: a third run writes nothing
-    run_to_end(copy_query(spark, bootstrap, checkpoint))
-    assert landed(kafka_cluster, "out") == out
+    run_to_end(copy_query(spark, bootstrap, checkpoint, t))
+    assert read_back(spark, bootstrap, t["out"]) == out
 
 
-@pytest.mark.kafka(topics={"in": 1, "out": 1})
 def test_fail_on_data_loss_fails_the_query_when_checkpointed_offsets_are_deleted(
-        spark, kafka_cluster, checkpoint):
+        spark, target, checkpoint):
+    t = target.create_topics({"in": 1, "out": 1})
     from pyspark.errors import StreamingQueryException
 
-    bootstrap = kafka_cluster.bootstrap_servers
-    produce(bootstrap, "in", [In(f"v{i}") for i in range(5)])
-    run_to_end(copy_query(spark, bootstrap, checkpoint))
-    produce(bootstrap, "in", [In(f"v{i}") for i in range(5, 10)])
+    bootstrap = target.bootstrap_servers
+    produce(bootstrap, t["in"], [In(f"v{i}") for i in range(5)])
+    run_to_end(copy_query(spark, bootstrap, checkpoint, t))
+    produce(bootstrap, t["in"], [In(f"v{i}") for i in range(5, 10)])
     # the checkpoint resumes at offset 5; the log now starts at 8
-    delete_records_before(bootstrap, "in", 0, 8)
+    delete_records_before(bootstrap, t["in"], 0, 8)
 
-    query = copy_query(spark, bootstrap, checkpoint, failOnDataLoss="true") \
+    query = copy_query(spark, bootstrap, checkpoint, t, failOnDataLoss="true") \
         .trigger(availableNow=True).start()
     with pytest.raises(StreamingQueryException) as failure:
         query.awaitTermination(QUERY_TIMEOUT_S)
@@ -91,19 +92,19 @@ def test_fail_on_data_loss_fails_the_query_when_checkpointed_offsets_are_deleted
     message = str(failure.value)
     # the executor's consumer asked for offset 5 and the broker said it is out of range
     assert "Some data may have been lost" in message, message
-    assert "offset [5, 10) for topic partition in-0" in message, message
-    assert [r[3] for r in landed(kafka_cluster, "out")] == [f"v{i}" for i in range(5)]
+    assert f"offset [5, 10) for topic partition {t['in']}-0" in message, message
+    assert [r[3] for r in read_back(spark, bootstrap, t["out"])] == [f"v{i}" for i in range(5)]
 
 
-@pytest.mark.kafka(topics={"in": 1, "out": 1})
-def test_without_fail_on_data_loss_the_query_skips_to_the_log_start(spark, kafka_cluster,
+def test_without_fail_on_data_loss_the_query_skips_to_the_log_start(spark, target,
                                                                    checkpoint):
-    bootstrap = kafka_cluster.bootstrap_servers
-    produce(bootstrap, "in", [In(f"v{i}") for i in range(5)])
-    run_to_end(copy_query(spark, bootstrap, checkpoint))
-    produce(bootstrap, "in", [In(f"v{i}") for i in range(5, 10)])
-    delete_records_before(bootstrap, "in", 0, 8)
+    t = target.create_topics({"in": 1, "out": 1})
+    bootstrap = target.bootstrap_servers
+    produce(bootstrap, t["in"], [In(f"v{i}") for i in range(5)])
+    run_to_end(copy_query(spark, bootstrap, checkpoint, t))
+    produce(bootstrap, t["in"], [In(f"v{i}") for i in range(5, 10)])
+    delete_records_before(bootstrap, t["in"], 0, 8)
 
-    run_to_end(copy_query(spark, bootstrap, checkpoint, failOnDataLoss="false"))
-    assert [r[3] for r in landed(kafka_cluster, "out")] == \
+    run_to_end(copy_query(spark, bootstrap, checkpoint, t, failOnDataLoss="false"))
+    assert [r[3] for r in read_back(spark, bootstrap, t["out"])] == \
         [f"v{i}" for i in range(5)] + ["v8", "v9"]
