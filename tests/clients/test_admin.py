@@ -326,21 +326,24 @@ def test_kafka_python_alters_configs_incrementally_and_legacy(stack, target):
     t = target.create_topic("t", 1)
     admin = kp_admin(stack, target)
     topic = lambda: admin.describe_configs([KPConfigResource("TOPIC", t)])["topic"][t]
+
+    def comes_to(expected: dict[str, str], what: str) -> None:
+        """Kafka's broker learns of an altered config a moment after the controller answers
+        the alter: what DescribeConfigs shows comes to ``expected``."""
+        wait_for(lambda: {n: c["value"] for n, c in topic().items()} == expected, what)
     result = admin.alter_configs([KPConfigResource("TOPIC", t, {
         "retention.ms": "1000", "cleanup.policy": ("APPEND", "compact")})])
     assert result == {"topic": {t: "OK"}}
-    assert {n: c["value"] for n, c in topic().items()} == {
-        "retention.ms": "1000", "cleanup.policy": "delete,compact"}
+    comes_to({"retention.ms": "1000", "cleanup.policy": "delete,compact"}, "the alter")
     admin.alter_configs([KPConfigResource("TOPIC", t, {"segment.ms": "7200000"})],
                         validate_only=True)
     assert "segment.ms" not in topic()
     admin.reset_configs([KPConfigResource("TOPIC", t, ["retention.ms"])])
-    assert list(topic()) == ["cleanup.policy"]
+    comes_to({"cleanup.policy": "delete,compact"}, "the reset")
     # the legacy API replaces the whole set; kafka-python carries over what was modified
     admin.alter_configs([KPConfigResource("TOPIC", t, {"segment.ms": "7200000"})],
                         incremental=False)
-    assert {n: c["value"] for n, c in topic().items()} == {
-        "segment.ms": "7200000", "cleanup.policy": "delete,compact"}
+    comes_to({"segment.ms": "7200000", "cleanup.policy": "delete,compact"}, "the legacy alter")
     result = admin.alter_configs([KPConfigResource("TOPIC", t, {"retention.ms": "soon"})])
     assert result["topic"][t].startswith("[Error 40] InvalidConfigurationError")
     assert "Not a number of type LONG" in result["topic"][t]
@@ -372,8 +375,15 @@ def test_confluent_alters_configs_incrementally_and_legacy(stack, target):
     assert ck_result(admin.incremental_alter_configs([resource])[resource]) is None
     described = lambda: ck_result(admin.describe_configs([ConfigResource(
         ResourceType.TOPIC, t)])[ConfigResource(ResourceType.TOPIC, t)])
-    configs = described()
-    assert configs["retention.ms"].value == "2000"
+
+    def comes_to(check, what: str):
+        """The configs once ``check`` holds of them: Kafka's broker learns of an altered config
+        a moment after the controller answers the alter."""
+        def holds():
+            configs = described()
+            return configs if check(configs) else None
+        return wait_for(holds, what)
+    configs = comes_to(lambda c: c["retention.ms"].value == "2000", "the alter")
     assert configs["cleanup.policy"].value == "delete,compact"
     resource = ConfigResource(ResourceType.TOPIC, t, incremental_configs=[
         ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE),
@@ -381,8 +391,8 @@ def test_confluent_alters_configs_incrementally_and_legacy(stack, target):
                     incremental_operation=AlterConfigOpType.SUBTRACT),
     ])
     ck_result(admin.incremental_alter_configs([resource])[resource])
-    configs = described()
-    assert configs["retention.ms"].is_default and configs["retention.ms"].value == "604800000"
+    configs = comes_to(lambda c: c["retention.ms"].is_default, "the delete")
+    assert configs["retention.ms"].value == "604800000"
     assert configs["cleanup.policy"].value == "compact"
     bad = ConfigResource(ResourceType.TOPIC, t, incremental_configs=[
         ConfigEntry("retention.ms", "1", incremental_operation=AlterConfigOpType.APPEND)])
@@ -392,8 +402,7 @@ def test_confluent_alters_configs_incrementally_and_legacy(stack, target):
     with pytest.warns(DeprecationWarning):
         futures = admin.alter_configs([legacy])
     assert ck_result(futures[legacy]) is None
-    configs = described()
-    assert configs["segment.ms"].value == "3600000"
+    configs = comes_to(lambda c: c["segment.ms"].value == "3600000", "the legacy alter")
     assert configs["cleanup.policy"].is_default  # the legacy API dropped it
     missing = ConfigResource(ResourceType.TOPIC, target.unique("missing"), incremental_configs=[
         ConfigEntry("retention.ms", "1", incremental_operation=AlterConfigOpType.SET)])
