@@ -182,9 +182,7 @@ case "$command" in
   test)  setup
          # the layering contracts in pyproject.toml first: a broken one fails the command
          .venv/bin/lint-imports --no-logo
-         # worksteal: a worker that runs out takes tests from the other, so no slow test
-         # (a JVM client, a Spark query) is left alone at the end
-         .venv/bin/python -m pytest -n auto --dist worksteal --junitxml=.cache/test-report.xml "$@"
+         .venv/bin/python -m pytest -n auto --junitxml=.cache/test-report.xml "$@"
          # a whole run also checks that the README's conformance matrix is what it showed
          if [ $# -eq 0 ]; then
            .venv/bin/python ci/conformance.py .cache/test-report.xml --check README.md

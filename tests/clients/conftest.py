@@ -1,12 +1,11 @@
-"""What the stock-client tests share: a stack that closes clients before their clusters, and
-the two targets of the conformance tests (mockbroker and Apache Kafka)."""
+"""The rule of the stock-client tests: each runs on both targets or says why it cannot (the
+targets themselves are fixtures of ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.clients.targets import MOCKBROKER_ONLY
-from tests.clients.targets import real_kafka, stack, target  # noqa: F401 (shared fixtures)
 
 
 def pytest_collection_modifyitems(items):

@@ -16,7 +16,6 @@ from kafka import KafkaProducer
 
 from conftest_plugin.spark import find_java
 from mockbroker import MockCluster
-from tests.clients.targets import real_kafka, stack, target  # noqa: F401 (the two targets)
 
 if find_java() is None:
     raise RuntimeError("the Spark tests need Java 17 or newer (JAVA_HOME or java on PATH)")
