@@ -10,12 +10,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+import confluent_kafka as ck
 import pyspark  # noqa: F401  -- a test dependency: its absence must fail, not skip
 import pytest
 from kafka import KafkaProducer
 
 from conftest_plugin.spark import find_java
 from mockbroker import MockCluster
+from tests.clients.helpers import RDKAFKA_LOG, wait_for
 
 if find_java() is None:
     raise RuntimeError("the Spark tests need Java 17 or newer (JAVA_HOME or java on PATH)")
@@ -84,6 +86,41 @@ def landed(cluster: MockCluster, topic: str) -> list[tuple[int, int, str | None,
     """Everything in ``topic`` as (partition, offset, key, value, headers), in offset order."""
     return [(r.partition, r.offset, r.key, r.value, [(h.key, h.raw) for h in r.headers])
             for r in cluster.admin.records(topic, limit=100_000)]
+
+
+def consumed(bootstrap: str, topic: str, timeout: float = 30) -> list[tuple]:
+    """Everything in ``topic`` as (partition, offset, key, value), in offset order, read by a
+    plain consumer to the high watermarks it found on starting: :func:`landed` on either
+    target, cheap enough to poll.  For topics without transactions, whose last offset is a
+    record (a commit marker there would leave the reader waiting for it, then failing)."""
+    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": unique("reader"),
+                            "enable.auto.commit": False, "logger": RDKAFKA_LOG})
+    try:
+        partitions = consumer.list_topics(topic, timeout=timeout).topics[topic].partitions
+        ends = {p: consumer.get_watermark_offsets(ck.TopicPartition(topic, p),
+                                                  timeout=timeout)[1] for p in partitions}
+        consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING)
+                         for p, end in ends.items() if end > 0])
+        pending = {p for p, end in ends.items() if end > 0}
+        out: list[tuple] = []
+
+        def drained() -> bool:
+            for msg in consumer.consume(500, 0.2):
+                assert msg.error() is None, msg.error()
+                p, o = msg.partition(), msg.offset()
+                if o < ends[p]:
+                    out.append((p, o, text(msg.key()), text(msg.value())))
+                if o + 1 >= ends[p]:
+                    pending.discard(p)
+            return not pending
+        wait_for(drained, f"{topic} to its high watermarks {ends}", timeout)
+        return sorted(out)
+    finally:
+        consumer.close()
+
+
+def text(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode()
 
 
 def read_back(spark, bootstrap: str, topic: str) -> list[tuple]:

@@ -1,6 +1,6 @@
-"""The reference pipeline (examples/spark_windowed_counts.py) against mockbroker: for a known
-input its output is exactly the counts of the windows the watermark closed, each once, across a
-restart from its checkpoint."""
+"""The reference pipeline (examples/spark_windowed_counts.py), on mockbroker and on Apache
+Kafka (``target``): for a known input its output is exactly the counts of the windows the
+watermark closed, each once, across a restart from its checkpoint."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ import importlib.util
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.clients.helpers import wait_for
-from tests.spark.conftest import QUERY_TIMEOUT_S, In, landed, produce
+from tests.spark.conftest import QUERY_TIMEOUT_S, In, consumed, produce
 
 _PATH = Path(__file__).resolve().parents[2] / "examples" / "spark_windowed_counts.py"
 _spec = importlib.util.spec_from_file_location("spark_windowed_counts", _PATH)
@@ -30,9 +28,14 @@ def window(start_minute: int, action: str, count: int) -> tuple[str, dict]:
                     "action": action, "count": count}
 
 
-def output(cluster) -> list[tuple[str, dict]]:
-    """The pipeline's output records as (key, parsed value), in offset order."""
-    return [(key, json.loads(value)) for _, _, key, value, _ in landed(cluster, "counts")]
+def output(bootstrap: str, topic: str) -> list[tuple[str, dict]]:
+    """The pipeline's output records as (key, parsed value), in offset order (``topic`` has
+    one partition)."""
+    return [(key, json.loads(value)) for _, _, key, value in consumed(bootstrap, topic)]
+
+
+def wait_for_output(bootstrap: str, topic: str, n: int, what: str) -> None:
+    wait_for(lambda: len(output(bootstrap, topic)) >= n, what, QUERY_TIMEOUT_S)
 
 
 def by_window(records: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
@@ -50,13 +53,13 @@ def stop_between_batches(query) -> None:
         query.stop()
 
 
-@pytest.mark.kafka(topics={"events": 2, "counts": 1})
-def test_reference_pipeline_counts_closed_windows_exactly(spark, kafka_cluster, checkpoint):
-    bootstrap = kafka_cluster.bootstrap_servers
-    query = pipeline.start(spark, bootstrap, "events", "counts", checkpoint,
+def test_reference_pipeline_counts_closed_windows_exactly(spark, target, checkpoint):
+    t = target.create_topics({"events": 2, "counts": 1})
+    bootstrap, events, counts = target.bootstrap_servers, t["events"], t["counts"]
+    query = pipeline.start(spark, bootstrap, events, counts, checkpoint,
                            trigger="200 milliseconds")
     try:
-        produce(bootstrap, "events", [
+        produce(bootstrap, events, [
             event("alice", "click", 0, 5),
             event("bob", "click", 0, 20),
             event("alice", "view", 0, 50),
@@ -69,43 +72,40 @@ def test_reference_pipeline_counts_closed_windows_exactly(spark, kafka_cluster, 
             # the watermark moves to 00:01:10, closing the first minute
             event("alice", "click", 1, 40),
         ])
-        wait_for(lambda: len(landed(kafka_cluster, "counts")) >= 2, "the first minute's counts",
-                 QUERY_TIMEOUT_S)
-        assert by_window(output(kafka_cluster)) == [window(0, "click", 3),
-                                                    window(0, "view", 1)]
+        wait_for_output(bootstrap, counts, 2, "the first minute's counts")
+        assert by_window(output(bootstrap, counts)) == [window(0, "click", 3),
+                                                        window(0, "view", 1)]
 
-        produce(bootstrap, "events", [
+        produce(bootstrap, events, [
             # older than the watermark now: dropped, and its window is already written
             event("erin", "click", 0, 30),
             event("bob", "view", 2, 10),
             # the watermark moves to 00:04:30, closing minutes 1 and 2; minute 5 stays open
             event("frank", "click", 5, 0),
         ])
-        wait_for(lambda: len(landed(kafka_cluster, "counts")) >= 4, "minutes 1 and 2",
-                 QUERY_TIMEOUT_S)
+        wait_for_output(bootstrap, counts, 4, "minutes 1 and 2")
     finally:
         stop_between_batches(query)
 
     first_run = [window(0, "click", 3), window(0, "view", 1),
                  window(1, "click", 2), window(2, "view", 1)]
-    assert by_window(output(kafka_cluster)) == first_run
+    assert by_window(output(bootstrap, counts)) == first_run
 
     # a restart resumes from the checkpoint: frank's open window is still there to add to
-    query = pipeline.start(spark, bootstrap, "events", "counts", checkpoint,
+    query = pipeline.start(spark, bootstrap, events, counts, checkpoint,
                            trigger="200 milliseconds")
     try:
-        produce(bootstrap, "events", [
+        produce(bootstrap, events, [
             event("grace", "click", 5, 30),
             # the watermark moves to 00:06:30, closing minute 5
             event("heidi", "view", 7, 0),
         ])
-        wait_for(lambda: len(landed(kafka_cluster, "counts")) >= 5, "minute 5",
-                 QUERY_TIMEOUT_S)
+        wait_for_output(bootstrap, counts, 5, "minute 5")
     finally:
         stop_between_batches(query)
 
     # every window exactly once, in the order the watermark closed them
-    out = output(kafka_cluster)
+    out = output(bootstrap, counts)
     assert by_window(out[:2]) == first_run[:2]
     assert by_window(out[2:4]) == first_run[2:]
     assert out[4:] == [window(5, "click", 2)]

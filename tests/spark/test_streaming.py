@@ -72,18 +72,23 @@ def test_restart_from_a_checkpoint_processes_exactly_the_new_records(spark, targ
     assert read_back(spark, bootstrap, t["out"]) == out
 
 
-def test_fail_on_data_loss_fails_the_query_when_checkpointed_offsets_are_deleted(
-        spark, target, checkpoint):
+def lose_checkpointed_records(spark, target, checkpoint) -> tuple[dict[str, str], str]:
+    """Copy five records, write five more, and delete the input below offset 8: the checkpoint
+    resumes at offset 5, where the log no longer starts.  Returns the topics and bootstrap."""
     t = target.create_topics({"in": 1, "out": 1})
-    from pyspark.errors import StreamingQueryException
-
     bootstrap = target.bootstrap_servers
     produce(bootstrap, t["in"], [In(f"v{i}") for i in range(5)])
     run_to_end(copy_query(spark, bootstrap, checkpoint, t))
     produce(bootstrap, t["in"], [In(f"v{i}") for i in range(5, 10)])
-    # the checkpoint resumes at offset 5; the log now starts at 8
     delete_records_before(bootstrap, t["in"], 0, 8)
+    return t, bootstrap
 
+
+def test_fail_on_data_loss_fails_the_query_when_checkpointed_offsets_are_deleted(
+        spark, target, checkpoint):
+    from pyspark.errors import StreamingQueryException
+
+    t, bootstrap = lose_checkpointed_records(spark, target, checkpoint)
     query = copy_query(spark, bootstrap, checkpoint, t, failOnDataLoss="true") \
         .trigger(availableNow=True).start()
     with pytest.raises(StreamingQueryException) as failure:
@@ -98,13 +103,7 @@ def test_fail_on_data_loss_fails_the_query_when_checkpointed_offsets_are_deleted
 
 def test_without_fail_on_data_loss_the_query_skips_to_the_log_start(spark, target,
                                                                    checkpoint):
-    t = target.create_topics({"in": 1, "out": 1})
-    bootstrap = target.bootstrap_servers
-    produce(bootstrap, t["in"], [In(f"v{i}") for i in range(5)])
-    run_to_end(copy_query(spark, bootstrap, checkpoint, t))
-    produce(bootstrap, t["in"], [In(f"v{i}") for i in range(5, 10)])
-    delete_records_before(bootstrap, t["in"], 0, 8)
-
+    t, bootstrap = lose_checkpointed_records(spark, target, checkpoint)
     run_to_end(copy_query(spark, bootstrap, checkpoint, t, failOnDataLoss="false"))
     assert [r[3] for r in read_back(spark, bootstrap, t["out"])] == \
         [f"v{i}" for i in range(5)] + ["v8", "v9"]
