@@ -3,6 +3,9 @@
     with MockCluster(brokers=3, topics={"orders": 6}) as cluster:
         cluster.bootstrap_servers   # "127.0.0.1:PORT1,127.0.0.1:PORT2,127.0.0.1:PORT3"
         cluster.admin_url           # "http://127.0.0.1:PORT"
+
+    with MockCluster(security_protocol="SASL_SSL", users={"alice": "secret"}) as cluster:
+        cluster.ssl_ca_location     # the PEM of the CA that signed the brokers' certificates
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import threading
 from typing import Any, Callable
 
 from mockbroker.admin import AdminClient
+from mockbroker.core.security.config import SECURITY_NAMES, check_security
 from mockbroker.core.settings import resolve_settings
 from mockbroker.io.local import LocalTransport
-from mockbroker.io.runtime import ClusterRuntime
+from mockbroker.io.runtime import TLS_FILES, ClusterRuntime
+from mockbroker.io.tls import ClientCertificate
 
 _OWN_SETTINGS = ("brokers", "host", "port", "http_port", "advertised_host", "topics")
 
@@ -41,12 +46,25 @@ def _check_own(values: dict[str, Any]) -> None:
                              f"got {partitions!r}")
 
 
+def _tls_files(files: dict[str, Any]) -> dict[str, str]:
+    for name, value in files.items():
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{name}: expected the path of a PEM file, got {value!r}")
+    if files and ("ssl_certificate_location" not in files or "ssl_key_location" not in files):
+        raise ValueError("ssl_certificate_location and ssl_key_location go together "
+                         "(ssl_ca_location, for client certificates, is optional)")
+    return files
+
+
 class MockCluster:
     """A started cluster between :meth:`start` and :meth:`stop` (or inside ``with``)."""
 
     def __init__(self, **settings: Any):
         own = {k: settings.pop(k) for k in _OWN_SETTINGS if k in settings}
         _check_own(own)
+        own["security"] = check_security(
+            {k: settings.pop(k) for k in SECURITY_NAMES if k in settings})
+        own["tls_files"] = _tls_files({k: settings.pop(k) for k in TLS_FILES if k in settings})
         resolve_settings(settings)  # raises ValueError naming a bad setting, before any start
         self._own = own
         self._settings = settings
@@ -112,6 +130,31 @@ class MockCluster:
     @property
     def admin_url(self) -> str:
         return self._started().admin_url
+
+    @property
+    def listeners(self) -> dict[str, str]:
+        """Each listener's bootstrap string by name (its security protocol), in the order
+        configured; :attr:`bootstrap_servers` is the first's."""
+        return self._started().listener_bootstraps
+
+    def bootstrap_for(self, listener: str) -> str:
+        """The bootstrap string of one listener: ``cluster.bootstrap_for("SASL_SSL")``."""
+        return self._started().bootstrap_for(listener)
+
+    @property
+    def ssl_ca_location(self) -> str | None:
+        """The PEM file of the CA clients of a TLS listener trust (None without TLS)."""
+        return self._started().ssl_ca_location
+
+    def client_certificate(self, subject: str = "CN=client") -> ClientCertificate:
+        """A client certificate signed by the generated CA, for ``ssl.client.auth``: its
+        ``cert_location`` and ``key_location`` (PEM) and ``pkcs12_location`` (PKCS#12).
+        The connection's principal is ``User:`` and the subject as Kafka writes it."""
+        runtime = self._started()
+        if runtime.tls is None:
+            raise RuntimeError("no generated CA: the cluster has no TLS listener, or uses "
+                               "the user's own certificates")
+        return runtime.tls.issue_client(subject)
 
     @property
     def admin(self) -> AdminClient:

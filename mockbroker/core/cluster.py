@@ -38,10 +38,18 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 @dataclass(slots=True)
 class Broker:
     node_id: int
+    #: the address of its first listener
     host: str
     port: int
     rack: str | None = None
     alive: bool = True
+    #: listener name -> (host, port), for brokers with more than one listener
+    endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def address(self, listener: str) -> tuple[str, int]:
+        """Where clients of ``listener`` reach this broker (Kafka advertises to each client
+        the brokers' endpoints of the listener it came in on)."""
+        return self.endpoints.get(listener, (self.host, self.port))
 
 
 @dataclass(slots=True, eq=False)

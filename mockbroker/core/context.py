@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from mockbroker.core.security import ANONYMOUS, Principal
+
 
 @dataclass(frozen=True, slots=True)
 class InjectedError:
@@ -23,6 +25,11 @@ class RequestContext:
     api_version: int
     now_ms: int
     client_host: str = "127.0.0.1"
+    #: who sent it: the authenticated principal of its connection (User:ANONYMOUS when the
+    #: listener authenticates nobody)
+    principal: Principal = ANONYMOUS
+    #: the name of the listener it came in on, whose endpoints the answers advertise
+    listener: str = "PLAINTEXT"
     #: an error a control rule injects into some partitions, for an API whose handler applies
     #: it itself (a Fetch in a session: see PartitionShape.handler_injects)
     injected: InjectedError | None = None

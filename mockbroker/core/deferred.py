@@ -22,9 +22,12 @@ log = logging.getLogger("mockbroker.core")
 
 @dataclass(frozen=True, slots=True)
 class Close:
-    """Close the connection instead of answering; ``reason`` is for the log."""
+    """Close the connection instead of answering; ``reason`` is for the log.  ``answer``, when
+    given, is written first (encoded): Kafka tells a client why its authentication failed and
+    then closes."""
 
     reason: str
+    answer: bytes | None = None
 
 
 class _NoResponse:

@@ -24,6 +24,9 @@ from mockbroker.core.control import ControlTable, apply
 from mockbroker.core.fetch_sessions import FetchSessions
 from mockbroker.core.producers import ProducerIds
 from mockbroker.core.requests import LoggedRequest, RequestLog
+from mockbroker.core.security import ANONYMOUS, Principal
+from mockbroker.core.security.config import Security, SecuritySettings
+from mockbroker.core.security.sasl import SaslSession
 from mockbroker.core.settings import resolve_settings
 from mockbroker.core.transactions.coordinator import TransactionCoordinator
 from wire import Request, RequestHeader
@@ -39,15 +42,30 @@ class Connection:
     broker_id: int
     connection_id: int
     client_host: str = "127.0.0.1"
+    #: the listener it came in on
+    listener: str = "PLAINTEXT"
+    #: who it is before any SASL: a TLS client certificate's subject, or User:ANONYMOUS
+    principal: Principal = ANONYMOUS
+    #: its authentication, on a SASL listener
+    sasl: SaslSession | None = None
+
+    @property
+    def who(self) -> Principal:
+        """Its principal now: the SASL one once authenticated, else :attr:`principal`."""
+        sasl = self.sasl
+        return sasl.principal if sasl is not None and sasl.principal is not None \
+            else self.principal
 
 
 class Core:
     """The whole cluster as a sans-IO state machine."""
 
     def __init__(self, brokers: list[Broker], settings: dict[str, Any] | None = None,
-                 clock: Clock | None = None, *, registry):
+                 clock: Clock | None = None, *, registry,
+                 security: SecuritySettings | None = None):
         self.settings = resolve_settings(settings or {})
         self.cluster = Cluster(self.settings, brokers, clock)
+        self.security = Security(security, self.cluster.clock)
         self.registry = registry
         self.groups = GroupCoordinator(self.cluster, self.settings)
         self.producers = ProducerIds()
@@ -88,9 +106,21 @@ class Core:
 
     # -- bytes in, bytes out ---------------------------------------------------------------------
 
+    def new_session(self) -> SaslSession:
+        """The authentication of a new connection to a SASL listener."""
+        return SaslSession(self.security)
+
     def receive(self, frame: bytes, conn: Connection) -> Deferred:
         """One request frame (without its size prefix): a Deferred of the response bytes,
         :data:`NO_RESPONSE`, or a :class:`Close`."""
+        sasl = conn.sasl
+        if sasl is not None:
+            now = self.clock.now_ms()
+            if sasl.authenticated and sasl.expired(now):
+                return Deferred.resolved(Close("its SASL session expired"))
+            if sasl.takes(frame):
+                return sasl.receive(frame, now, lambda request: self._handle(
+                    request, self._context(request.header, conn))[1])
         try:
             request = wire.decode_request(frame)
         except (wire.UnsupportedVersionError, wire.UnknownApiKeyError) as exc:
@@ -98,10 +128,13 @@ class Core:
         except wire.DecodeError as exc:
             return Deferred.resolved(Close(f"undecodable request ({exc})"))
         header = request.header
-        ctx = RequestContext(conn.broker_id, conn.connection_id, header.client_id,
-                             header.api_version, self.clock.now_ms(), conn.client_host)
-        logged, outcome = self._handle(request, ctx)
+        logged, outcome = self._handle(request, self._context(header, conn))
         return outcome.map(lambda response: self._encode(header, response, logged))
+
+    def _context(self, header: RequestHeader, conn: Connection) -> RequestContext:
+        return RequestContext(conn.broker_id, conn.connection_id, header.client_id,
+                              header.api_version, self.clock.now_ms(), conn.client_host,
+                              principal=conn.who, listener=conn.listener)
 
     def _encode(self, header: RequestHeader, response: Any,
                 logged: LoggedRequest | None) -> bytes | Close:

@@ -18,11 +18,14 @@ from mockbroker.handlers import (  # noqa: E402,F401
     consumer_group_describe,
     consumer_group_heartbeat,
     api_versions,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_groups,
     delete_records,
     delete_topics,
+    describe_acls,
     describe_cluster,
     describe_configs,
     describe_groups,
@@ -47,14 +50,16 @@ from mockbroker.handlers import (  # noqa: E402,F401
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    sasl_authenticate,
+    sasl_handshake,
     sync_group,
     txn_offset_commit,
     write_txn_markers,
 )
 
 
-def new_core(brokers, settings=None, clock=None):
+def new_core(brokers, settings=None, clock=None, security=None):
     """A :class:`~mockbroker.core.dispatch.Core` that serves every API of this package."""
     from mockbroker.core.dispatch import Core
 
-    return Core(brokers, settings, clock, registry=REGISTRY)
+    return Core(brokers, settings, clock, registry=REGISTRY, security=security)

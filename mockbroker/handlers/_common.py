@@ -16,14 +16,20 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 
-def node_endpoints(cluster: Cluster, node_ids, endpoint_cls) -> list:
+def address(broker, listener: str) -> dict:
+    """``host`` and ``port`` of ``broker`` for clients of ``listener``."""
+    host, port = broker.address(listener)
+    return {"host": host, "port": port}
+
+
+def node_endpoints(cluster: Cluster, node_ids, endpoint_cls, listener: str) -> list:
     """Endpoints of the given brokers, for responses that point clients at a new leader."""
     out = []
     for node_id in sorted(set(node_ids)):
         broker = cluster.brokers.get(node_id)
         if broker is not None and broker.alive:
-            out.append(endpoint_cls(node_id=node_id, host=broker.host, port=broker.port,
-                                    rack=broker.rack))
+            out.append(endpoint_cls(node_id=node_id, rack=broker.rack,
+                                    **address(broker, listener)))
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import CLUSTER_OPERATIONS, NO_OPERATIONS
+from mockbroker.handlers._common import address as _address
 from wire import errors, response_class
 
 API_KEY = 60
@@ -33,8 +34,8 @@ def handle(core, ctx, request):
                                       "we wanted an endpoint of type CONTROLLER",
                         cluster_id=cluster.cluster_id)
     include_fenced = request.include_fenced_brokers if version >= 2 else False
-    brokers = [RESPONSE.DescribeClusterBroker(broker_id=b.node_id, host=b.host, port=b.port,
-                                              rack=b.rack, is_fenced=not b.alive)
+    brokers = [RESPONSE.DescribeClusterBroker(broker_id=b.node_id, rack=b.rack,
+                                              is_fenced=not b.alive, **_address(b, ctx.listener))
                for b in sorted(cluster.brokers.values(), key=lambda b: b.node_id)
                if b.alive or include_fenced]
     controller = cluster.controller_id

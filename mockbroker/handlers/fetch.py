@@ -73,7 +73,7 @@ def handle(core, ctx, request):
 
     def respond(reads):
         session_id, sent = context.respond(reads, core.clock.now_ms())
-        return _response(core, session_id, sent)
+        return _response(core, session_id, sent, ctx.listener)
 
     reads, total = read()
     if total >= max(request.min_bytes, 1) or request.max_wait_ms <= 0 or \
@@ -95,7 +95,7 @@ def _position(core, by_id: bool, wanted: SessionPartition) -> fetch.FetchPositio
         wanted.partition)
 
 
-def _response(core, session_id: int, sent):
+def _response(core, session_id: int, sent, listener: str):
     leaders = set()
     topics: dict = {}
     for wanted, read in sent:
@@ -120,4 +120,5 @@ def _response(core, session_id: int, sent):
         topic.partitions.append(out)
     return RESPONSE(error_code=errors.NONE, session_id=session_id,
                     responses=list(topics.values()),
-                    node_endpoints=node_endpoints(core.cluster, leaders, RESPONSE.NodeEndpoint))
+                    node_endpoints=node_endpoints(core.cluster, leaders,
+                                                  RESPONSE.NodeEndpoint, listener))

@@ -15,7 +15,7 @@ API_KEY = 10
 RESPONSE = response_class(API_KEY)
 
 
-def _lookup(core, key: str, key_type: int):
+def _lookup(core, key: str, key_type: int, listener: str):
     if key_type not in (0, 1):
         return errors.INVALID_REQUEST, -1, "", -1
     if key_type == 0 and not key:
@@ -27,7 +27,7 @@ def _lookup(core, key: str, key_type: int):
     broker = core.cluster.brokers.get(node_id)
     if broker is None:
         return errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1
-    return errors.NONE, node_id, broker.host, broker.port
+    return (errors.NONE, node_id) + broker.address(listener)
 
 
 #: from v4 an injected error sits on each key (before, at the top)
@@ -37,12 +37,12 @@ ERRORS = (KeyedShape("coordinator_keys", None, "coordinators", "key"),)
 @REGISTRY.handler(API_KEY, 0, 6, errors=ERRORS)
 def handle(core, ctx, request):
     if ctx.api_version < 4:
-        error, node_id, host, port = _lookup(core, request.key, request.key_type)
+        error, node_id, host, port = _lookup(core, request.key, request.key_type, ctx.listener)
         return RESPONSE(error_code=error, error_message=None, node_id=node_id, host=host,
                         port=port)
     coordinators = []
     for key in request.coordinator_keys:
-        error, node_id, host, port = _lookup(core, key, request.key_type)
+        error, node_id, host, port = _lookup(core, key, request.key_type, ctx.listener)
         coordinators.append(RESPONSE.Coordinator(key=key, node_id=node_id, host=host, port=port,
                                                  error_code=error))
     return RESPONSE(coordinators=coordinators)

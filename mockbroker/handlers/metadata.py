@@ -15,6 +15,7 @@ import uuid
 from mockbroker.core.error_responses import TopicErrors
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import CLUSTER_OPERATIONS, NO_OPERATIONS, TOPIC_OPERATIONS
+from mockbroker.handlers._common import address as _address
 from wire import errors, response_class
 
 API_KEY = 3
@@ -54,8 +55,9 @@ def handle(core, ctx, request):
         for wanted in requested:
             topic, error = cluster.lookup_or_create(wanted.name, allow_auto)
             topics.append(_topic(cluster, topic, error, wanted.name, request))
-    brokers = [RESPONSE.MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port,
-                                               rack=b.rack) for b in cluster.live_brokers()]
+    brokers = [RESPONSE.MetadataResponseBroker(node_id=b.node_id, rack=b.rack,
+                                               **_address(b, ctx.listener))
+               for b in cluster.live_brokers()]
     return RESPONSE(brokers=brokers, cluster_id=cluster.cluster_id,
                     controller_id=cluster.controller_id, topics=topics,
                     cluster_authorized_operations=CLUSTER_OPERATIONS

@@ -86,4 +86,5 @@ def handle(core, ctx, request):
             return Close(f"produce with acks=0 failed ({', '.join(failed)})")
         return None
     return RESPONSE(responses=topics, throttle_time_ms=0,
-                    node_endpoints=node_endpoints(cluster, leaders, RESPONSE.NodeEndpoint))
+                    node_endpoints=node_endpoints(cluster, leaders, RESPONSE.NodeEndpoint,
+                                                  ctx.listener))

@@ -1,16 +1,26 @@
 """Run a :class:`~mockbroker.core.dispatch.Core` (serving every API of
-:mod:`mockbroker.handlers`) on an asyncio loop: one listener per broker, the admin HTTP server,
-and the wake-ups for the core's timers."""
+:mod:`mockbroker.handlers`) on an asyncio loop: a listener per broker for each security
+protocol configured, the admin HTTP server, and the wake-ups for the core's timers.
+
+A TLS listener presents a broker certificate: the user's (``ssl_certificate_location``,
+``ssl_key_location`` and the ``ssl_ca_location`` that signs client certificates), or one signed
+by a CA generated at start, whose PEM is :attr:`ClusterRuntime.ssl_ca_location` for clients to
+trust.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 from typing import Any
 
 from mockbroker.core.cluster import Broker
+from mockbroker.core.security.config import SecuritySettings, uses_tls
 from mockbroker.handlers import new_core
 from mockbroker.io.http import AdminServer
 from mockbroker.io.server import BrokerListener
+from mockbroker.io.tls import TlsMaterial, server_context
 
 
 #: bind addresses meaning "every interface", which no client can connect to as advertised, and
@@ -23,22 +33,37 @@ def host_port(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+#: the user's own TLS material (PEM files), all three or none
+TLS_FILES = ("ssl_certificate_location", "ssl_key_location", "ssl_ca_location")
+
+
 class ClusterRuntime:
     def __init__(self, *, brokers: int = 1, host: str = "127.0.0.1", port: int = 0,
                  http_port: int = 0, advertised_host: str | None = None,
                  topics: dict[str, int] | None = None, settings: dict[str, Any] | None = None,
-                 clock=None):
+                 clock=None, security: SecuritySettings | None = None,
+                 tls_files: dict[str, str] | None = None):
         self.host = host
         self.advertised_host = advertised_host or WILDCARD_HOSTS.get(host, host)
         self._settings = dict(settings or {})
         self._clock = clock
+        self.security = security or SecuritySettings()
         self.core = new_core([Broker(i, self.advertised_host, 0) for i in range(brokers)],
-                             self._settings, clock)
+                             self._settings, clock, self.security)
         self.core.broker_watchers.append(self._broker_changed)
         max_request = self.core.settings["socket_request_max_bytes"]
-        self.listeners = [BrokerListener(self.core, i, host, port + i if port else 0,
-                                         max_request_bytes=max_request)
-                          for i in range(brokers)]
+        self.tls: TlsMaterial | None = None
+        self._tls_dir: str | None = None
+        self.ssl_ca_location: str | None = None
+        context = None
+        if any(uses_tls(p) for p in self.security.listeners):
+            context = self._tls_context(dict(tls_files or {}))
+        #: listeners in order: every broker's first listener, then every broker's second, ...
+        self.listeners = [
+            BrokerListener(self.core, i, host, port + j * brokers + i if port else 0,
+                           max_request_bytes=max_request, name=protocol, protocol=protocol,
+                           tls=context if uses_tls(protocol) else None)
+            for j, protocol in enumerate(self.security.listeners) for i in range(brokers)]
         self.topics = dict(topics or {})
         self.admin = AdminServer(host, http_port, self)
         self.ready = False
@@ -46,10 +71,37 @@ class ClusterRuntime:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: set[asyncio.Task] = set()
 
+    def _tls_context(self, files: dict[str, str]):
+        """The TLS listeners' context: the user's files, or a CA and broker certificate made
+        now (kept until the cluster stops)."""
+        client_auth = self.security.ssl_client_auth
+        if files.get("ssl_certificate_location") or files.get("ssl_key_location"):
+            self.ssl_ca_location = files.get("ssl_ca_location")
+            return server_context(files["ssl_certificate_location"], files["ssl_key_location"],
+                                  client_auth=client_auth, ca_location=self.ssl_ca_location)
+        self._tls_dir = tempfile.mkdtemp(prefix="mockbroker-tls-")
+        hosts = sorted({self.advertised_host, "localhost", "127.0.0.1"})
+        self.tls = TlsMaterial.generate(self._tls_dir, hosts)
+        self.ssl_ca_location = self.tls.ca_location
+        return self.tls.server_context(client_auth)
+
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(host_port(self.advertised_host, listener.port)
-                        for listener in self.listeners)
+        """The bootstrap string of the first listener."""
+        return self.bootstrap_for(self.security.listeners[0])
+
+    def bootstrap_for(self, listener: str) -> str:
+        """The bootstrap string of ``listener`` (a security protocol's name)."""
+        chosen = [lsn for lsn in self.listeners if lsn.name == listener.upper()]
+        if not chosen:
+            raise KeyError(f"no {listener} listener (there are "
+                           f"{', '.join(self.security.listeners)})")
+        return ",".join(host_port(self.advertised_host, lsn.port) for lsn in chosen)
+
+    @property
+    def listener_bootstraps(self) -> dict[str, str]:
+        """Each listener's bootstrap string, by name, in the order configured."""
+        return {name: self.bootstrap_for(name) for name in self.security.listeners}
 
     @property
     def admin_url(self) -> str:
@@ -62,7 +114,7 @@ class ClusterRuntime:
         try:
             for listener in self.listeners:
                 await listener.start()
-                self.core.cluster.brokers[listener.broker_id].port = listener.port
+                self._advertise(self.core, listener)
             await self.admin.start()
         except BaseException:
             await self.stop()
@@ -71,6 +123,12 @@ class ClusterRuntime:
             self.core.cluster.create_topic(name, partitions)
         self.ready = True
 
+    def _advertise(self, core, listener: BrokerListener) -> None:
+        broker = core.cluster.brokers[listener.broker_id]
+        broker.endpoints[listener.name] = (self.advertised_host, listener.port)
+        if listener.name == self.security.listeners[0]:
+            broker.port = listener.port
+
     async def stop(self) -> None:
         self.ready = False
         if self._wakeup is not None:
@@ -78,36 +136,42 @@ class ClusterRuntime:
         await self.admin.stop()
         for listener in self.listeners:
             await listener.stop()
+        if self._tls_dir is not None:
+            shutil.rmtree(self._tls_dir, ignore_errors=True)
+            self._tls_dir = None
 
     async def stop_broker(self, node_id: int) -> None:
         """Take a broker down: its listener closes (with every connection) and the cluster moves
         its partition leadership and group coordination to live brokers."""
-        listener = self._listener(node_id)
-        await listener.stop()
+        for listener in self._listeners(node_id):
+            await listener.stop()
         self.core.stop_broker(node_id)
 
     async def start_broker(self, node_id: int) -> None:
         """Bring a stopped broker back on its old port; it takes back what it prefers to lead."""
-        listener = self._listener(node_id)
-        if not listener.serving:
-            await listener.start()
+        for listener in self._listeners(node_id):
+            if not listener.serving:
+                await listener.start()
         self.core.start_broker(node_id)
 
     def _broker_changed(self, node_id: int, alive: bool) -> None:
         """The core stopped or started a broker (a control rule): close or reopen its
         listener to match."""
-        listener = self._listener(node_id)
-        if alive != listener.serving and self._loop is not None:
-            self._pending.add(self._loop.create_task(
-                listener.start() if alive else listener.stop()))
-            self._pending = {task for task in self._pending if not task.done()}
+        for listener in self._listeners(node_id):
+            if alive != listener.serving and self._loop is not None:
+                self._pending.add(self._loop.create_task(
+                    listener.start() if alive else listener.stop()))
+        self._pending = {task for task in self._pending if not task.done()}
 
     async def reset(self) -> None:
         """Forget everything (topics, groups, offsets, faults, broker latency, the request log,
         dynamic configs) as if the cluster had just started; every broker is up again on its
         port, and client connections are closed so that clients start afresh."""
-        core = new_core([Broker(listener.broker_id, self.advertised_host, listener.port)
-                         for listener in self.listeners], self._settings, self._clock)
+        brokers = sorted({listener.broker_id for listener in self.listeners})
+        core = new_core([Broker(i, self.advertised_host, 0) for i in brokers], self._settings,
+                        self._clock, self.security)
+        for listener in self.listeners:
+            self._advertise(core, listener)
         core.timers.on_change = self._rearm
         core.broker_watchers.append(self._broker_changed)
         self.core = core
@@ -118,11 +182,11 @@ class ClusterRuntime:
             await listener.close_connections()
         self._rearm()
 
-    def _listener(self, node_id: int) -> BrokerListener:
-        for listener in self.listeners:
-            if listener.broker_id == node_id:
-                return listener
-        raise KeyError(f"no broker {node_id}")
+    def _listeners(self, node_id: int) -> list[BrokerListener]:
+        mine = [listener for listener in self.listeners if listener.broker_id == node_id]
+        if not mine:
+            raise KeyError(f"no broker {node_id}")
+        return mine
 
     def _rearm(self) -> None:
         """Sleep until the core's earliest timer; called whenever that deadline moves up."""

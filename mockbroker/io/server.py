@@ -1,4 +1,8 @@
-"""The Kafka listeners: one asyncio server per broker.
+"""The Kafka listeners: one asyncio server per broker and listener.
+
+A listener speaks one of Kafka's security protocols: PLAINTEXT, SSL (TLS; a client certificate,
+when there is one, names the connection's principal), SASL_PLAINTEXT or SASL_SSL (each
+connection authenticates first: :mod:`mockbroker.core.security.sasl`).
 
 A connection reads size-prefixed frames and hands each to the core (:meth:`Core.receive`),
 which answers with a Deferred of the response bytes, nothing, or a request to close the
@@ -16,10 +20,14 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import ssl
 import struct
 
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred
 from mockbroker.core.dispatch import Connection, Core
+from mockbroker.core.security import ANONYMOUS, Principal
+from mockbroker.core.security.config import uses_sasl
+from mockbroker.io.tls import principal_name
 
 log = logging.getLogger("mockbroker.io")
 
@@ -43,20 +51,26 @@ _connection_ids = itertools.count(1)
 
 
 class BrokerListener:
-    """Accepts Kafka connections for one broker id."""
+    """Accepts Kafka connections for one broker id on one listener."""
 
     def __init__(self, core: Core, broker_id: int, host: str, port: int = 0, *,
-                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES):
+                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+                 name: str = "PLAINTEXT", protocol: str = "PLAINTEXT",
+                 tls: ssl.SSLContext | None = None):
         self.core = core
         self.broker_id = broker_id
         self.host = host
         self.port = port
         self.max_request_bytes = max_request_bytes
+        self.name = name
+        self.protocol = protocol
+        self.tls = tls
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task] = set()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.host, self.port)
+        self._server = await asyncio.start_server(self._serve, self.host, self.port,
+                                                  ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
 
     @property
@@ -87,7 +101,9 @@ class BrokerListener:
         self._connections.add(task)
         peer = writer.get_extra_info("peername")
         conn = Connection(self.broker_id, next(_connection_ids),
-                          peer[0] if isinstance(peer, tuple) else "127.0.0.1")
+                          peer[0] if isinstance(peer, tuple) else "127.0.0.1",
+                          listener=self.name, principal=self._tls_principal(writer),
+                          sasl=self.core.new_session() if uses_sasl(self.protocol) else None)
         loop = asyncio.get_running_loop()
         pending: asyncio.Queue = asyncio.Queue()
         waiting: dict[Deferred, asyncio.Future] = {}
@@ -107,8 +123,13 @@ class BrokerListener:
                 answer = loop.create_future()
                 if outcome.done:
                     if isinstance(outcome.value, Close):
-                        self._closing(conn, outcome.value)
                         broker_closes = True
+                        if outcome.value.answer is None:
+                            self._closing(conn, outcome.value)
+                            return
+                        # a last answer goes out, after the earlier ones, before the close
+                        answer.set_result(outcome.value)
+                        pending.put_nowait(answer)
                         return
                     answer.set_result(outcome.value)
                 else:
@@ -156,6 +177,9 @@ class BrokerListener:
                 value = await answer
                 if isinstance(value, Close):
                     self._closing(conn, value)
+                    if value.answer is not None:
+                        writer.write(value.answer)
+                        await writer.drain()
                     writer.close()
                     return
                 if value is not NO_RESPONSE:
@@ -177,6 +201,14 @@ class BrokerListener:
             return await reader.readexactly(size)
         except (asyncio.IncompleteReadError, ConnectionError):
             return None
+
+    def _tls_principal(self, writer: asyncio.StreamWriter) -> Principal:
+        """User:DN of the client certificate on a TLS connection (Kafka's default principal
+        builder); User:ANONYMOUS without one."""
+        tls = writer.get_extra_info("ssl_object")
+        if tls is None:
+            return ANONYMOUS
+        return Principal("User", principal_name(tls.getpeercert(binary_form=True)))
 
     def _closing(self, conn: Connection, close: Close) -> None:
         log.info("broker %d: closing connection %d: %s", self.broker_id, conn.connection_id,

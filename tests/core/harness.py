@@ -11,6 +11,7 @@ from mockbroker.core.clock import ManualClock
 from mockbroker.core.cluster import Broker
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred
 from mockbroker.core.dispatch import Core, RequestContext
+from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.handlers import new_core
 
 START_MS = 1_700_000_000_000
@@ -31,16 +32,18 @@ def make_core(brokers: int = 1, *, clock: ManualClock | None = None, racks: bool
 
 def send(core: Core, api_key: int, version: int, body: Any = None, *, broker: int = 0,
          client_id: str | None = "app", connection_id: int = 1, correlation_id: int = 7,
-         **fields: Any):
+         principal: Principal | None = None, **fields: Any):
     """The answer to one request as a client sees it: the response message, a pending
     :class:`Deferred` of it, a :class:`Close` (the connection was closed instead), or None (no
-    answer, as for acks=0).  ``fields`` build the body when no ``body`` is given."""
+    answer, as for acks=0).  ``fields`` build the body when no ``body`` is given; ``principal``
+    is who sends it (User:ANONYMOUS by default)."""
     if body is None:
         body = wire.request_class(api_key)(**fields)
     frame = wire.encode_request(api_key, version, correlation_id, client_id, body,
                                 size_prefix=False)
     request = wire.decode_request(frame)
-    ctx = RequestContext(broker, connection_id, client_id, version, core.clock.now_ms())
+    ctx = RequestContext(broker, connection_id, client_id, version, core.clock.now_ms(),
+                         principal=ANONYMOUS if principal is None else principal)
     return settled(core.handle(request, ctx))
 
 

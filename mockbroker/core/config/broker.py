@@ -248,7 +248,9 @@ class BrokerConfigs:
         """What ``server.properties`` would hold: identity, listener, and every setting the
         mock runs with that differs from Kafka's default."""
         broker = self._brokers[broker_id]
-        listener = f"PLAINTEXT://{broker.host}:{broker.port}"
+        endpoints = broker.endpoints or {"PLAINTEXT": (broker.host, broker.port)}
+        listener = ",".join(f"{name}://{host}:{port}"
+                            for name, (host, port) in endpoints.items())
         out = {"broker.id": str(broker_id), "node.id": str(broker_id),
                "process.roles": "broker,controller", "listeners": listener,
                "advertised.listeners": listener}

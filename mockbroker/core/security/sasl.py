@@ -1,0 +1,240 @@
+"""SASL on a connection, as Kafka's server authenticator runs it (KIP-43, KIP-152, KIP-368).
+
+A connection to a SASL listener starts unauthenticated.  Until it has authenticated, only these
+requests are served, in this order, and anything else closes the connection:
+
+1. ApiVersions, at most once and only as the first request;
+2. SaslHandshake naming a mechanism: an enabled one is accepted (the answer lists the enabled
+   ones); any other is answered UNSUPPORTED_SASL_MECHANISM and the connection closes;
+3. the mechanism's tokens: in SaslAuthenticate requests after a v1 handshake, or bare
+   size-prefixed tokens after a v0 one.  A request of another API here is answered with
+   ILLEGAL_SASL_STATE and the connection closes; a failed exchange is answered with
+   SASL_AUTHENTICATION_FAILED and the message Kafka gives, and the connection closes.
+
+Once authenticated the connection is served as any other, as ``User:NAME``.  Its session lasts
+as long as ``connections.max.reauth.ms`` and the credential allow (an OAUTHBEARER token's
+expiry); a client that said it can re-authenticate (SaslAuthenticate v1 or later) does so by
+sending a SaslHandshake again, with the same mechanism and ending as the same principal.  A
+request on a session that has expired closes the connection.  SaslHandshake and
+SaslAuthenticate outside of all this reach their handlers, which answer ILLEGAL_SASL_STATE.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from typing import TYPE_CHECKING, Callable
+
+import wire
+from mockbroker.core.deferred import Close, Deferred
+from mockbroker.core.error_responses import CannotExpress, error_response
+from mockbroker.core.security import Principal
+from mockbroker.core.security.mechanisms import (OAUTHBEARER, PLAIN, SCRAM_HASHES,
+                                                 AuthenticationFailed, Exchange,
+                                                 OAuthBearerExchange, PlainExchange,
+                                                 ScramExchange)
+from wire import errors
+from wire.apis import API_NAMES
+
+if TYPE_CHECKING:
+    from mockbroker.core.security.config import Security
+
+API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
+_API_KEY = struct.Struct(">h")
+_SIZE = struct.Struct(">i")
+
+
+class State(enum.Enum):
+    FIRST = "first request"            # ApiVersions or SaslHandshake
+    HANDSHAKE = "handshake"            # after ApiVersions: SaslHandshake only
+    AUTHENTICATE = "authenticate"      # the mechanism's tokens
+    BAD_MECHANISM = "bad mechanism"    # a re-authentication asked for another mechanism
+    COMPLETE = "complete"
+    FAILED = "failed"
+
+
+class SaslSession:
+    """One connection's authentication on a SASL listener."""
+
+    def __init__(self, security: "Security"):
+        self.security = security
+        self.state = State.FIRST
+        self.exchange: Exchange | None = None
+        #: tokens travel bare (after a v0 handshake), not in SaslAuthenticate requests
+        self.bare_tokens = False
+        self.mechanism: str | None = None
+        self.principal: Principal | None = None
+        #: when the session ends (epoch ms); None: never
+        self.expires_ms: int | None = None
+        #: the client sent SaslAuthenticate v1 or later, so it re-authenticates (KIP-368)
+        self.can_reauthenticate = False
+        #: (mechanism, principal) of the session being re-authenticated
+        self._previous: tuple[str, Principal] | None = None
+        self._bad_mechanism = ""
+
+    @property
+    def authenticated(self) -> bool:
+        return self.state is State.COMPLETE
+
+    def expired(self, now_ms: int) -> bool:
+        return self.expires_ms is not None and now_ms >= self.expires_ms
+
+    # -- the gate --------------------------------------------------------------------------------
+
+    def takes(self, frame: bytes) -> bool:
+        """Whether ``frame`` is this session's to answer rather than the handlers': every
+        frame before authentication completes, and a re-authentication's SaslHandshake."""
+        if self.state is not State.COMPLETE:
+            return True
+        if len(frame) >= 2 and _API_KEY.unpack_from(frame)[0] == SASL_HANDSHAKE \
+                and self.can_reauthenticate:
+            self._previous = (self.mechanism, self.principal)
+            self.state = State.HANDSHAKE
+            return True
+        return False
+
+    def receive(self, frame: bytes, now_ms: int,
+                serve: Callable[[wire.Request], Deferred]) -> Deferred:
+        """The answer to one frame while authenticating: encoded response bytes, or a
+        :class:`Close` (carrying a last answer when Kafka sends one before closing).
+        ``serve`` answers an ApiVersions request as the handlers do."""
+        if self.state is State.AUTHENTICATE and self.bare_tokens:
+            return self._bare_token(frame, now_ms)
+        if self.state is State.BAD_MECHANISM:
+            return self._fail(self._bad_mechanism)
+        try:
+            request = wire.decode_request(frame)
+        except (wire.UnsupportedVersionError, wire.UnknownApiKeyError, wire.DecodeError) as exc:
+            return self._fail(f"invalid request during SASL {self._doing()} ({exc})")
+        api_key, header = request.api_key, request.header
+        if self.state in (State.FIRST, State.HANDSHAKE):
+            if api_key == API_VERSIONS and self.state is State.FIRST:
+                self.state = State.HANDSHAKE
+                return serve(request).map(lambda response: _encode(header, response))
+            if api_key != SASL_HANDSHAKE:
+                return self._fail(f"Unexpected Kafka request of type {_name(api_key)} during "
+                                  f"SASL handshake.")
+            return self._handshake(request)
+        if api_key != SASL_AUTHENTICATE:
+            return self._fail(f"Unexpected Kafka request of type {_name(api_key)} during SASL "
+                              f"authentication.", _illegal_state(request))
+        return self._authenticate(request, now_ms)
+
+    # -- steps -----------------------------------------------------------------------------------
+
+    def _handshake(self, request: wire.Request) -> Deferred:
+        header = request.header
+        enabled = list(self.security.mechanisms)
+        mechanism = request.body.mechanism
+        response = wire.response_class(SASL_HANDSHAKE)
+        if mechanism not in enabled:
+            answer = response(error_code=errors.UNSUPPORTED_SASL_MECHANISM, mechanisms=enabled)
+            return self._fail(f"Unsupported SASL mechanism {mechanism}", (header, answer))
+        self.bare_tokens = header.api_version == 0
+        if self._previous is not None and mechanism != self._previous[0]:
+            self._bad_mechanism = (f"SASL mechanism '{mechanism}' requested by client is not "
+                                   f"supported for re-authentication of mechanism "
+                                   f"'{self._previous[0]}'")
+            self.state = State.BAD_MECHANISM
+        else:
+            self.mechanism = mechanism
+            self.exchange = self._exchange(mechanism)
+            self.state = State.AUTHENTICATE
+        return _answer(header, response(error_code=errors.NONE, mechanisms=enabled))
+
+    def _exchange(self, mechanism: str) -> Exchange:
+        security = self.security
+        if mechanism == PLAIN:
+            return PlainExchange(security.credentials)
+        if mechanism in SCRAM_HASHES:
+            return ScramExchange(mechanism, security.credentials)
+        if mechanism == OAUTHBEARER:
+            return OAuthBearerExchange(security.token_validator, security.clock.now_ms)
+        raise ValueError(f"no exchange for {mechanism}")  # enabled mechanisms are checked
+
+    def _authenticate(self, request: wire.Request, now_ms: int) -> Deferred:
+        header = request.header
+        response = wire.response_class(SASL_AUTHENTICATE)
+        if header.api_version > 0:
+            self.can_reauthenticate = True
+        try:
+            token = self._step(bytes(request.body.auth_bytes or b""))
+        except AuthenticationFailed as exc:
+            answer = response(error_code=errors.SASL_AUTHENTICATION_FAILED,
+                              error_message=str(exc), auth_bytes=b"", session_lifetime_ms=0)
+            return self._fail(str(exc), (header, answer))
+        lifetime = self._complete(now_ms) if self.exchange.done else 0
+        return _answer(header, response(error_code=errors.NONE, error_message=None,
+                                        auth_bytes=token, session_lifetime_ms=lifetime))
+
+    def _bare_token(self, frame: bytes, now_ms: int) -> Deferred:
+        try:
+            token = self._step(frame)
+        except AuthenticationFailed as exc:
+            return self._fail(str(exc))
+        if self.exchange.done:
+            self._complete(now_ms)
+        return Deferred.resolved(_SIZE.pack(len(token)) + token)
+
+    def _step(self, token: bytes) -> bytes:
+        exchange = self.exchange
+        answer = exchange.step(token)
+        if exchange.done and self._previous is not None:
+            previous = self._previous[1]
+            now = Principal("User", exchange.principal_name)
+            if now != previous:
+                raise AuthenticationFailed(
+                    f"Cannot change principals during re-authentication from "
+                    f"{previous.type}.{previous.name}: {now.type}.{now.name}")
+        return answer
+
+    def _complete(self, now_ms: int) -> int:
+        """Mark the session authenticated; returns its lifetime in ms (0: unbounded)."""
+        exchange = self.exchange
+        self.principal = Principal("User", exchange.principal_name)
+        self.state = State.COMPLETE
+        self._previous = None
+        limit = self.security.connections_max_reauth_ms
+        lifetimes = [limit] if limit > 0 else []
+        if exchange.expires_ms is not None:
+            lifetimes.append(exchange.expires_ms - now_ms)
+        if not lifetimes:
+            self.expires_ms = None
+            return 0
+        lifetime = max(0, min(lifetimes))
+        self.expires_ms = now_ms + lifetime
+        return lifetime
+
+    def _fail(self, reason: str, last: tuple | None = None) -> Deferred:
+        self.state = State.FAILED
+        answer = _encode(*last) if last is not None else None
+        if isinstance(answer, Close):
+            return Deferred.resolved(answer)
+        return Deferred.resolved(Close(f"SASL {self._doing()} failed: {reason}", answer))
+
+    def _doing(self) -> str:
+        return "re-authentication" if self._previous is not None else "authentication"
+
+
+def _name(api_key: int) -> str:
+    return API_NAMES.get(api_key, str(api_key))
+
+
+def _illegal_state(request: wire.Request) -> tuple | None:
+    try:
+        return request.header, error_response(request.api_key, request.api_version,
+                                              request.body, errors.ILLEGAL_SASL_STATE)
+    except CannotExpress:
+        return None
+
+
+def _encode(header, response) -> bytes | Close:
+    try:
+        return wire.encode_response(header.api_key, header.api_version, header.correlation_id,
+                                    response)
+    except Exception as exc:  # a bug of ours: the connection closes, the broker goes on
+        return Close(f"failed to encode the {_name(header.api_key)} response: {exc!r}")
+
+
+def _answer(header, response) -> Deferred:
+    return Deferred.resolved(_encode(header, response))

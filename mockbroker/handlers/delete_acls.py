@@ -1,0 +1,60 @@
+"""DeleteAcls (key 31): delete the ACLs each filter selects; each filter's result lists the
+ACLs it deleted.
+
+As in Kafka 4: with no authorizer every filter fails with SECURITY_DISABLED; the client needs
+ALTER on the cluster, or every filter fails with CLUSTER_AUTHORIZATION_FAILED.  A filter whose
+codes Kafka does not define fails alone with INVALID_REQUEST (see
+:meth:`mockbroker.core.security.acls.AclStore.delete`), but one with an UNKNOWN (0) code does not
+parse in Kafka, which closes the connection.
+"""
+
+from __future__ import annotations
+
+from mockbroker.core.deferred import Close
+from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.security.acls import (
+    AclBindingFilter, AclOperation, authorizer_of, cluster_denial)
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 31
+RESPONSE = response_class(API_KEY)
+
+#: an error for the whole request is repeated on every filter
+ERRORS = (KeyedShape("filters", "resource_name_filter", "filter_results", "error_code"),)
+
+
+@REGISTRY.handler(API_KEY, 1, 3, errors=ERRORS)
+def handle(core, ctx, request):
+    filters = request.filters
+    # Kafka's request parsing refuses an UNKNOWN (0) code, and the broker closes the connection
+    if any(0 in (f.resource_type_filter, f.pattern_type_filter, f.operation, f.permission_type)
+           for f in filters):
+        return Close("DeleteAcls: a filter has an UNKNOWN code, which Kafka cannot parse")
+    authorizer = authorizer_of(core)
+    if authorizer is None:
+        return _every(filters, errors.SECURITY_DISABLED, "No Authorizer is configured.")
+    denial = cluster_denial(authorizer, ctx, AclOperation.ALTER)
+    if denial is not None:
+        return _every(filters, errors.CLUSTER_AUTHORIZATION_FAILED, denial)
+    results = authorizer.acls.delete([
+        AclBindingFilter(f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter,
+                         f.principal_filter, f.host_filter, f.operation, f.permission_type)
+        for f in filters])
+    return RESPONSE(throttle_time_ms=0, filter_results=[
+        RESPONSE.DeleteAclsFilterResult(
+            error_code=r.error_code, error_message=r.error_message, matching_acls=[
+                RESPONSE.DeleteAclsMatchingAcl(
+                    error_code=errors.NONE, error_message=None,
+                    resource_type=acl.resource_type, resource_name=acl.resource_name,
+                    pattern_type=acl.pattern_type, principal=acl.principal, host=acl.host,
+                    operation=acl.operation, permission_type=acl.permission_type)
+                for acl in r.deleted])
+        for r in results])
+
+
+def _every(filters, code: int, message: str):
+    return RESPONSE(throttle_time_ms=0, filter_results=[
+        RESPONSE.DeleteAclsFilterResult(error_code=code, error_message=message,
+                                        matching_acls=[])
+        for _ in filters])
