@@ -42,7 +42,9 @@ MOCKBROKER_ONLY = {
     "lifecycle": "brokers stopped, restarted or members expired on command",
     "shared-kafka": "changes what every test on a shared Kafka relies on (an internal topic)",
     "beyond-kafka": "behaviour mockbroker adds on purpose, documented at the test",
+    "security": "SASL and TLS listeners, which the Kafka target (PLAINTEXT only) does not run",
     "mockbroker": "mockbroker's own interfaces (the HTTP API, its CLI, its view of the cluster)",
+    "security": "SASL or TLS listeners, where the Kafka target has a PLAINTEXT listener only",
 }
 #: broker settings of both targets
 SETTINGS = {

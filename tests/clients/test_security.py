@@ -1,0 +1,286 @@
+"""The Python clients configured as production clients are: SASL_PLAINTEXT and SASL_SSL with
+PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER, and SSL with and without a client
+certificate.  Each produces keyed records with headers, consumes them in a group and commits;
+a wrong password or a refused certificate is reported by the client at once.
+
+These run on mockbroker alone: the Kafka target serves a PLAINTEXT listener only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import time
+import uuid
+
+import confluent_kafka as ck
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.abc import AbstractTokenProvider
+from aiokafka.helpers import create_ssl_context
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import KafkaTimeoutError
+from kafka.net.sasl.oauth import AbstractTokenProvider as KpTokenProvider
+
+from mockbroker import MockCluster
+from mockbroker.core.security.mechanisms import unsecured_token
+from tests.clients.helpers import RDKAFKA_LOG, wait_for
+
+pytestmark = pytest.mark.mockbroker_only("security")
+
+USERS = {"alice": "secret", "bob": "hunter2"}
+SASL = [(protocol, mechanism) for protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+        for mechanism in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")]
+RECORDS = [(f"k{i}".encode(), f"v{i}".encode(), [("seq", str(i).encode())]) for i in range(3)]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with MockCluster(listeners=["SASL_PLAINTEXT", "SASL_SSL", "SSL"], users=USERS) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def mtls_cluster():
+    with MockCluster(security_protocol="SSL", ssl_client_auth="required") as cluster:
+        yield cluster
+
+
+def topic_in(cluster: MockCluster) -> str:
+    name = f"secure-{uuid.uuid4().hex[:8]}"
+    cluster.admin.create_topic(name, 1)
+    return name
+
+
+def token(principal: str = "alice", lifetime_ms: int = 3_600_000) -> str:
+    return unsecured_token(principal, expires_ms=int(time.time() * 1000) + lifetime_ms)
+
+
+# -- confluent-kafka (librdkafka) -------------------------------------------------------------
+
+def ck_config(cluster: MockCluster, protocol: str, mechanism: str | None = None,
+              password: str = "secret") -> dict:
+    conf = {"bootstrap.servers": cluster.bootstrap_for(protocol),
+            "security.protocol": protocol, "logger": RDKAFKA_LOG}
+    if protocol.endswith("SSL"):
+        conf["ssl.ca.location"] = cluster.ssl_ca_location
+    if mechanism == "OAUTHBEARER":
+        conf.update({"sasl.mechanism": mechanism, "enable.sasl.oauthbearer.unsecure.jwt": True,
+                     "sasl.oauthbearer.config": "principal=alice"})
+    elif mechanism is not None:
+        conf.update({"sasl.mechanism": mechanism, "sasl.username": "alice",
+                     "sasl.password": password})
+    return conf
+
+
+def ck_round_trip(conf: dict, topic: str) -> tuple[list, int]:
+    """Produce RECORDS, consume them in a group and commit: (what was read, committed)."""
+    producer = ck.Producer(conf)
+    failures = []
+    for key, value, headers in RECORDS:
+        producer.produce(topic, value, key, headers=headers,
+                         on_delivery=lambda err, _: err and failures.append(err))
+    assert producer.flush(30) == 0 and not failures, failures
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    consumer = ck.Consumer(dict(conf, **{"group.id": group, "auto.offset.reset": "earliest",
+                                         "enable.auto.commit": False}))
+    try:
+        consumer.subscribe([topic])
+        read = []
+
+        def drained():
+            msg = consumer.poll(0.5)
+            if msg is not None:
+                assert msg.error() is None, msg.error()
+                read.append((msg.key(), msg.value(), msg.headers()))
+            return len(read) == len(RECORDS)
+        wait_for(drained, "the records")
+        consumer.commit(asynchronous=False)
+        [committed] = consumer.committed([ck.TopicPartition(topic, 0)], timeout=10)
+        return read, committed.offset
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("protocol, mechanism", SASL)
+def test_confluent_kafka_over_sasl(cluster, protocol, mechanism):
+    read, committed = ck_round_trip(ck_config(cluster, protocol, mechanism), topic_in(cluster))
+    assert read == [(k, v, h) for k, v, h in RECORDS]
+    assert committed == 3
+
+
+def test_confluent_kafka_over_ssl_without_a_client_certificate(cluster):
+    read, committed = ck_round_trip(ck_config(cluster, "SSL"), topic_in(cluster))
+    assert [v for _, v, _ in read] == [b"v0", b"v1", b"v2"] and committed == 3
+
+
+def test_confluent_kafka_with_a_client_certificate(mtls_cluster):
+    certificate = mtls_cluster.client_certificate("CN=orders-app,OU=payments")
+    conf = dict(ck_config(mtls_cluster, "SSL"), **{
+        "ssl.certificate.location": certificate.cert_location,
+        "ssl.key.location": certificate.key_location})
+    read, committed = ck_round_trip(conf, topic_in(mtls_cluster))
+    assert [v for _, v, _ in read] == [b"v0", b"v1", b"v2"] and committed == 3
+
+
+def ck_first_error(conf: dict) -> ck.KafkaError:
+    """The error librdkafka reports first for a producer that cannot get in."""
+    errors: list[ck.KafkaError] = []
+    producer = ck.Producer(dict(conf, error_cb=errors.append))
+    producer.produce("anything", b"v")
+
+    def reported():
+        producer.poll(0.2)
+        return errors
+    wait_for(reported, "the client to report why it cannot connect")
+    producer.purge()
+    return errors[0]
+
+
+@pytest.mark.parametrize("mechanism, message", [
+    ("PLAIN", "Authentication failed: Invalid username or password"),
+    ("SCRAM-SHA-512", "Authentication failed during authentication due to invalid credentials "
+                      "with SASL mechanism SCRAM-SHA-512"),
+])
+def test_confluent_kafka_reports_a_wrong_password_at_once(cluster, mechanism, message):
+    error = ck_first_error(ck_config(cluster, "SASL_SSL", mechanism, password="wrong"))
+    assert error.code() == ck.KafkaError._AUTHENTICATION
+    assert message in error.str()
+
+
+def test_confluent_kafka_reports_a_mechanism_the_broker_does_not_offer():
+    with MockCluster(security_protocol="SASL_PLAINTEXT", users=USERS,
+                     sasl_mechanisms=["SCRAM-SHA-256"]) as cluster:
+        error = ck_first_error(ck_config(cluster, "SASL_PLAINTEXT", "PLAIN"))
+    assert error.code() == ck.KafkaError._AUTHENTICATION
+    assert "PLAIN" in error.str() and "SCRAM-SHA-256" in error.str()
+
+
+def test_a_client_without_a_certificate_is_refused_when_one_is_required(mtls_cluster):
+    error = ck_first_error(ck_config(mtls_cluster, "SSL"))
+    assert error.code() in (ck.KafkaError._TRANSPORT, ck.KafkaError._SSL,
+                            ck.KafkaError._ALL_BROKERS_DOWN), error
+
+
+def test_a_sasl_client_on_a_plaintext_listener_is_told_sasl_is_not_enabled():
+    with MockCluster() as cluster:
+        conf = {"bootstrap.servers": cluster.bootstrap_servers,
+                "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                "sasl.username": "alice", "sasl.password": "secret", "logger": RDKAFKA_LOG}
+        error = ck_first_error(conf)
+    # the handshake is answered ILLEGAL_SASL_STATE, which librdkafka reports, not retried on
+    assert error.code() == ck.KafkaError._AUTHENTICATION, error
+
+
+# -- kafka-python ---------------------------------------------------------------------------
+
+class KpToken(KpTokenProvider):
+    def token(self):
+        return token()
+
+
+def kp_config(cluster: MockCluster, protocol: str, mechanism: str | None = None,
+              password: str = "secret") -> dict:
+    conf = {"bootstrap_servers": cluster.bootstrap_for(protocol), "security_protocol": protocol}
+    if protocol.endswith("SSL"):
+        conf["ssl_cafile"] = cluster.ssl_ca_location
+    if mechanism == "OAUTHBEARER":
+        conf.update(sasl_mechanism=mechanism, sasl_oauth_token_provider=KpToken())
+    elif mechanism is not None:
+        conf.update(sasl_mechanism=mechanism, sasl_plain_username="alice",
+                    sasl_plain_password=password)
+    return conf
+
+
+@pytest.mark.parametrize("protocol, mechanism", SASL)
+def test_kafka_python_over_sasl(cluster, protocol, mechanism):
+    conf, topic = kp_config(cluster, protocol, mechanism), topic_in(cluster)
+    producer = KafkaProducer(**conf)
+    try:
+        for key, value, headers in RECORDS:
+            producer.send(topic, value, key, headers=headers).get(30)
+    finally:
+        producer.close(5)
+    consumer = KafkaConsumer(topic, group_id=f"g-{uuid.uuid4().hex[:8]}",
+                             auto_offset_reset="earliest", enable_auto_commit=False, **conf)
+    try:
+        read = []
+        wait_for(lambda: read.extend(
+            (r.key, r.value, r.headers) for batch in consumer.poll(500).values()
+            for r in batch) or len(read) == len(RECORDS), "the records")
+        consumer.commit()
+        assert read == [(k, v, h) for k, v, h in RECORDS]
+        assert consumer.committed(TopicPartition(topic, 0)) == 3
+    finally:
+        consumer.close()
+
+
+def test_kafka_python_logs_a_wrong_password_and_gives_up(cluster, caplog):
+    caplog.set_level(logging.ERROR, logger="kafka")
+    with pytest.raises(KafkaTimeoutError):
+        KafkaProducer(max_block_ms=3000,
+                      **kp_config(cluster, "SASL_PLAINTEXT", "PLAIN", password="wrong"))
+    assert "Authentication failed: Invalid username or password" in caplog.text
+
+
+# -- aiokafka -------------------------------------------------------------------------------
+
+class AioToken(AbstractTokenProvider):
+    async def token(self):
+        return token()
+
+
+def aio_config(cluster: MockCluster, protocol: str, mechanism: str) -> dict:
+    conf = {"bootstrap_servers": cluster.bootstrap_for(protocol), "security_protocol": protocol,
+            "sasl_mechanism": mechanism}
+    if protocol.endswith("SSL"):
+        conf["ssl_context"] = create_ssl_context(cafile=cluster.ssl_ca_location)
+    if mechanism == "OAUTHBEARER":
+        conf["sasl_oauth_token_provider"] = AioToken()
+    else:
+        conf.update(sasl_plain_username="alice", sasl_plain_password="secret")
+    return conf
+
+
+@pytest.mark.parametrize("protocol, mechanism", SASL)
+def test_aiokafka_over_sasl(cluster, protocol, mechanism):
+    conf, topic = aio_config(cluster, protocol, mechanism), topic_in(cluster)
+
+    async def run():
+        producer = AIOKafkaProducer(**conf)
+        await producer.start()
+        try:
+            for key, value, headers in RECORDS:
+                await producer.send_and_wait(topic, value, key=key, headers=headers)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(topic, group_id=f"g-{uuid.uuid4().hex[:8]}",
+                                    auto_offset_reset="earliest", enable_auto_commit=False,
+                                    **conf)
+        await consumer.start()
+        try:
+            read = []
+            while len(read) < len(RECORDS):
+                batches = await asyncio.wait_for(consumer.getmany(timeout_ms=500), 30)
+                read += [(r.key, r.value, list(r.headers)) for rs in batches.values()
+                         for r in rs]
+            await consumer.commit()
+            from aiokafka import TopicPartition as AioTopicPartition
+            return read, await consumer.committed(AioTopicPartition(topic, 0))
+        finally:
+            await consumer.stop()
+
+    read, committed = asyncio.run(run())
+    assert read == [(k, v, h) for k, v, h in RECORDS]
+    assert committed == 3
+
+
+def test_ssl_context_trusting_only_the_generated_ca_verifies_the_broker(cluster):
+    """The CA file is all a client needs: the broker's certificate names 127.0.0.1."""
+    host, port = cluster.bootstrap_for("SSL").rsplit(":", 1)
+    context = ssl.create_default_context(cafile=cluster.ssl_ca_location)
+    import socket
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        with context.wrap_socket(raw, server_hostname=host) as tls:
+            assert tls.version() in ("TLSv1.2", "TLSv1.3")
