@@ -14,6 +14,7 @@ REGISTRY = ApiRegistry()
 from mockbroker.handlers import (  # noqa: E402,F401
     add_offsets_to_txn,
     add_partitions_to_txn,
+    alter_user_scram_credentials,
     alter_configs,
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -33,6 +34,7 @@ from mockbroker.handlers import (  # noqa: E402,F401
     describe_producers,
     describe_topic_partitions,
     describe_transactions,
+    describe_user_scram_credentials,
     end_txn,
     fetch,
     find_coordinator,

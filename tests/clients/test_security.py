@@ -284,3 +284,43 @@ def test_ssl_context_trusting_only_the_generated_ca_verifies_the_broker(cluster)
     with socket.create_connection((host, int(port)), timeout=10) as raw:
         with context.wrap_socket(raw, server_hostname=host) as tls:
             assert tls.version() in ("TLSv1.2", "TLSv1.3")
+
+
+# -- SCRAM credentials through the Admin API ----------------------------------------------------
+
+def test_scram_credentials_are_described_altered_and_used_for_the_next_login(cluster):
+    from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
+                                       UserScramCredentialDeletion,
+                                       UserScramCredentialUpsertion)
+    admin = AdminClient(ck_config(cluster, "SASL_PLAINTEXT", "PLAIN"))
+    def described(user):
+        return admin.describe_user_scram_credentials([user])[user].result(30)
+
+    assert sorted((i.mechanism, i.iterations) for i in described("bob").scram_credential_infos) \
+        == [(ScramMechanism.SCRAM_SHA_256, 4096), (ScramMechanism.SCRAM_SHA_512, 4096)]
+
+    carol = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192)
+    futures = admin.alter_user_scram_credentials([
+        UserScramCredentialUpsertion("carol", carol, b"carols-secret", b"some-salt"),
+        UserScramCredentialDeletion("bob", ScramMechanism.SCRAM_SHA_512)])
+    for future in futures.values():
+        future.result(30)
+    assert [(i.mechanism, i.iterations) for i in described("carol").scram_credential_infos] \
+        == [(ScramMechanism.SCRAM_SHA_256, 8192)]
+    assert [i.mechanism for i in described("bob").scram_credential_infos] == \
+        [ScramMechanism.SCRAM_SHA_256]
+
+    conf = dict(ck_config(cluster, "SASL_PLAINTEXT", "SCRAM-SHA-256"),
+                **{"sasl.username": "carol", "sasl.password": "carols-secret"})
+    read, committed = ck_round_trip(conf, topic_in(cluster))
+    assert committed == 3
+    bob_512 = dict(ck_config(cluster, "SASL_PLAINTEXT", "SCRAM-SHA-512"),
+                   **{"sasl.username": "bob", "sasl.password": "hunter2"})
+    assert ck_first_error(bob_512).code() == ck.KafkaError._AUTHENTICATION
+
+    too_few = admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+        "dave", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 1000), b"pw")])
+    with pytest.raises(ck.KafkaException, match="Too few iterations"):
+        too_few["dave"].result(30)
+    with pytest.raises(ck.KafkaException, match="does not exist: nobody"):
+        described("nobody")

@@ -25,6 +25,9 @@ import secrets
 from dataclasses import dataclass
 from typing import Callable
 
+from wire.errors import (DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL,
+                         UNSUPPORTED_SASL_MECHANISM)
+
 PLAIN = "PLAIN"
 SCRAM_SHA_256 = "SCRAM-SHA-256"
 SCRAM_SHA_512 = "SCRAM-SHA-512"
@@ -38,6 +41,19 @@ SCRAM_MIN_ITERATIONS = 4096
 SCRAM_MAX_ITERATIONS = 16384
 #: the iterations credentials made from a ``users`` password get (Kafka's tools' default)
 SCRAM_DEFAULT_ITERATIONS = 4096
+
+
+#: SCRAM mechanisms by the type code the credentials APIs use, and back
+SCRAM_NAMES = {1: SCRAM_SHA_256, 2: SCRAM_SHA_512}
+SCRAM_TYPES = {name: code for code, name in SCRAM_NAMES.items()}
+
+
+def _check_scram_user(name: str, kind: int) -> tuple[int, str] | None:
+    if not name:
+        return UNACCEPTABLE_CREDENTIAL, "Username must not be empty"
+    if kind not in SCRAM_NAMES:
+        return UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"
+    return None
 
 
 class AuthenticationFailed(Exception):
@@ -92,6 +108,86 @@ class Credentials:
     def check_password(self, name: str, password: str) -> bool:
         expected = self.passwords.get(name)
         return expected is not None and hmac.compare_digest(expected.encode(), password.encode())
+
+    # -- the credentials APIs (DescribeUserScramCredentials, AlterUserScramCredentials) --------
+
+    def describe_scram(self, names: list[str] | None) -> list[tuple[str, int, str | None,
+                                                                    list[tuple[int, int]]]]:
+        """(user, error code, message, [(mechanism type, iterations)]) for each user asked
+        (every user with SCRAM credentials when ``names`` is empty), as Kafka describes them:
+        a user named twice is DUPLICATE_RESOURCE, one without credentials RESOURCE_NOT_FOUND."""
+        if not names:
+            wanted = {user: False for by_user in self.scram.values() for user in by_user}
+        else:
+            wanted = {}
+            for name in names:
+                wanted[name] = name in wanted
+        out = []
+        for user, twice in wanted.items():
+            if twice:
+                out.append((user, DUPLICATE_RESOURCE, "Cannot describe SCRAM credentials for "
+                            f"the same user twice in a single request: {user}", []))
+                continue
+            infos = [(SCRAM_TYPES[m], by_user[user].iterations)
+                     for m, by_user in self.scram.items() if user in by_user]
+            if infos:
+                out.append((user, 0, None, infos))
+            else:
+                out.append((user, RESOURCE_NOT_FOUND, "Attempt to describe a user credential "
+                            f"that does not exist: {user}", []))
+        return out
+
+    def alter_scram(self, deletions, upsertions) -> list[tuple[str, int, str | None]]:
+        """Apply what is valid of a request's ``deletions`` (name, mechanism type) and
+        ``upsertions`` (name, mechanism type, iterations, salt, salted password); (user, error
+        code, message) per user, with Kafka's rules: one change per user and request."""
+        errors: dict[str, tuple[int, str]] = {}
+        deleting: dict[str, tuple] = {}
+        upserting: dict[str, tuple] = {}
+        twice = (DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same "
+                                     "request")
+        for deletion in deletions:
+            name, kind = deletion[0], deletion[1]
+            if name in errors:
+                continue
+            if deleting.pop(name, None) is not None:
+                errors[name] = twice
+                continue
+            error = _check_scram_user(name, kind)
+            if error is None and name not in self.scram[SCRAM_NAMES[kind]]:
+                error = (RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does "
+                                             "not exist")
+            if error is None:
+                deleting[name] = deletion
+            else:
+                errors[name] = error
+        for upsertion in upsertions:
+            name, kind, iterations = upsertion[0], upsertion[1], upsertion[2]
+            if name in errors:
+                continue
+            if deleting.pop(name, None) is not None or upserting.pop(name, None) is not None:
+                errors[name] = twice
+                continue
+            error = _check_scram_user(name, kind)
+            if error is None and iterations < SCRAM_MIN_ITERATIONS:
+                error = (UNACCEPTABLE_CREDENTIAL, "Too few iterations")
+            elif error is None and iterations > SCRAM_MAX_ITERATIONS:
+                error = (UNACCEPTABLE_CREDENTIAL, "Too many iterations")
+            if error is None:
+                upserting[name] = upsertion
+            else:
+                errors[name] = error
+        results = []
+        for name, kind in deleting.values():
+            del self.scram[SCRAM_NAMES[kind]][name]
+            results.append((name, 0, None))
+        for name, kind, iterations, salt, salted in upserting.values():
+            mechanism = SCRAM_NAMES[kind]
+            self.scram[mechanism][name] = ScramCredential.from_salted_password(
+                mechanism, bytes(salt), bytes(salted), iterations)
+            results.append((name, 0, None))
+        results += [(name, code, message) for name, (code, message) in errors.items()]
+        return results
 
     def users(self) -> list[str]:
         names = set(self.passwords)

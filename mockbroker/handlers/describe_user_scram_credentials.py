@@ -1,0 +1,27 @@
+"""DescribeUserScramCredentials (key 50): which SCRAM mechanisms each user has credentials for,
+and with how many iterations (never salts or keys).  Needs DESCRIBE on the cluster when an
+authorizer is configured."""
+
+from __future__ import annotations
+
+from mockbroker.core.security.acls import AclOperation, authorizer_of, cluster_denial
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 50
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY, 0, 0)
+def handle(core, ctx, request):
+    authorizer = authorizer_of(core)
+    if authorizer is not None and cluster_denial(authorizer, ctx, AclOperation.DESCRIBE):
+        return RESPONSE(throttle_time_ms=0, error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
+                        error_message=None, results=[])
+    names = [u.name for u in request.users or ()]
+    results = [RESPONSE.DescribeUserScramCredentialsResult(
+        user=user, error_code=code, error_message=message,
+        credential_infos=[RESPONSE.CredentialInfo(mechanism=m, iterations=i) for m, i in infos])
+        for user, code, message, infos in core.security.credentials.describe_scram(names)]
+    return RESPONSE(throttle_time_ms=0, error_code=errors.NONE, error_message=None,
+                    results=results)
