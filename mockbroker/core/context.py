@@ -30,6 +30,8 @@ class RequestContext:
     principal: Principal = ANONYMOUS
     #: the name of the listener it came in on, whose endpoints the answers advertise
     listener: str = "PLAINTEXT"
+    #: the SASL mechanism its connection authenticated with (None without SASL)
+    mechanism: str | None = None
     #: an error a control rule injects into some partitions, for an API whose handler applies
     #: it itself (a Fetch in a session: see PartitionShape.handler_injects)
     injected: InjectedError | None = None

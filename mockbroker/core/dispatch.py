@@ -132,9 +132,11 @@ class Core:
         return outcome.map(lambda response: self._encode(header, response, logged))
 
     def _context(self, header: RequestHeader, conn: Connection) -> RequestContext:
+        sasl = conn.sasl
         return RequestContext(conn.broker_id, conn.connection_id, header.client_id,
                               header.api_version, self.clock.now_ms(), conn.client_host,
-                              principal=conn.who, listener=conn.listener)
+                              principal=conn.who, listener=conn.listener,
+                              mechanism=sasl.mechanism if sasl is not None else None)
 
     def _encode(self, header: RequestHeader, response: Any,
                 logged: LoggedRequest | None) -> bytes | Close:
@@ -179,6 +181,8 @@ class Core:
                 f"{API_NAMES.get(api_key, api_key)} v{version}")
         logged = self.requests.record(ctx.now_ms, ctx.broker_id, api_key, version,
                                       request.header.correlation_id, ctx.client_id)
+        logged.principal, logged.listener = str(ctx.principal), ctx.listener
+        logged.mechanism = ctx.mechanism
         try:
             rule, delay = None, 0
             if self.control:

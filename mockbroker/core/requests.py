@@ -35,6 +35,11 @@ class LoggedRequest:
     fault: int | None = None
     #: every rule that fired on it, chained delays included
     rules: list[int] = field(default_factory=list)
+    #: who sent it (User:ANONYMOUS before or without authentication)
+    principal: str = "User:ANONYMOUS"
+    #: the listener it came in on, and its SASL mechanism if it authenticated with one
+    listener: str = "PLAINTEXT"
+    mechanism: str | None = None
 
     def finish(self, response) -> None:
         if self.outcome != "pending":

@@ -397,3 +397,16 @@ def test_users_may_be_given_as_name_password_entries():
     settings = check_security({"users": ["alice:se:cret"], "super_users": "admin;User:ops"})
     assert settings.users == {"alice": "se:cret"}
     assert settings.super_users == ("User:admin", "User:ops")
+
+
+def test_the_request_log_names_each_requests_principal_listener_and_mechanism():
+    core = sasl_core()
+    client = Client(core)
+    client.handshake("SCRAM-SHA-512")
+    scram = ScramClient("SCRAM-SHA-512", "bob", "hunter2")
+    first = client.authenticate(scram.first())
+    client.authenticate(scram.final(first.auth_bytes))
+    client.metadata()
+    [entry] = [e for e in core.requests if e.api_key == METADATA]
+    assert (entry.principal, entry.listener, entry.mechanism) == (
+        "User:bob", "SASL_PLAINTEXT", "SCRAM-SHA-512")
