@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 READY = "mockbroker ready "
@@ -24,6 +24,8 @@ class ServedBroker:
     bootstrap: str
     admin: str
     pid: int
+    #: every field of the ready line (listeners=, ca=, token= when present)
+    ready: dict[str, str] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -39,7 +41,7 @@ def served(*flags: str, brokers: int = 1) -> Iterator[ServedBroker]:
         if not line.startswith(READY):
             raise SystemExit(f"mockbroker serve did not start (exit {proc.poll()}): {line!r}")
         fields = dict(part.split("=", 1) for part in line.split()[2:])
-        yield ServedBroker(fields["bootstrap"], fields["admin"], proc.pid)
+        yield ServedBroker(fields["bootstrap"], fields["admin"], proc.pid, fields)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
