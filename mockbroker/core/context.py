@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from mockbroker.core.security import ANONYMOUS, Principal
 
@@ -32,6 +32,8 @@ class RequestContext:
     listener: str = "PLAINTEXT"
     #: the SASL mechanism its connection authenticated with (None without SASL)
     mechanism: str | None = None
+    #: its connection's SASL session (None without SASL), for rules that end it
+    session: Any = None
     #: an error a control rule injects into some partitions, for an API whose handler applies
     #: it itself (a Fetch in a session: see PartitionShape.handler_injects)
     injected: InjectedError | None = None

@@ -19,12 +19,20 @@ requests, with a probability, a number of times (or until it is removed).  The a
   "Stop broker 1 when the third
   Fetch arrives" is ``{"api": "Fetch", "after": 2, "action": "stop_broker",
   "target_broker": 1}``.
+* ``expire_session``: the SASL session of the request's connection ends now (the request is
+  handled as usual): the connection's next request closes it, as Kafka closes a connection
+  whose session has expired, and the client connects and authenticates again.
 * ``hold_revocation``: a ConsumerGroupHeartbeat (the api may be left out) is handled as if
   its member still owned the partitions it is revoking, as a consumer slow to give them up
   would report them; match the member by ``client_id`` (and ``group``).  With ``count`` null
   it holds until the rule is removed, or until the member's rebalance timeout fences it.
 * ``callback`` (in-process only, :meth:`ControlTable.control`): a function sees the decoded
   request and answers it, asks for a disconnect, or passes.
+
+A rule may also match the ``principal`` a request comes from (``User:alice``): deny one
+principal with an error, or, on ``SaslAuthenticate``, refuse one principal's login (the
+exchange fails with the rule's error once the mechanism has named who is logging in; with no
+``principal``, the next login of anyone).
 
 ``delay_ms`` also delays the other actions.  Rules are tried in the order they were added; the
 first that picks a request applies, except that a ``chain`` rule (a broker's latency is one)
@@ -47,13 +55,14 @@ from mockbroker.core.deferred import Close, Deferred, later, never
 from mockbroker.core.context import InjectedError
 from mockbroker.core.errors import ApiException
 from mockbroker.core.request_names import named_groups, named_partitions, topic_name
+from mockbroker.core.security import Principal
 from wire import errors
 from wire.apis import API_NAMES, resolve_api
 
 #: what a rule does to the requests it picks
 ACTIONS = ("error", "delay", "drop", "disconnect", "stop_broker", "start_broker", "move_leader",
            "move_coordinator", "expire_member", "abort_transaction",
-           "move_transaction_coordinator", "hold_revocation", "callback")
+           "move_transaction_coordinator", "hold_revocation", "expire_session", "callback")
 #: the actions that change the cluster, then let the request be handled as usual
 CONTROL_ACTIONS = frozenset(ACTIONS[4:11])
 #: what each control action needs besides the match
@@ -66,7 +75,7 @@ _TARGETS = {"stop_broker": ("target_broker",), "start_broker": ("target_broker",
 log = logging.getLogger("mockbroker.control")
 CONSUMER_GROUP_HEARTBEAT = resolve_api("ConsumerGroupHeartbeat")
 _SPEC_KEYS = ("api", "action", "error", "count", "after", "broker", "topic", "partition",
-              "group", "client_id", "delay_ms", "probability", "chain", "target_broker",
+              "group", "client_id", "principal", "delay_ms", "probability", "chain", "target_broker",
               "target_topic", "target_partition", "target_group", "target_member",
               "target_transaction")
 
@@ -107,6 +116,8 @@ class Rule:
     client_id: str | None = None
     delay_ms: int = 0
     probability: float = 1.0
+    #: the principal whose requests it picks (``User:alice``)
+    principal: str | None = None
     #: a delay that adds up with the next rule that picks the request (a broker's latency)
     chain: bool = False
     target_broker: int | None = None
@@ -312,8 +323,16 @@ class ControlTable:
                 not 0 < probability <= 1:
             raise RuleError(f"probability must be a number above 0 and at most 1, "
                             f"got {probability!r}")
+        principal = _str(spec, "principal")
+        if principal is not None:
+            if ":" not in principal:
+                principal = f"User:{principal}"
+            try:
+                Principal.parse(principal)
+            except ValueError as exc:
+                raise RuleError(f"principal: {exc}") from None
         return Rule(0, action, api, None, count, after, broker, topic, partition, group,
-                    client_id, 0, float(probability))
+                    client_id, 0, float(probability), principal=principal)
 
     def _parse_targets(self, spec: dict, rule: Rule) -> None:
         rule.target_broker = _int(spec, "target_broker", minimum=0, default=None)
@@ -341,7 +360,7 @@ class ControlTable:
     # -- picking -----------------------------------------------------------------------------
 
     def pick(self, api_key: int, broker_id: int, client_id: str | None, body,
-             ) -> tuple[int, Rule | None, list[Rule]]:
+             principal: str | None = None) -> tuple[int, Rule | None, list[Rule]]:
         """For one request: (the delay of the chained rules that picked it, the rule that
         applies to it or None, every rule that fired).  Each is counted as fired."""
         names = groups = None
@@ -353,6 +372,8 @@ class ControlTable:
             if rule.broker is not None and rule.broker != broker_id:
                 continue
             if rule.client_id is not None and rule.client_id != client_id:
+                continue
+            if rule.principal is not None and rule.principal != principal:
                 continue
             if rule.topic is not None:
                 if names is None:
@@ -413,6 +434,13 @@ def apply(core, table: ControlTable, rule: Rule, handler, request, ctx):
         core.timers.call_later(rule.delay_ms,
                                lambda: closing.resolve(Close(f"rule {rule.id} disconnects")))
         return closing
+    if rule.action == "expire_session":
+        if ctx.session is not None and ctx.session.authenticated:
+            ctx.session.expires_ms = ctx.now_ms
+        else:
+            log.info("rule %d: expire_session did nothing: the connection has no SASL session",
+                     rule.id)
+        return later(core.timers, handler(core, ctx, body), rule.delay_ms)
     if rule.action == "hold_revocation":
         held = core.groups.consumer.holding_revocation(body)
         return later(core.timers, handler(core, ctx, held), rule.delay_ms)

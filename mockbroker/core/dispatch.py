@@ -119,8 +119,7 @@ class Core:
             if sasl.authenticated and sasl.expired(now):
                 return Deferred.resolved(Close("its SASL session expired"))
             if sasl.takes(frame):
-                return sasl.receive(frame, now, lambda request: self._handle(
-                    request, self._context(request.header, conn))[1])
+                return sasl.receive(frame, self, conn)
         try:
             request = wire.decode_request(frame)
         except (wire.UnsupportedVersionError, wire.UnknownApiKeyError) as exc:
@@ -136,7 +135,8 @@ class Core:
         return RequestContext(conn.broker_id, conn.connection_id, header.client_id,
                               header.api_version, self.clock.now_ms(), conn.client_host,
                               principal=conn.who, listener=conn.listener,
-                              mechanism=sasl.mechanism if sasl is not None else None)
+                              mechanism=sasl.mechanism if sasl is not None else None,
+                              session=sasl)
 
     def _encode(self, header: RequestHeader, response: Any,
                 logged: LoggedRequest | None) -> bytes | Close:
@@ -187,7 +187,7 @@ class Core:
             rule, delay = None, 0
             if self.control:
                 delay, rule, fired = self.control.pick(api_key, ctx.broker_id, ctx.client_id,
-                                                       request.body)
+                                                       request.body, str(ctx.principal))
                 logged.rules = [r.id for r in fired]
             if rule is None:
                 result = entry.handler(self, ctx, request.body)

@@ -410,3 +410,75 @@ def test_the_request_log_names_each_requests_principal_listener_and_mechanism():
     [entry] = [e for e in core.requests if e.api_key == METADATA]
     assert (entry.principal, entry.listener, entry.mechanism) == (
         "User:bob", "SASL_PLAINTEXT", "SCRAM-SHA-512")
+
+
+# -- control rules --------------------------------------------------------------------------------
+
+def login(core, user: str = "alice", password: str = "secret") -> Client:
+    client = Client(core)
+    client.handshake("PLAIN")
+    client.authenticate(plain(user, password))
+    return client
+
+
+def test_a_rule_fails_the_next_login_once():
+    core = sasl_core()
+    rule = core.control.add({"api": "SaslAuthenticate", "error": "SASL_AUTHENTICATION_FAILED"})
+    client = Client(core)
+    client.handshake("PLAIN")
+    outcome = client.authenticate(plain("alice", "secret"))
+    assert isinstance(outcome, Close)
+    assert (client.last.error_code, client.last.error_message) == (
+        errors.SASL_AUTHENTICATION_FAILED,
+        f"Authentication failed: rule {rule.id} refuses User:alice")
+    again = login(core)
+    assert again.conn.who == Principal("User", "alice") and again.metadata().brokers
+
+
+def test_a_rule_refuses_one_principals_logins_and_lets_the_others_in():
+    core = sasl_core()
+    core.control.add({"api": "SaslAuthenticate", "principal": "bob",
+                      "error": "SASL_AUTHENTICATION_FAILED", "count": None})
+    for _ in range(2):
+        client = Client(core)
+        client.handshake("SCRAM-SHA-256")
+        scram = ScramClient("SCRAM-SHA-256", "bob", "hunter2")
+        first = client.authenticate(scram.first())
+        assert isinstance(client.authenticate(scram.final(first.auth_bytes)), Close)
+    assert login(core).conn.who == Principal("User", "alice")
+
+
+def test_a_rule_denies_one_principal_an_api():
+    core = sasl_core()
+    core.control.add({"api": "ListGroups", "principal": "bob",
+                      "error": "CLUSTER_AUTHORIZATION_FAILED", "count": None})
+    bob, alice = login(core, "bob", "hunter2"), login(core)
+    for _ in range(2):
+        assert bob.send(16, 4, states_filter=[]).error_code == \
+            errors.CLUSTER_AUTHORIZATION_FAILED
+    assert alice.send(16, 4, states_filter=[]).error_code == errors.NONE
+
+
+def test_expire_session_ends_the_session_after_answering():
+    core = sasl_core()
+    client = login(core)
+    core.control.add({"api": "Metadata", "action": "expire_session"})
+    assert client.metadata().brokers  # answered
+    outcome = client.metadata()
+    assert isinstance(outcome, Close) and "expired" in outcome.reason
+    assert login(core).metadata().brokers  # a new connection logs in again
+
+
+def test_sasl_requests_go_into_the_request_log_with_their_outcome():
+    core = sasl_core()
+    login(core)
+    failed = Client(core)
+    failed.handshake("PLAIN")
+    failed.authenticate(plain("alice", "nope"))
+    logged = [(e.api_key, e.outcome, e.error_code, e.mechanism) for e in core.requests
+              if e.api_key in (HANDSHAKE, AUTHENTICATE)]
+    assert logged == [
+        (HANDSHAKE, "answered", errors.NONE, "PLAIN"),
+        (AUTHENTICATE, "answered", errors.NONE, "PLAIN"),
+        (HANDSHAKE, "answered", errors.NONE, "PLAIN"),
+        (AUTHENTICATE, "disconnected", errors.SASL_AUTHENTICATION_FAILED, "PLAIN")]

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import enum
 import struct
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import wire
-from mockbroker.core.deferred import Close, Deferred
-from mockbroker.core.error_responses import CannotExpress, error_response
+from mockbroker.core.deferred import Close, Deferred, later
+from mockbroker.core.error_responses import CannotExpress, error_response, first_error
 from mockbroker.core.security import Principal
 from mockbroker.core.security.mechanisms import (OAUTHBEARER, PLAIN, SCRAM_HASHES,
                                                  AuthenticationFailed, Exchange,
@@ -37,6 +37,7 @@ from wire import errors
 from wire.apis import API_NAMES
 
 if TYPE_CHECKING:
+    from mockbroker.core.dispatch import Connection, Core
     from mockbroker.core.security.config import Security
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
@@ -93,11 +94,12 @@ class SaslSession:
             return True
         return False
 
-    def receive(self, frame: bytes, now_ms: int,
-                serve: Callable[[wire.Request], Deferred]) -> Deferred:
+    def receive(self, frame: bytes, core: "Core", conn: "Connection") -> Deferred:
         """The answer to one frame while authenticating: encoded response bytes, or a
-        :class:`Close` (carrying a last answer when Kafka sends one before closing).
-        ``serve`` answers an ApiVersions request as the handlers do."""
+        :class:`Close` (carrying a last answer when Kafka sends one before closing).  ApiVersions
+        is answered by the core as usual; SaslHandshake and SaslAuthenticate go into the request
+        log, and control rules on SaslAuthenticate apply (see :meth:`_ruled`)."""
+        now_ms = core.clock.now_ms()
         if self.state is State.AUTHENTICATE and self.bare_tokens:
             return self._bare_token(frame, now_ms)
         if self.state is State.BAD_MECHANISM:
@@ -107,10 +109,21 @@ class SaslSession:
         except (wire.UnsupportedVersionError, wire.UnknownApiKeyError, wire.DecodeError) as exc:
             return self._fail(f"invalid request during SASL {self._doing()} ({exc})")
         api_key, header = request.api_key, request.header
+        if api_key == API_VERSIONS and self.state is State.FIRST:
+            self.state = State.HANDSHAKE
+            return core.handle(request, core._context(header, conn)).map(
+                lambda response: _encode(header, response))
+        logged = core.requests.record(now_ms, conn.broker_id, api_key, header.api_version,
+                                      header.correlation_id, header.client_id)
+        logged.principal, logged.listener = str(conn.who), conn.listener
+        outcome = self._answer(request, core, conn, now_ms)
+        outcome.add_callback(lambda value: self._logged(logged, api_key, header, value))
+        return outcome
+
+    def _answer(self, request: wire.Request, core: "Core", conn: "Connection",
+                now_ms: int) -> Deferred:
+        api_key = request.api_key
         if self.state in (State.FIRST, State.HANDSHAKE):
-            if api_key == API_VERSIONS and self.state is State.FIRST:
-                self.state = State.HANDSHAKE
-                return serve(request).map(lambda response: _encode(header, response))
             if api_key != SASL_HANDSHAKE:
                 return self._fail(f"Unexpected Kafka request of type {_name(api_key)} during "
                                   f"SASL handshake.")
@@ -118,7 +131,25 @@ class SaslSession:
         if api_key != SASL_AUTHENTICATE:
             return self._fail(f"Unexpected Kafka request of type {_name(api_key)} during SASL "
                               f"authentication.", _illegal_state(request))
-        return self._authenticate(request, now_ms)
+        return self._authenticate(request, now_ms, core, conn)
+
+    def _logged(self, logged, api_key: int, header, value) -> None:
+        logged.mechanism = self.mechanism
+        if isinstance(value, Close):
+            logged.outcome = "disconnected"
+            if value.answer is not None:
+                try:
+                    _, body = wire.decode_response(api_key, header.api_version, value.answer[4:])
+                    logged.error_code = first_error(body)
+                except wire.DecodeError:
+                    pass
+            return
+        logged.outcome = "answered"
+        try:
+            _, body = wire.decode_response(api_key, header.api_version, value[4:])
+            logged.error_code = first_error(body)
+        except wire.DecodeError:
+            pass
 
     # -- steps -----------------------------------------------------------------------------------
 
@@ -152,20 +183,49 @@ class SaslSession:
             return OAuthBearerExchange(security.token_validator, security.clock.now_ms)
         raise ValueError(f"no exchange for {mechanism}")  # enabled mechanisms are checked
 
-    def _authenticate(self, request: wire.Request, now_ms: int) -> Deferred:
+    def _authenticate(self, request: wire.Request, now_ms: int, core: "Core",
+                      conn: "Connection") -> Deferred:
         header = request.header
         response = wire.response_class(SASL_AUTHENTICATE)
         if header.api_version > 0:
             self.can_reauthenticate = True
         try:
             token = self._step(bytes(request.body.auth_bytes or b""))
+            refused, delay = self._ruled(request, core, conn) if self.exchange.done \
+                else (None, 0)
         except AuthenticationFailed as exc:
             answer = response(error_code=errors.SASL_AUTHENTICATION_FAILED,
                               error_message=str(exc), auth_bytes=b"", session_lifetime_ms=0)
             return self._fail(str(exc), (header, answer))
-        lifetime = self._complete(now_ms) if self.exchange.done else 0
-        return _answer(header, response(error_code=errors.NONE, error_message=None,
-                                        auth_bytes=token, session_lifetime_ms=lifetime))
+        if refused is None:
+            lifetime = self._complete(now_ms) if self.exchange.done else 0
+            refused = _answer(header, response(error_code=errors.NONE, error_message=None,
+                                               auth_bytes=token, session_lifetime_ms=lifetime))
+        return later(core.timers, refused, delay) if delay else refused
+
+    def _ruled(self, request: wire.Request, core: "Core",
+               conn: "Connection") -> tuple[Deferred | None, int]:
+        """What control rules on SaslAuthenticate make of a login that has just succeeded:
+        (the answer instead, or None to let it through; how long the answer waits).  A rule
+        refuses it with its error (``error``), cuts it off (``disconnect``) or delays it."""
+        if not core.control:
+            return None, 0
+        who = f"User:{self.exchange.principal_name}"
+        delay, rule, _ = core.control.pick(SASL_AUTHENTICATE, conn.broker_id,
+                                           request.header.client_id, request.body, who)
+        if rule is None:
+            return None, delay
+        delay += rule.delay_ms
+        if rule.action == "disconnect":
+            self.state = State.FAILED
+            return Deferred.resolved(Close(f"rule {rule.id} disconnects")), delay
+        if rule.action == "error":
+            message = f"Authentication failed: rule {rule.id} refuses {who}"
+            answer = wire.response_class(SASL_AUTHENTICATE)(
+                error_code=rule.error, error_message=message, auth_bytes=b"",
+                session_lifetime_ms=0)
+            return self._fail(message, (request.header, answer)), delay
+        return None, delay
 
     def _bare_token(self, frame: bytes, now_ms: int) -> Deferred:
         try:
