@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from mockbroker.core.cluster import Cluster
+from mockbroker.core.config.alter import AlterResource, alter
+from mockbroker.core.config.values import OpType, ResourceType as ConfigResource
+from mockbroker.core.security.acls import AclOperation
+from mockbroker.core.security.authorize import MESSAGES, access
 from wire import errors
 
 
@@ -51,3 +55,53 @@ def find_topic(cluster: Cluster, by_id: bool, name: str | None, topic_id):
     if by_id:
         return cluster.topics_by_id.get(topic_id), errors.UNKNOWN_TOPIC_ID
     return cluster.topics.get(name), errors.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def alter_configs(core, ctx, resources: list[AlterResource], *, incremental: bool,
+                  validate_only: bool) -> list[tuple[int, str | None]]:
+    """(Incremental)AlterConfigs with Kafka's authorization: each resource's (error code,
+    message), in request order.
+
+    A resource needs ALTER_CONFIGS (a broker's or a client-metrics one on the cluster, a
+    topic's or a group's on itself); one the principal may not alter is refused with
+    CLUSTER_/TOPIC_/GROUP_AUTHORIZATION_FAILED and Kafka's message and is left as it was, unless
+    the broker's own checks (ConfigAdminManager's, before the request goes to the controller)
+    refuse it first: a resource named twice, a config named twice or without a value, and for
+    a broker the broker id and the values themselves."""
+    acl = access(core, ctx)
+    named: dict[tuple[int, str], int] = {}
+    for r in resources:
+        named[(r.resource_type, r.resource_name)] = named.get((r.resource_type,
+                                                               r.resource_name), 0) + 1
+    refused: dict[int, tuple[int, str | None]] = {}
+    for i, r in enumerate(resources):
+        if named[(r.resource_type, r.resource_name)] > 1:
+            continue  # alter() refuses both
+        denial = acl.config_denial(AclOperation.ALTER_CONFIGS, r.resource_type,
+                                   r.resource_name, broker_logger=False)
+        if denial is not None:
+            refused[i] = _broker_checks(core, ctx, r, incremental) or \
+                (denial, MESSAGES[denial])
+    allowed = [r for i, r in enumerate(resources) if i not in refused]
+    outcome = iter(alter(core.cluster, allowed, ctx.broker_id, incremental=incremental,
+                         validate_only=validate_only))
+    return [refused[i] if i in refused else next(outcome) for i in range(len(resources))]
+
+
+def _broker_checks(core, ctx, resource: AlterResource,
+                   incremental: bool) -> tuple[int, str | None] | None:
+    """What the broker refuses in a resource before it is authorized, or None."""
+    names = [c[0] for c in resource.configs]
+    if len(set(names)) != len(names):
+        return errors.INVALID_REQUEST, "Error due to duplicate config keys"
+    nulls = [c[0] for c in resource.configs
+             if (c[1] != OpType.DELETE and c[2] is None if incremental else c[1] is None)]
+    if nulls:
+        return errors.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls)
+    if resource.resource_type == ConfigResource.BROKER:
+        # the broker id and the values: checked without changing anything
+        (code, message), = alter(core.cluster, [resource], ctx.broker_id,
+                                 incremental=incremental, validate_only=True)
+        if code != errors.NONE:
+            return code, message
+    return None

@@ -1,11 +1,15 @@
 """AlterConfigs (key 33), the legacy form: each resource's dynamic configs are replaced by
-exactly those sent (a topic config left out goes back to its default)."""
+exactly those sent (a topic config left out goes back to its default).
+
+With an authorizer each resource needs ALTER_CONFIGS (ControllerApis' check): see
+:func:`mockbroker.handlers._common.alter_configs`."""
 
 from __future__ import annotations
 
-from mockbroker.core.config.alter import AlterResource, alter
+from mockbroker.core.config.alter import AlterResource
 from mockbroker.core.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import alter_configs
 from wire import response_class
 
 API_KEY = 33
@@ -20,8 +24,8 @@ def handle(core, ctx, request):
     resources = [AlterResource(r.resource_type, r.resource_name,
                                [(c.name, c.value) for c in r.configs])
                  for r in request.resources]
-    outcome = alter(core.cluster, resources, ctx.broker_id, incremental=False,
-                    validate_only=request.validate_only)
+    outcome = alter_configs(core, ctx, resources, incremental=False,
+                            validate_only=request.validate_only)
     return RESPONSE(throttle_time_ms=0, responses=[
         RESPONSE.AlterConfigsResourceResponse(error_code=code, error_message=message,
                                               resource_type=r.resource_type,

@@ -3,12 +3,19 @@ and ``kafka-consumer-groups.sh --describe`` see them: state, group and assignmen
 assignor, and each member's epoch, subscription, current and target assignment, and whether it
 uses the classic protocol.  A group this
 coordinator does not have, or one of another type, is GROUP_ID_NOT_FOUND with Kafka's message.
+
+With an authorizer (KafkaApis' checks): each group needs DESCRIBE, else it comes first as
+GROUP_AUTHORIZATION_FAILED; the authorized operations asked for are the principal's; and a
+group whose members' assignments or target assignments name a topic the principal may not
+DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED with Kafka's message and no members.
 """
 
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.consumer.group import ConsumerGroup
+from mockbroker.core.security.acls import AclOperation as Op, ResourceType
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -18,6 +25,8 @@ RESPONSE = response_class(API_KEY)
 #: a consumer group, 1 for a member of the consumer protocol
 CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
 NO_OPERATIONS = -(1 << 31)
+#: KafkaApis' message for a group that shows topics the principal may not describe
+HIDDEN_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
 
 
 def _assignment(core, parts) -> object:
@@ -69,5 +78,28 @@ def _describe(core, ctx, group_id: str):
 
 @REGISTRY.handler(API_KEY, 0, 1)
 def handle(core, ctx, request):
+    acl = access(core, ctx)
+    if not acl.enforced:
+        return RESPONSE(throttle_time_ms=0, groups=[
+            _describe(core, ctx, group_id) for group_id in request.group_ids])
+    refused, groups = [], []
+    for group_id in request.group_ids:
+        if not acl.group(Op.DESCRIBE, group_id):
+            refused.append(RESPONSE.DescribedGroup(
+                group_id=group_id, error_code=errors.GROUP_AUTHORIZATION_FAILED))
+            continue
+        described = _describe(core, ctx, group_id)
+        if request.include_authorized_operations and described.error_code == errors.NONE:
+            described.authorized_operations = acl.operations(ResourceType.GROUP, group_id)
+        groups.append(described)
+    groups = refused + groups
+    shown = {tp.topic_name for g in groups for m in g.members
+             for a in (m.assignment, m.target_assignment) for tp in a.topic_partitions}
+    described_topics = acl.allowed(Op.DESCRIBE, ResourceType.TOPIC, shown)
     return RESPONSE(throttle_time_ms=0, groups=[
-        _describe(core, ctx, group_id) for group_id in request.group_ids])
+        g if all(tp.topic_name in described_topics for m in g.members
+                 for a in (m.assignment, m.target_assignment) for tp in a.topic_partitions)
+        else RESPONSE.DescribedGroup(group_id=g.group_id,
+                                     error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                                     error_message=HIDDEN_TOPICS, members=[])
+        for g in groups])

@@ -1,11 +1,17 @@
 """ConsumerGroupHeartbeat (key 68): a member of a KIP-848 consumer group joins, heartbeats and
 leaves (:mod:`mockbroker.core.groups.consumer`).  A refusal carries Kafka's error message;
-from version 1 the client makes its member id and may subscribe by regular expression."""
+from version 1 the client makes its member id and may subscribe by regular expression.
+
+With an authorizer (KafkaApis' checks): the member needs READ on the group, else
+GROUP_AUTHORIZATION_FAILED; a heartbeat naming its subscribed topics needs DESCRIBE on every one
+of them, else TOPIC_AUTHORIZATION_FAILED (neither with a message)."""
 
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.consumer.protocol import Heartbeat
+from mockbroker.core.security.acls import AclOperation as Op, ResourceType
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -15,6 +21,13 @@ RESPONSE = response_class(API_KEY)
 
 @REGISTRY.handler(API_KEY, 0, 1)
 def handle(core, ctx, request):
+    acl = access(core, ctx)
+    if not acl.group(Op.READ, request.group_id):
+        return _refused(errors.GROUP_AUTHORIZATION_FAILED)
+    if request.subscribed_topic_names:
+        names = set(request.subscribed_topic_names)
+        if len(acl.allowed(Op.DESCRIBE, ResourceType.TOPIC, names)) < len(names):
+            return _refused(errors.TOPIC_AUTHORIZATION_FAILED)
     owned = None
     if request.topic_partitions is not None:
         owned = {}
@@ -44,3 +57,9 @@ def handle(core, ctx, request):
     return RESPONSE(throttle_time_ms=0, error_code=errors.NONE, error_message=None,
                     member_id=result.member_id, member_epoch=result.member_epoch,
                     heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=assignment)
+
+
+def _refused(code: int):
+    """An authorization refusal: the error code alone (``getErrorResponse``)."""
+    return RESPONSE(throttle_time_ms=0, error_code=code, error_message=None, member_id=None,
+                    member_epoch=0, heartbeat_interval_ms=0, assignment=None)

@@ -1,10 +1,16 @@
 """CreatePartitions (key 37): add partitions to topics, with optional manual replica
-assignments, or only check that they could be added (``validate_only``)."""
+assignments, or only check that they could be added (``validate_only``).
+
+With an authorizer each topic needs ALTER (ControllerApis' check, after the duplicate check):
+one the principal may not alter answers TOPIC_AUTHORIZATION_FAILED with no message, whether it
+exists or not."""
 
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import once_each
 from wire import errors, response_class
@@ -19,10 +25,14 @@ ERRORS = (KeyedShape("topics", "name", "results", "name"),)
 @REGISTRY.handler(API_KEY, 0, 3, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
+    acl = access(core, ctx)
     results = []
     for topic, repeated in once_each(request.topics):
         if repeated:
             results.append(_result(topic.name, errors.INVALID_REQUEST, "Duplicate topic name."))
+            continue
+        if not acl.topic(Op.ALTER, topic.name):
+            results.append(_result(topic.name, errors.TOPIC_AUTHORIZATION_FAILED, None))
             continue
         assignments = None if topic.assignments is None else \
             [list(a.broker_ids) for a in topic.assignments]

@@ -7,6 +7,12 @@ partition count, replication factor and every config with its source; version 7 
 As Kafka does: a topic named twice in one request, or named ``__cluster_metadata``, is refused
 with INVALID_REQUEST, and a request that would create more than 10,000 partitions in all with
 POLICY_VIOLATION for every topic.
+
+With an authorizer (ControllerApis' checks): CREATE on the cluster allows every topic, else each
+topic needs CREATE on itself or answers TOPIC_AUTHORIZATION_FAILED ("Authorization failed."),
+after the duplicate and ``__cluster_metadata`` refusals; only the topics allowed count towards
+the partition limit.  A topic created without DESCRIBE_CONFIGS on it shows no configs, partition
+count or replication factor, and ``topic_config_error_code`` TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from __future__ import annotations
 from mockbroker.core.config.topic import created_topic_configs
 from mockbroker.core.errors import ApiException
 from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.security.acls import AclOperation as Op, ResourceType
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import once_each
 from wire import errors, response_class
@@ -33,9 +41,12 @@ ERRORS = (KeyedShape("topics", "name", "topics", "name"),)
 def handle(core, ctx, request):
     cluster = core.cluster
     names = [t.name for t in request.topics]
+    acl = access(core, ctx)
+    creatable = set(names) if acl.cluster(Op.CREATE) else \
+        acl.allowed(Op.CREATE, ResourceType.TOPIC, names)
     total = sum(len(t.assignments) if t.assignments else
                 (cluster.settings["num_partitions"] if t.num_partitions == -1 else
-                 max(t.num_partitions, 0)) for t in request.topics)
+                 max(t.num_partitions, 0)) for t in request.topics if t.name in creatable)
     if total > MAX_PARTITIONS_PER_REQUEST:
         return RESPONSE(throttle_time_ms=0, topics=[_failed(
             name, errors.POLICY_VIOLATION, "Excessively large number of partitions per request.")
@@ -49,6 +60,10 @@ def handle(core, ctx, request):
             results.append(_failed(topic.name, errors.INVALID_REQUEST, "Creation of internal "
                                    f"topic {CLUSTER_METADATA_TOPIC} is prohibited."))
             continue
+        if topic.name not in creatable:
+            results.append(_failed(topic.name, errors.TOPIC_AUTHORIZATION_FAILED,
+                                   "Authorization failed."))
+            continue
         try:
             created = cluster.create_topic(
                 topic.name, topic.num_partitions, topic.replication_factor,
@@ -57,6 +72,12 @@ def handle(core, ctx, request):
                 validate_only=request.validate_only)
         except ApiException as exc:
             results.append(_failed(topic.name, exc.error_code, exc.message or None))
+            continue
+        if not acl.topic(Op.DESCRIBE_CONFIGS, topic.name):
+            results.append(RESPONSE.CreatableTopicResult(
+                name=topic.name, topic_id=created.topic_id, error_code=errors.NONE,
+                error_message=None, topic_config_error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                num_partitions=-1, replication_factor=-1, configs=[]))
             continue
         results.append(RESPONSE.CreatableTopicResult(
             name=topic.name, topic_id=created.topic_id, error_code=errors.NONE,

@@ -2,12 +2,17 @@
 
 Offset -1 means the high watermark.  Every replica of a mock partition is in sync, so the
 answer comes at once with the new low watermark (the log start offset).
+
+With an authorizer each topic needs DELETE (KafkaApis' check): the partitions of one the
+principal may not delete from answer TOPIC_AUTHORIZATION_FAILED, whether it exists or not.
 """
 
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.error_responses import PartitionShape
+from mockbroker.core.security.acls import AclOperation as Op, ResourceType
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -24,6 +29,8 @@ ERRORS = PartitionShape("topics", "name", "partitions", "partition_index", "topi
 @REGISTRY.handler(API_KEY, 0, 2, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
+    deletable = access(core, ctx).allowed(Op.DELETE, ResourceType.TOPIC,
+                                          (t.name for t in request.topics))
     topics = []
     for topic in request.topics:
         partitions = []
@@ -31,6 +38,10 @@ def handle(core, ctx, request):
             out = RESPONSE.DeleteRecordsPartitionResult(
                 partition_index=p.partition_index, low_watermark=INVALID_LOW_WATERMARK,
                 error_code=errors.NONE)
+            if topic.name not in deletable:
+                out.error_code = errors.TOPIC_AUTHORIZATION_FAILED
+                partitions.append(out)
+                continue
             try:
                 out.low_watermark = cluster.delete_records(topic.name, p.partition_index,
                                                            p.offset, ctx.broker_id)

@@ -3,6 +3,13 @@
 As in Kafka 4 (KRaft), the controller does not refuse internal topics: deleting
 ``__consumer_offsets`` succeeds.  With ``delete.topic.enable=false`` every topic is refused
 (TOPIC_DELETION_DISABLED, or INVALID_REQUEST before version 3).
+
+With an authorizer (ControllerApis' checks): DELETE on the cluster allows every topic; else a
+topic named needs DESCRIBE, or it answers TOPIC_AUTHORIZATION_FAILED before its existence is
+looked at (one it may describe but that does not exist is unknown), and DELETE, or it answers
+the same.  A topic id that names a topic the principal may
+not delete answers TOPIC_AUTHORIZATION_FAILED with the topic's name only if it may DESCRIBE it
+(an unknown id is said as such).
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ import uuid
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import MESSAGES, access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -36,6 +45,9 @@ def handle(core, ctx, request):
         return RESPONSE(throttle_time_ms=0, responses=[
             _result(name, topic_id, code, "Topic deletion is disabled.")
             for name, topic_id in wanted])
+    acl = access(core, ctx)
+    every_topic = acl.cluster(Op.DELETE)
+    refused = errors.TOPIC_AUTHORIZATION_FAILED
     results = []
     names = [name for name, topic_id in wanted if name is not None and topic_id == ZERO_UUID]
     ids = [topic_id for name, topic_id in wanted if name is None and topic_id != ZERO_UUID]
@@ -56,6 +68,19 @@ def handle(core, ctx, request):
             results.append(_result(name, topic_id, errors.INVALID_REQUEST, message))
         else:
             answered.add((name, topic_id))
+            if not every_topic and name is not None:
+                # by name: DESCRIBE first (else nothing is said of the topic), then DELETE
+                if not acl.topic(Op.DESCRIBE, name) or \
+                        (name in cluster.topics and not acl.topic(Op.DELETE, name)):
+                    results.append(_result(name, topic_id, refused, MESSAGES[refused]))
+                    continue
+            elif not every_topic:
+                # by id: DELETE, and the name is shown only to who may DESCRIBE the topic
+                topic = cluster.topics_by_id.get(topic_id)
+                if topic is not None and not acl.topic(Op.DELETE, topic.name):
+                    shown = topic.name if acl.topic(Op.DESCRIBE, topic.name) else None
+                    results.append(_result(shown, topic_id, refused, MESSAGES[refused]))
+                    continue
             try:
                 if name is not None:
                     topic = cluster.delete_topic(name)

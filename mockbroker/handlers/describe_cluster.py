@@ -3,10 +3,13 @@
 Brokers that are stopped count as fenced: they are listed only when the request asks for
 fenced brokers (v2).  With no authorizer every operation is allowed, so when asked for the
 cluster's authorized operations the answer is all of those Kafka defines for a cluster.
+With an authorizer they are the principal's, or 0 when it may not DESCRIBE the cluster
+(Kafka's AuthHelper); the request itself is never refused.
 """
 
 from __future__ import annotations
 
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import CLUSTER_OPERATIONS, NO_OPERATIONS
 from mockbroker.handlers._common import address as _address
@@ -41,9 +44,12 @@ def handle(core, ctx, request):
     controller = cluster.controller_id
     if controller not in {b.broker_id for b in brokers}:
         controller = -1
+    operations = NO_OPERATIONS
+    if request.include_cluster_authorized_operations:
+        acl = access(core, ctx)
+        operations = acl.cluster_operations() if acl.enforced else CLUSTER_OPERATIONS
     return RESPONSE(
         throttle_time_ms=0, error_code=errors.NONE, error_message=None,
         endpoint_type=BROKER_ENDPOINT, cluster_id=cluster.cluster_id, controller_id=controller,
         brokers=brokers,
-        cluster_authorized_operations=CLUSTER_OPERATIONS
-        if request.include_cluster_authorized_operations else NO_OPERATIONS)
+        cluster_authorized_operations=operations)

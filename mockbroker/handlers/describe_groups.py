@@ -6,6 +6,11 @@ Stable group shows its protocol and each member's metadata for it; members' assi
 shown in every state (Kafka 4's ClassicGroupMember.describeNoMetadata keeps them).  A KIP-848
 consumer group is answered as Kafka 4 answers it here: Dead, with GROUP_ID_NOT_FOUND "is not a
 classic group" from v6 (ConsumerGroupDescribe describes it).
+
+With an authorizer (KafkaApis' check): each group needs DESCRIBE; the groups the principal may
+not describe come first, each GROUP_AUTHORIZATION_FAILED with nothing else
+(``DescribeGroupsResponse.groupError``), and the authorized operations asked for (v3+) are the
+principal's.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.classic.state import GroupState
 from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.security.acls import AclOperation as Op, ResourceType
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import NO_OPERATIONS
 from wire import errors, response_class
@@ -58,10 +65,20 @@ ERRORS = (KeyedShape("groups", None, "groups", "group_id"),)
 @REGISTRY.handler(API_KEY, 0, 6, errors=ERRORS)
 def handle(core, ctx, request):
     asked = ctx.api_version >= 3 and request.include_authorized_operations
-    groups = []
+    acl = access(core, ctx)
+    refused, groups = [], []
     for group_id in request.groups:
+        if not acl.group(Op.DESCRIBE, group_id):
+            refused.append(RESPONSE.DescribedGroup(
+                error_code=errors.GROUP_AUTHORIZATION_FAILED, group_id=group_id,
+                group_state="", protocol_type="", protocol_data="", members=[],
+                authorized_operations=NO_OPERATIONS))
+            continue
         described = _describe(core, ctx, group_id)
-        described.authorized_operations = GROUP_OPERATIONS \
-            if asked and described.error_code == errors.NONE else NO_OPERATIONS
+        operations = NO_OPERATIONS
+        if asked and described.error_code == errors.NONE:
+            operations = acl.operations(ResourceType.GROUP, group_id) if acl.enforced \
+                else GROUP_OPERATIONS
+        described.authorized_operations = operations
         groups.append(described)
-    return RESPONSE(groups=groups)
+    return RESPONSE(groups=refused + groups)

@@ -5,6 +5,9 @@ Total and usable bytes (v4+) are those of the file system holding the host's tem
 directory, where Kafka's default log dir lives: Kafka reports its log dir's file store
 (``getTotalSpace`` and ``getUsableSpace``), and tools show them as the disk's size and free
 space.  No replica lags (offset lag 0, never a future replica).
+
+With an authorizer the principal needs DESCRIBE on the cluster (KafkaApis' check), else the
+answer is CLUSTER_AUTHORIZATION_FAILED with no log dirs.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import shutil
 import tempfile
 
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -24,6 +29,9 @@ LOG_DIR = "/tmp/kafka-logs"
 @REGISTRY.handler(API_KEY, 1, 5, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
+    if not access(core, ctx).cluster(Op.DESCRIBE):
+        return RESPONSE(throttle_time_ms=0, error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
+                        results=[])
     wanted = None
     if request.topics is not None:
         wanted = {(t.topic, p) for t in request.topics for p in t.partitions}

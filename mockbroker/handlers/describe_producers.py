@@ -1,11 +1,18 @@
 """DescribeProducers (key 61): the idempotent and transactional producers a partition's leader
 knows (``kafka-transactions.sh describe-producers``, and finding hanging transactions): each
 one's epoch, last sequence and timestamp, the coordinator epoch of its last marker, and where
-its open transaction starts."""
+its open transaction starts.
+
+With an authorizer each topic needs READ (KafkaApis' check, after the name's validity): the
+partitions of one the principal may not read answer TOPIC_AUTHORIZATION_FAILED with Kafka's
+message, whether it exists or not."""
 
 from __future__ import annotations
 
 from mockbroker.core.replica import replica_error
+from mockbroker.core.names import topic_name_error
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import MESSAGES, access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -34,8 +41,16 @@ def _partition(core, ctx, partition, index: int):
 
 @REGISTRY.handler(API_KEY, 0, 0, names_topics=True)
 def handle(core, ctx, request):
+    acl = access(core, ctx)
     return RESPONSE(throttle_time_ms=0, topics=[
         RESPONSE.TopicResponse(name=t.name, partitions=[
             _partition(core, ctx, core.cluster.partition(t.name, index), index)
+            if topic_name_error(t.name) or acl.topic(Op.READ, t.name) else _refused(index)
             for index in t.partition_indexes])
         for t in request.topics])
+
+
+def _refused(index: int):
+    code = errors.TOPIC_AUTHORIZATION_FAILED
+    return RESPONSE.PartitionResponse(partition_index=index, error_code=code,
+                                      error_message=MESSAGES[code], active_producers=[])

@@ -5,6 +5,11 @@ Topics are answered in name order starting at the request's cursor; once
 are in the response, ``next_cursor`` says where the next page starts.  An empty topic list
 means every topic.  There is no ELR in a mock (every replica stays in sync), so the eligible
 leader replicas and last known ELR are empty.
+
+With an authorizer (Kafka's DescribeTopicPartitionsRequestHandler): every topic lists only the
+topics the principal may DESCRIBE; a topic named without DESCRIBE answers
+TOPIC_AUTHORIZATION_FAILED with a zero id, after the page (it takes no room in it); the
+authorized operations of the topics paged are the principal's.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import uuid
 
 from mockbroker.core.names import topic_name_error
 from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.security.acls import AclOperation as Op, ResourceType
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import NO_OPERATIONS, TOPIC_OPERATIONS
 from wire import errors, response_class
@@ -42,6 +49,11 @@ def handle(core, ctx, request):
                                      f"the cursor topic: {cursor.topic_name}")
     if cursor is not None and cursor.partition_index < 0:
         return _refused(request, "DescribeTopicPartitionsRequest cursor partition must be valid")
+    acl = access(core, ctx)
+    hidden = [name for name in names if not acl.topic(Op.DESCRIBE, name)]
+    names = [name for name in names if acl.topic(Op.DESCRIBE, name)]
+    operations = (lambda name: acl.operations(ResourceType.TOPIC, name)) if acl.enforced \
+        else (lambda name: TOPIC_OPERATIONS)
     remaining = max(min(MAX_PARTITIONS, request.response_partition_limit), 1)
     topics = []
     next_cursor = None
@@ -56,7 +68,7 @@ def handle(core, ctx, request):
                     error_code=errors.INVALID_TOPIC_EXCEPTION if topic_name_error(name)
                     else errors.UNKNOWN_TOPIC_OR_PARTITION,
                     name=name, topic_id=ZERO_UUID, is_internal=False, partitions=[],
-                    topic_authorized_operations=TOPIC_OPERATIONS))
+                    topic_authorized_operations=operations(name)))
             continue
         first = cursor.partition_index if cursor is not None and name == start_topic else 0
         upper = min(len(topic.partitions), first + remaining)
@@ -64,11 +76,16 @@ def handle(core, ctx, request):
         topics.append(RESPONSE.DescribeTopicPartitionsResponseTopic(
             error_code=errors.NONE, name=name, topic_id=topic.topic_id,
             is_internal=topic.internal, partitions=partitions,
-            topic_authorized_operations=TOPIC_OPERATIONS))
+            topic_authorized_operations=operations(name)))
         if upper < len(topic.partitions):
             next_cursor = RESPONSE.Cursor(topic_name=name, partition_index=upper)
             break
         remaining -= len(partitions)
+    if not every_topic:
+        topics += [RESPONSE.DescribeTopicPartitionsResponseTopic(
+            error_code=errors.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=ZERO_UUID,
+            is_internal=False, partitions=[], topic_authorized_operations=NO_OPERATIONS)
+            for name in hidden]
     return RESPONSE(throttle_time_ms=0, topics=topics, next_cursor=next_cursor)
 
 

@@ -2,12 +2,17 @@
 
 Version 5 is transaction version 2 (KIP-890): the coordinator bumps the producer's epoch as the
 transaction ends and answers with the producer id and epoch to use next.  Before version 2,
-PRODUCER_FENCED is said as INVALID_PRODUCER_EPOCH."""
+PRODUCER_FENCED is said as INVALID_PRODUCER_EPOCH.
+
+With an authorizer the producer needs WRITE on its transactional id (KafkaApis' check), else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED."""
 
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.transactions.coordinator import TV_0, TV_2
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -17,6 +22,9 @@ RESPONSE = response_class(API_KEY)
 
 @REGISTRY.handler(API_KEY, 0, 5)
 def handle(core, ctx, request):
+    if not access(core, ctx).transactional_id(Op.WRITE, request.transactional_id):
+        return RESPONSE(throttle_time_ms=0, producer_id=-1, producer_epoch=-1,
+                        error_code=errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     try:
         producer_id, epoch = core.transactions.end_txn(
             ctx.broker_id, request.transactional_id, request.producer_id,

@@ -7,6 +7,10 @@ answers only those with something new.  A ``last_fetched_epoch`` (from v12) is c
 the partition's leader epochs; the new leader is named from v16 (KIP-951: the field exists from
 v12, but a v12 client told of a leader it has no address for is stuck, as kafka-python's poll
 raises UnknownBrokerIdError).  Before v7 there are no sessions: every fetch is full.
+
+With an authorizer a consumer needs READ on each topic (KafkaApis' check): the partitions of a
+topic it may not read answer TOPIC_AUTHORIZATION_FAILED, whether the topic exists or not (an
+unknown topic id still answers UNKNOWN_TOPIC_ID).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 from mockbroker.core import fetch
 from mockbroker.core.error_responses import PartitionShape
 from mockbroker.core.fetch_sessions import FINAL_EPOCH, SessionPartition
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import find_topic, node_endpoints
 from wire import errors, response_class
@@ -62,7 +68,8 @@ def handle(core, ctx, request):
                                               ctx.now_ms)
     if context.error_code != errors.NONE:
         return RESPONSE(error_code=context.error_code, session_id=0, responses=[])
-    positions = [_position(core, by_id, p) for p in context.partitions]
+    acl = access(core, ctx)
+    positions = [_position(core, by_id, p, acl) for p in context.partitions]
 
     def read():
         return fetch.read(
@@ -83,10 +90,14 @@ def handle(core, ctx, request):
                            request.max_wait_ms, read, respond)
 
 
-def _position(core, by_id: bool, wanted: SessionPartition) -> fetch.FetchPosition:
+def _position(core, by_id: bool, wanted: SessionPartition, acl) -> fetch.FetchPosition:
     topic, missing = find_topic(core.cluster, by_id, wanted.topic, wanted.topic_id)
     partition = None
-    if topic is not None and 0 <= wanted.partition < len(topic.partitions):
+    if not (by_id and topic is None) and \
+            not acl.topic(Op.READ, topic.name if topic is not None else wanted.topic):
+        # READ on the topic, checked before it is known to exist (an unknown id is said first)
+        topic, missing = None, errors.TOPIC_AUTHORIZATION_FAILED
+    elif topic is not None and 0 <= wanted.partition < len(topic.partitions):
         partition = topic.partitions[wanted.partition]
     return fetch.FetchPosition(
         partition, missing if topic is None else errors.UNKNOWN_TOPIC_OR_PARTITION,

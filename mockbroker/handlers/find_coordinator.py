@@ -2,12 +2,18 @@
 
 Versions 0-3 ask for one key; 4 and later for a batch.  The coordinator is the leader of the
 key's ``__consumer_offsets`` (or ``__transaction_state``) partition, created on first use.
+
+With an authorizer (KafkaApis' check, before anything else): a group key needs DESCRIBE on the
+group (else GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on it (else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED); before v4 the refusal carries Kafka's message.
 """
 
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import MESSAGES, access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -15,7 +21,11 @@ API_KEY = 10
 RESPONSE = response_class(API_KEY)
 
 
-def _lookup(core, key: str, key_type: int, listener: str):
+def _lookup(core, key: str, key_type: int, listener: str, acl):
+    if key_type == 0 and not acl.group(Op.DESCRIBE, key):
+        return errors.GROUP_AUTHORIZATION_FAILED, -1, "", -1
+    if key_type == 1 and not acl.transactional_id(Op.DESCRIBE, key):
+        return errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, "", -1
     if key_type not in (0, 1):
         return errors.INVALID_REQUEST, -1, "", -1
     if key_type == 0 and not key:
@@ -36,13 +46,15 @@ ERRORS = (KeyedShape("coordinator_keys", None, "coordinators", "key"),)
 
 @REGISTRY.handler(API_KEY, 0, 6, errors=ERRORS)
 def handle(core, ctx, request):
+    acl = access(core, ctx)
     if ctx.api_version < 4:
-        error, node_id, host, port = _lookup(core, request.key, request.key_type, ctx.listener)
-        return RESPONSE(error_code=error, error_message=None, node_id=node_id, host=host,
-                        port=port)
+        error, node_id, host, port = _lookup(core, request.key, request.key_type, ctx.listener,
+                                             acl)
+        return RESPONSE(error_code=error, error_message=MESSAGES.get(error), node_id=node_id,
+                        host=host, port=port)
     coordinators = []
     for key in request.coordinator_keys:
-        error, node_id, host, port = _lookup(core, key, request.key_type, ctx.listener)
+        error, node_id, host, port = _lookup(core, key, request.key_type, ctx.listener, acl)
         coordinators.append(RESPONSE.Coordinator(key=key, node_id=node_id, host=host, port=port,
                                                  error_code=error))
     return RESPONSE(coordinators=coordinators)

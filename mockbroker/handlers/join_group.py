@@ -1,9 +1,14 @@
-"""JoinGroup (key 11): join a classic group; answered when the join phase completes."""
+"""JoinGroup (key 11): join a classic group; answered when the join phase completes.
+
+With an authorizer the member needs READ on the group (KafkaApis' check), or the answer is
+GROUP_AUTHORIZATION_FAILED with nothing else (``JoinGroupRequest.getErrorResponse``)."""
 
 from __future__ import annotations
 
 from mockbroker.core.groups.classic.group import JoinRequest, JoinResult
 from mockbroker.core.deferred import Deferred
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -27,6 +32,10 @@ def _response(result: JoinResult, version: int):
 
 @REGISTRY.handler(API_KEY, 0, 9)
 def handle(core, ctx, request):
+    if not access(core, ctx).group(Op.READ, request.group_id):
+        return RESPONSE(error_code=errors.GROUP_AUTHORIZATION_FAILED, generation_id=-1,
+                        protocol_type=None, protocol_name=None if ctx.api_version >= 7 else "",
+                        leader="", skip_assignment=False, member_id="", members=[])
     rebalance_timeout = request.rebalance_timeout_ms if ctx.api_version >= 1 \
         else request.session_timeout_ms
     result = core.groups.classic.join_group(ctx.broker_id, JoinRequest(

@@ -1,7 +1,12 @@
-"""LeaveGroup (key 13): members leave (one by member id before v3, a batch after)."""
+"""LeaveGroup (key 13): members leave (one by member id before v3, a batch after).
+
+With an authorizer the request needs READ on the group (KafkaApis' check), or the answer is
+GROUP_AUTHORIZATION_FAILED with no members."""
 
 from __future__ import annotations
 
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -11,6 +16,8 @@ RESPONSE = response_class(API_KEY)
 
 @REGISTRY.handler(API_KEY, 0, 5)
 def handle(core, ctx, request):
+    if not access(core, ctx).group(Op.READ, request.group_id):
+        return RESPONSE(error_code=errors.GROUP_AUTHORIZATION_FAILED, members=[])
     if ctx.api_version < 3:
         leaving = [(request.member_id, None)]
     else:

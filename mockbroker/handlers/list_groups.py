@@ -3,11 +3,16 @@
 Filters as Kafka 4 applies them: states (v4+) compared case-insensitively, types (v5+) parsed
 case-insensitively, an unknown type matching no group.  A group's type is "classic" or
 "consumer" (KIP-848, protocol type "consumer").
+
+With an authorizer (KafkaApis' check): a principal that may DESCRIBE the cluster sees every
+group; any other sees only the groups it may DESCRIBE.
 """
 
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -16,6 +21,8 @@ RESPONSE = response_class(API_KEY)
 
 @REGISTRY.handler(API_KEY, 0, 5)
 def handle(core, ctx, request):
+    acl = access(core, ctx)
+    every_group = acl.cluster(Op.DESCRIBE)
     try:
         groups = core.groups.admin.list_groups(ctx.broker_id)
     except ApiException as exc:
@@ -27,6 +34,8 @@ def handle(core, ctx, request):
         if states and group.state.value.lower() not in states:
             continue
         if types and group.type not in types:
+            continue
+        if not every_group and not acl.group(Op.DESCRIBE, group.group_id):
             continue
         listed.append(RESPONSE.ListedGroup(group_id=group.group_id,
                                            protocol_type=group.protocol_type or "",

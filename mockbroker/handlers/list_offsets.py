@@ -7,6 +7,8 @@ from collections import Counter
 from mockbroker.core.fetch import list_offset
 from mockbroker.core.replica import replica_error
 from mockbroker.core.error_responses import PartitionShape
+from mockbroker.core.security.acls import AclOperation as Op, ResourceType
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -25,11 +27,21 @@ ERRORS = PartitionShape("topics", "name", "partitions", "partition_index", "topi
 @REGISTRY.handler(API_KEY, 1, 11, errors=ERRORS)
 def handle(core, ctx, request):
     """Answered as Kafka does: once per distinct partition, grouped by topic, so a partition
-    asked for twice gets one INVALID_REQUEST, and a topic named twice one entry."""
+    asked for twice gets one INVALID_REQUEST, and a topic named twice one entry.
+
+    With an authorizer each topic needs DESCRIBE (KafkaApis' check): the topics the principal
+    may not describe come last, each as asked, every partition TOPIC_AUTHORIZATION_FAILED."""
     cluster = core.cluster
-    asked = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
+    acl = access(core, ctx)
+    described = acl.allowed(Op.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics))
+    refused = [RESPONSE.ListOffsetsTopicResponse(name=t.name, partitions=[
+        RESPONSE.ListOffsetsPartitionResponse(partition_index=p.partition_index,
+                                              error_code=errors.TOPIC_AUTHORIZATION_FAILED)
+        for p in t.partitions]) for t in request.topics if t.name not in described]
+    wanted = [t for t in request.topics if t.name in described]
+    asked = Counter((t.name, p.partition_index) for t in wanted for p in t.partitions)
     answers: dict[str, dict[int, object]] = {}
-    for topic in request.topics:
+    for topic in wanted:
         partitions = answers.setdefault(topic.name, {})
         for p in topic.partitions:
             partition = cluster.partition(topic.name, p.partition_index)
@@ -46,4 +58,4 @@ def handle(core, ctx, request):
             partitions[p.partition_index] = out
     return RESPONSE(topics=[RESPONSE.ListOffsetsTopicResponse(name=name,
                                                               partitions=list(parts.values()))
-                            for name, parts in answers.items()])
+                            for name, parts in answers.items()] + refused)

@@ -7,6 +7,10 @@ only the partitions that exist go to the coordinator, whose group-level refusal 
 fenced instance, old generation, rebalance in progress) is given to each of them; then the
 metadata size.  The answer lists the refused topics first, in request order, then the
 coordinator's, a topic named twice being answered once (Kafka's OffsetCommitResponse builder).
+
+With an authorizer (KafkaApis' checks): without READ on the group every partition answers
+GROUP_AUTHORIZATION_FAILED; then each topic needs READ, or its partitions answer
+TOPIC_AUTHORIZATION_FAILED whether it exists or not (an unknown topic id is said first).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.errors import ApiException
 from mockbroker.core.error_responses import PartitionShape
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -45,6 +51,15 @@ def java_length(text: str) -> int:
 def handle(core, ctx, request):
     cluster = core.cluster
     by_id = ctx.api_version >= 10
+    acl = access(core, ctx)
+    if not acl.group(Op.READ, request.group_id):
+        # OffsetCommitRequest.getErrorResponse: every partition as asked, with the error
+        return RESPONSE(topics=[RESPONSE.OffsetCommitResponseTopic(
+            name=t.name, topic_id=t.topic_id, partitions=[
+                RESPONSE.OffsetCommitResponsePartition(
+                    partition_index=p.partition_index,
+                    error_code=errors.GROUP_AUTHORIZATION_FAILED) for p in t.partitions])
+            for t in request.topics])
     answer: dict = {}  # topic key -> response topic, in the order Kafka's builder adds them
 
     def add(t, partition_index: int, code: int) -> None:
@@ -59,8 +74,12 @@ def handle(core, ctx, request):
     valid = []
     for t in request.topics:
         topic = cluster.topics_by_id.get(t.topic_id) if by_id else cluster.topics.get(t.name)
+        readable = (by_id and topic is None) or \
+            acl.topic(Op.READ, topic.name if topic is not None else t.name)
         for p in t.partitions:
-            if topic is None:
+            if not readable:
+                add(t, p.partition_index, errors.TOPIC_AUTHORIZATION_FAILED)
+            elif topic is None:
                 add(t, p.partition_index, errors.UNKNOWN_TOPIC_ID if by_id
                     else errors.UNKNOWN_TOPIC_OR_PARTITION)
             elif not 0 <= p.partition_index < len(topic.partitions):

@@ -8,6 +8,11 @@ partition must be in the transaction: added by AddOffsetsToTxn, or, from version
 (transaction version 2, KIP-890), added here.  Like OffsetCommit, unknown topics are refused
 first; from version 3 the member and generation are checked as for a commit (KIP-447), but a
 rebalance in progress does not refuse it.  Version 6 names topics by id.
+
+With an authorizer (KafkaApis' checks): WRITE on the transactional id, else every partition
+answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group, else GROUP_AUTHORIZATION_FAILED
+likewise; then READ on each topic, else its partitions answer TOPIC_AUTHORIZATION_FAILED whether
+it exists or not (an unknown topic id is said first).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.groups.placement import OFFSETS_TOPIC
 from mockbroker.core.transactions.coordinator import write_check_error
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -53,11 +60,20 @@ def _settle(core, ctx, request) -> tuple[object | None, int]:
 def handle(core, ctx, request):
     cluster = core.cluster
     by_id = ctx.api_version >= 6
+    acl = access(core, ctx)
+    if not acl.transactional_id(Op.WRITE, request.transactional_id):
+        return _every(request, errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not acl.group(Op.READ, request.group_id):
+        return _every(request, errors.GROUP_AUTHORIZATION_FAILED)
     checked = []
     for t in request.topics:
         topic = cluster.topics_by_id.get(t.topic_id) if by_id else cluster.topics.get(t.name)
+        readable = (by_id and topic is None) or \
+            acl.topic(Op.READ, topic.name if topic is not None else t.name)
         for p in t.partitions:
-            if topic is None:
+            if not readable:
+                code = errors.TOPIC_AUTHORIZATION_FAILED
+            elif topic is None:
                 code = errors.UNKNOWN_TOPIC_ID if by_id else errors.UNKNOWN_TOPIC_OR_PARTITION
             elif not 0 <= p.partition_index < len(topic.partitions):
                 code = errors.UNKNOWN_TOPIC_OR_PARTITION
@@ -87,3 +103,13 @@ def handle(core, ctx, request):
         core.groups.offsets.store_pending(group, request.producer_id, request.producer_epoch,
                                           entries)
     return RESPONSE(throttle_time_ms=0, topics=list(answer.values()))
+
+
+def _every(request, code: int):
+    """Kafka's error response to a whole TxnOffsetCommit: every partition as asked, with the
+    error (``TxnOffsetCommitRequest.getErrorResponse``)."""
+    return RESPONSE(throttle_time_ms=0, topics=[RESPONSE.TxnOffsetCommitResponseTopic(
+        name=t.name, topic_id=t.topic_id, partitions=[
+            RESPONSE.TxnOffsetCommitResponsePartition(partition_index=p.partition_index,
+                                                      error_code=code)
+            for p in t.partitions]) for t in request.topics])

@@ -2,11 +2,16 @@
 leads.  Kafka's transaction coordinators send it to partition leaders; Kafka's Admin sends it
 to abort a hanging transaction (``kafka-transactions.sh abort``).  Each partition is answered
 on its own: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, or INVALID_PRODUCER_EPOCH for a
-marker older than the producer's epoch there."""
+marker older than the producer's epoch there.
+
+With an authorizer the sender needs ALTER or CLUSTER_ACTION on the cluster (KafkaApis' check),
+else every partition answers CLUSTER_AUTHORIZATION_FAILED and no marker is written."""
 
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -26,10 +31,16 @@ def _write(core, ctx, marker, topic: str, index: int) -> int:
 
 @REGISTRY.handler(API_KEY, 1, 2)
 def handle(core, ctx, request):
+    acl = access(core, ctx)
+    if acl.cluster(Op.ALTER) or acl.cluster(Op.CLUSTER_ACTION):
+        write = _write
+    else:
+        def write(*_):
+            return errors.CLUSTER_AUTHORIZATION_FAILED
     return RESPONSE(markers=[RESPONSE.WritableTxnMarkerResult(
         producer_id=marker.producer_id, topics=[RESPONSE.WritableTxnMarkerTopicResult(
             name=t.name, partitions=[RESPONSE.WritableTxnMarkerPartitionResult(
-                partition_index=index, error_code=_write(core, ctx, marker, t.name, index))
+                partition_index=index, error_code=write(core, ctx, marker, t.name, index))
                 for index in t.partition_indexes])
             for t in marker.topics])
         for marker in request.markers])

@@ -15,7 +15,9 @@ asks :meth:`Authorizer.authorize`.
 * :class:`Authorizer` — super users, the store, and the rule for a resource no ACL names
   (``allow.everyone.if.no.acl.found``).  A DENY that applies wins over any ALLOW; ALL covers
   every operation; an ALLOW of READ, WRITE, DELETE or ALTER also allows DESCRIBE, and an ALLOW
-  of ALTER_CONFIGS also allows DESCRIBE_CONFIGS (a DENY implies nothing beyond itself).
+  of ALTER_CONFIGS also allows DESCRIBE_CONFIGS (a DENY implies nothing beyond itself).  It
+  also answers whether an operation is allowed on some resource of a type
+  (``authorizeByResourceType``, for an idempotent producer's WRITE on any topic).
 * :func:`authorizer_of` and :func:`cluster_denial` — what the ACL handlers share: the core's
   authorizer (None when none is configured) and Kafka's refusal of a client that lacks an
   operation on the cluster.
@@ -421,6 +423,59 @@ class Authorizer:
                 return False
             allowed = allowed or verdict is AclPermissionType.ALLOW
         return allowed if covered else self.allow_everyone_if_no_acl_found
+
+    def authorize_by_resource_type(self, principal: Principal | str, host: str,
+                                   operation: AclOperation,
+                                   resource_type: ResourceType) -> bool:
+        """Whether ``principal`` may do ``operation`` on at least one resource of the type, as
+        Kafka's ``Authorizer.authorizeByResourceType`` decides (what an idempotent producer's
+        InitProducerId asks of WRITE on topics).
+
+        Allowed at once when a made-up name would be (super users, the no-ACL default, a
+        wildcard ALLOW); otherwise some ALLOW of the operation itself (or ALL) for the principal
+        (or ``User:*``) and host must name a resource that no DENY covers as a whole: a literal
+        DENY of the same name, or a prefixed DENY of a prefix of the allowed name; a wildcard
+        DENY refuses everything.  Implied operations play no part here."""
+        operation = AclOperation.of(operation)
+        resource_type = ResourceType.of(resource_type)
+        if self.authorize(principal, host, operation, resource_type, "hardcode"):
+            return True
+        who = {_principal_key(_principal_text(principal)), _WILDCARD_KEY}
+        denied: dict[PatternType, set[str]] = {PatternType.LITERAL: set(),
+                                               PatternType.PREFIXED: set()}
+        allowed: dict[PatternType, set[str]] = {PatternType.LITERAL: set(),
+                                                PatternType.PREFIXED: set()}
+        wildcard_allow = False
+        for acl in self.acls:
+            if acl.resource_type != resource_type:
+                continue
+            if acl.host not in (host, WILDCARD_HOST) or _principal_key(acl.principal) not in who:
+                continue
+            if acl.operation not in (operation, AclOperation.ALL):
+                continue
+            if acl.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):
+                continue
+            literal_wildcard = acl.pattern_type == PatternType.LITERAL and \
+                acl.resource_name == WILDCARD_RESOURCE
+            if acl.permission_type == AclPermissionType.DENY:
+                if literal_wildcard:
+                    return False
+                denied[acl.pattern_type].add(acl.resource_name)
+            elif acl.permission_type == AclPermissionType.ALLOW:
+                if literal_wildcard:
+                    wildcard_allow = True
+                else:
+                    allowed[acl.pattern_type].add(acl.resource_name)
+        if wildcard_allow:
+            return True
+        for pattern_type, names in allowed.items():
+            for name in names:
+                if pattern_type == PatternType.LITERAL and name in denied[PatternType.LITERAL]:
+                    continue
+                if not any(name[:end] in denied[PatternType.PREFIXED]
+                           for end in range(1, len(name) + 1)):
+                    return True
+        return False
 
     def authorized_operations(self, principal: Principal | str, host: str,
                               resource_type: ResourceType, resource_name: str) -> int:
