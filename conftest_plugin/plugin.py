@@ -12,13 +12,23 @@ Fixtures:
   ``--kafka-bootstrap=HOST:PORT`` (ini ``kafka_bootstrap``) to run the same tests against an
   existing Kafka.
 * ``kafka_admin``: an :class:`~mockbroker.AdminClient` for the cluster's HTTP API (skipped,
-  with the reason, when the run uses an existing Kafka).
+  with the reason, when the run uses an existing Kafka); it sends the cluster's admin token and
+  trusts its CA when the API needs them (``host="0.0.0.0"``, ``admin_token=``, ``admin_tls=``).
 * ``kafka_cluster_factory``: starts extra clusters inside a test (``factory(brokers=3)``),
   all stopped at its end.
 
 For other scopes, :func:`cluster_fixture` makes a cluster fixture of your own::
 
     shared_kafka = cluster_fixture(scope="session", topics={"events": 3})
+
+Every setting of :class:`~mockbroker.MockCluster` goes in the marker (and in
+``cluster_fixture`` and the factory) under its own name, security included::
+
+    @pytest.mark.kafka(security_protocol="SASL_SSL", users={"alice": "secret"},
+                       authorizer=True, super_users=["admin"])
+
+and in ``--kafka-setting`` / ini ``kafka_settings`` lines as text (``users=alice:secret,bob:pw``,
+``listeners=PLAINTEXT,SASL_SSL``, ``authorizer=true``).
 
 Every cluster listens on ephemeral ports, so ``pytest -n auto`` workers never clash.
 
@@ -69,6 +79,10 @@ def _parse_value(text: str) -> Any:
         return text
 
 
+#: settings given as text that MockCluster takes as a list: ``users=alice:secret,bob:pw``
+_LIST_SETTINGS = ("users",)
+
+
 def _parse_settings(lines: list[str], where: str) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     for line in lines:
@@ -77,7 +91,11 @@ def _parse_settings(lines: list[str], where: str) -> dict[str, Any]:
         name, sep, value = line.partition("=")
         if not sep or not name.strip():
             raise pytest.UsageError(f"{where}: expected NAME=VALUE, got {line!r}")
-        settings[name.strip().replace(".", "_").replace("-", "_")] = _parse_value(value)
+        name = name.strip().replace(".", "_").replace("-", "_")
+        if name in _LIST_SETTINGS:
+            settings[name] = [item.strip() for item in value.split(",") if item.strip()]
+        else:
+            settings[name] = _parse_value(value)
     return settings
 
 
@@ -203,9 +221,17 @@ def kafka_admin(request: pytest.FixtureRequest) -> AdminClient:
     """A client for the test cluster's admin HTTP API (faults, brokers, groups, topics,
     reset), as a user outside the process sees it."""
     _skip_external(request.config, "kafka_admin")
+    return admin_client(request.getfixturevalue("kafka_cluster"))
+
+
+def admin_client(cluster: MockCluster) -> AdminClient:
+    """An HTTP :class:`~mockbroker.AdminClient` for ``cluster``, with its admin token and, over
+    HTTPS, its CA."""
     from mockbroker import AdminClient
 
-    return AdminClient(request.getfixturevalue("kafka_cluster").admin_url)
+    https = cluster.admin_url.startswith("https:")
+    return AdminClient(cluster.admin_url, token=cluster.admin_token,
+                       ca_location=cluster.ssl_ca_location if https else None)
 
 
 def cluster_fixture(*, scope: str = "function", name: str | None = None,

@@ -12,8 +12,12 @@ mockbroker (in-process, ``mockbroker serve``, or the container)::
     admin.reset()
 
 Calls are synchronous (the standard library's ``urllib``), so they work from any test, thread
-or framework.  A refused call raises :class:`AdminError` with the HTTP status and the server's
-message; nothing changes on the server in that case.
+or framework.  An admin API that requires a token (one bound off loopback, or given a token)
+takes it as ``AdminClient(url, token=TOKEN)``, sent as ``Authorization: Bearer TOKEN``; over
+HTTPS (``admin_tls``), ``ca_location`` is the PEM of the CA to trust
+(``MockCluster.ssl_ca_location``, or ``ca=`` in ``mockbroker serve``'s ready line).  A refused
+call raises :class:`AdminError` with the HTTP status and the server's message; nothing changes
+on the server in that case.
 
 ``MockCluster.admin`` is the same client with an in-process transport: the calls run the
 server's own handlers on the cluster's loop thread, with the same answers and errors, without
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -33,8 +38,8 @@ from typing import Any, Iterator, Protocol
 from mockbroker.core import routes
 from mockbroker.core.jsonview import from_json
 from mockbroker.core.views import (
-    BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView, LoggedRequestView,
-    MemberView, PartitionView, RecordView, TopicView, TransactionView,
+    AclsView, BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView, LoggedRequestView,
+    MemberView, PartitionView, RecordView, TopicView, TransactionView, UserView,
 )
 
 __all__ = [
@@ -73,11 +78,17 @@ class Transport(Protocol):
 
 
 class HttpTransport:
-    """Calls over HTTP with the standard library."""
+    """Calls over HTTP (or HTTPS) with the standard library; with ``token``, each call carries
+    ``Authorization: Bearer <token>``; ``ca_location``: the CA (PEM) an HTTPS server's
+    certificate is checked against (default: the system's)."""
 
-    def __init__(self, url: str, *, timeout: float = 30.0):
+    def __init__(self, url: str, *, timeout: float = 30.0, token: str | None = None,
+                 ca_location: str | None = None):
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.token = token
+        self._context = (ssl.create_default_context(cafile=ca_location)
+                         if ca_location and self.url.startswith("https:") else None)
 
     def __repr__(self) -> str:
         return f"HttpTransport({self.url!r})"
@@ -90,8 +101,11 @@ class HttpTransport:
         request = urllib.request.Request(url, data=body, method=method)
         if body is not None:
             request.add_header("Content-Type", "application/json")
+        if self.token is not None:
+            request.add_header("Authorization", f"Bearer {self.token}")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with urllib.request.urlopen(request, timeout=self.timeout,
+                                        context=self._context) as response:
                 return response.status, json.loads(response.read() or b"null")
         except urllib.error.HTTPError as exc:
             raw = exc.read()
@@ -106,12 +120,16 @@ class HttpTransport:
 
 class AdminClient:
     """Talks to one cluster's admin API at ``url`` (``MockCluster.admin_url``), over HTTP
-    unless another ``transport`` is given."""
+    unless another ``transport`` is given.  ``token``: what an admin API off loopback requires
+    (``MockCluster.admin_token``, ``token=`` in the ready line); ``ca_location``: the CA to
+    trust for an HTTPS one."""
 
-    def __init__(self, url: str, *, timeout: float = 30.0, transport: Transport | None = None):
+    def __init__(self, url: str, *, timeout: float = 30.0, transport: Transport | None = None,
+                 token: str | None = None, ca_location: str | None = None):
         self.url = url.rstrip("/")
         self.timeout = timeout
-        self.transport: Transport = transport or HttpTransport(self.url, timeout=timeout)
+        self.transport: Transport = transport or HttpTransport(
+            self.url, timeout=timeout, token=token, ca_location=ca_location)
 
     def __repr__(self) -> str:
         return f"AdminClient({self.url!r})"
@@ -302,6 +320,17 @@ class AdminClient:
 
     def clear_requests(self) -> None:
         self._route("clear_requests")
+
+    # -- security -----------------------------------------------------------------------------
+
+    def acls(self) -> AclsView:
+        """The authorizer's ACLs (``.acls``), super users, and whether one is configured
+        (``.authorizer``; without one there are no ACLs)."""
+        return self._route("acls")
+
+    def users(self) -> list[UserView]:
+        """SASL users and the mechanisms each has credentials for."""
+        return self._route("users")
 
     # -- reset --------------------------------------------------------------------------------
 

@@ -2,8 +2,19 @@
 
 With no flags it listens on ``127.0.0.1:9092`` (brokers after the first on the next ports) and
 serves the admin API on an ephemeral port, announced in the ready line; ``--port 0`` makes
-every broker's port ephemeral.  When every listener is up, one line goes to stdout:
-``mockbroker ready bootstrap=HOST:PORT[,...] admin=http://HOST:PORT``.
+every broker's port ephemeral.  When every listener is up, one line goes to stdout (see
+:data:`READY_LINE`):
+``mockbroker ready bootstrap=HOST:PORT[,...] admin=http://HOST:PORT`` followed, when they
+apply, by `` listeners=PROTOCOL://HOST:PORT,...`` (several listeners), `` ca=PATH`` (TLS) and
+`` token=TOKEN`` (an admin API that requires a token).
+
+Security: ``--security-protocol`` (one listener) or ``--listener`` (repeatable: several at once,
+each a protocol on its own ports), ``--sasl-mechanism``, ``--user NAME:PASSWORD``,
+``--super-user``, ``--authorizer``, ``--allow-everyone-if-no-acl-found``, ``--ssl-client-auth``,
+``--connections-max-reauth-ms`` and the user's own certificate (``--ssl-certificate-location``,
+``--ssl-key-location``, ``--ssl-ca-location``; without them a CA is made at start).  The admin
+API requires ``Authorization: Bearer TOKEN`` when it listens off loopback (a token is made and
+shown in the ready line) or is given ``--admin-token``; ``--admin-tls`` serves it over HTTPS.
 
 Every flag can also come from the environment as ``MOCKBROKER_<FLAG>`` (``MOCKBROKER_BROKERS=3``),
 which is how the container is configured; flags on the command line win.  Only variables that
@@ -28,7 +39,9 @@ import sys
 from typing import Any, Mapping
 
 from mockbroker._version import __version__
+from mockbroker.core.security.config import CLIENT_AUTH, SecuritySettings, check_security
 from mockbroker.core.settings import SETTINGS, coerce, resolve_settings
+from mockbroker.io.http import check_admin_token
 from mockbroker.io.runtime import WILDCARD_HOSTS, ClusterRuntime
 
 
@@ -62,12 +75,101 @@ def _port(text: str) -> int:
 #: the first broker's port when no --port is given: Kafka's own
 DEFAULT_PORT = 9092
 
+#: what the ready line holds, for ``serve --help`` and users' scripts
+READY_LINE = """\
+When every listener is up, serve prints one line to stdout and flushes it:
+
+  mockbroker ready bootstrap=HOST:PORT[,HOST:PORT...] admin=http[s]://HOST:PORT
+      [listeners=PROTOCOL://HOST:PORT[,PROTOCOL://HOST:PORT...]] [ca=PATH] [token=TOKEN]
+
+bootstrap= is the first listener's brokers; listeners= (only with several listeners) names
+every broker of every listener, in the order the listeners were given (PLAINTEXT://h:9092,
+PLAINTEXT://h:9093,SASL_SSL://h:9094,...); ca= is the PEM file of the CA that clients of a TLS
+listener (or of --admin-tls) trust; token= is what the admin API requires, sent as
+"Authorization: Bearer TOKEN" (it does off loopback, or when given --admin-token).
+"""
+
+
+def _security_value(name: str, text: str) -> SecuritySettings:
+    """``check_security`` of one setting; its ValueError as argparse's error, without the
+    setting's name (argparse names the flag, or the variable, itself)."""
+    try:
+        return check_security({name: text})
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{name}: ")) from None
+
+
+def _protocol(text: str) -> str:
+    return _security_value("security_protocol", text).listeners[0]
+
+
+def _listeners(text: str) -> list[str]:
+    return list(_security_value("listeners", text).listeners)
+
+
+def _mechanisms(text: str) -> list[str]:
+    mechanisms = list(_security_value("sasl_mechanisms", text).sasl_mechanisms)
+    if not mechanisms:
+        raise argparse.ArgumentTypeError(f"expected a mechanism, got {text!r}")
+    return mechanisms
+
+
+def _users(text: str) -> list[str]:
+    # NAME:PASSWORD entries, comma-separated as MOCKBROKER_USER names several (so a password
+    # given here holds no comma; MockCluster(users={...}) takes any)
+    entries = [entry.strip() for entry in text.split(",") if entry.strip()]
+    if not entries:
+        raise argparse.ArgumentTypeError(f"expected NAME:PASSWORD, got {text!r}")
+    _security_value("users", entries)  # type: ignore[arg-type]
+    return entries
+
+
+def _super_users(text: str) -> list[str]:
+    users = list(_security_value("super_users", text).super_users)
+    if not users:
+        raise argparse.ArgumentTypeError(f"expected a user name or User:NAME, got {text!r}")
+    return users
+
+
+def _reauth_ms(text: str) -> int:
+    return _security_value("connections_max_reauth_ms", text).connections_max_reauth_ms
+
+
+def _client_auth(text: str) -> str:
+    return _security_value("ssl_client_auth", text.strip().lower()).ssl_client_auth
+
+
+def _pem_file(text: str) -> str:
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    return text
+
+
+def _admin_token(text: str) -> str:
+    try:
+        return check_admin_token(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("admin_token: ")) from None
+
+
+#: the security flags' destinations, MockCluster's names: what check_security takes
+_SECURITY_DESTS = ("security_protocol", "listeners", "sasl_mechanisms", "users", "super_users",
+                   "authorizer", "allow_everyone_if_no_acl_found", "connections_max_reauth_ms",
+                   "ssl_client_auth")
+#: the user's own TLS files (MockCluster's names)
+_TLS_DESTS = ("ssl_certificate_location", "ssl_key_location", "ssl_ca_location")
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mockbroker", description="A Kafka-wire-compatible mock broker.")
     parser.add_argument("--version", action="version", version=f"mockbroker {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    serve = sub.add_parser("serve", help="run brokers until SIGTERM or SIGINT")
+    serve = sub.add_parser("serve", help="run brokers until SIGTERM or SIGINT",
+                           description="Run brokers until SIGTERM or SIGINT.  Every flag can "
+                                       "also be set as MOCKBROKER_<FLAG> (MOCKBROKER_BROKERS=3); "
+                                       "flags on the command line win.",
+                           epilog=READY_LINE,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     serve.add_argument("--brokers", type=_positive, default=1)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=_port, default=DEFAULT_PORT,
@@ -82,6 +184,62 @@ def build_parser() -> argparse.ArgumentParser:
                        metavar="NAME:PARTITIONS[,NAME:PARTITIONS...]",
                        help="create topics at start (repeatable; a comma-separated list is how "
                             "MOCKBROKER_TOPIC names several)")
+    security = serve.add_argument_group(
+        "security", "listeners, SASL users, TLS and the authorizer; repeatable flags also take "
+                    "comma-separated lists, which is how their MOCKBROKER_* variable names "
+                    "several")
+    security.add_argument("--security-protocol", type=_protocol, default=None,
+                          metavar="PROTOCOL",
+                          help="the one listener's protocol: PLAINTEXT (default), SSL, "
+                               "SASL_PLAINTEXT or SASL_SSL")
+    security.add_argument("--listener", dest="listeners", action="extend", default=[],
+                          type=_listeners, metavar="PROTOCOL",
+                          help="a listener (repeatable: several protocols at once, each on its "
+                               "own ports, brokers' next ports after the previous listener's); "
+                               "bootstrap= is the first's, listeners= in the ready line names "
+                               "them all; instead of --security-protocol")
+    security.add_argument("--sasl-mechanism", dest="sasl_mechanisms", action="extend",
+                          default=[], type=_mechanisms, metavar="MECHANISM",
+                          help="a SASL mechanism to enable (repeatable; default: all of PLAIN, "
+                               "SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)")
+    security.add_argument("--user", dest="users", action="extend", default=[], type=_users,
+                          metavar="NAME:PASSWORD",
+                          help="a SASL user, for PLAIN and both SCRAM mechanisms (repeatable)")
+    security.add_argument("--super-user", dest="super_users", action="extend", default=[],
+                          type=_super_users, metavar="NAME",
+                          help="a user (alice or User:alice) the authorizer allows everything "
+                               "(repeatable)")
+    security.add_argument("--authorizer", action="store_true",
+                          help="authorize requests by ACLs, as Kafka's StandardAuthorizer "
+                               "(default: everything is allowed)")
+    security.add_argument("--allow-everyone-if-no-acl-found", action="store_true",
+                          help="with --authorizer: allow actions on resources no ACL covers "
+                               "(default: deny them)")
+    security.add_argument("--ssl-client-auth", type=_client_auth, default=None,
+                          metavar="{" + ",".join(CLIENT_AUTH) + "}",
+                          help="TLS listeners: ask clients for a certificate (default: none)")
+    security.add_argument("--connections-max-reauth-ms", type=_reauth_ms, default=None,
+                          metavar="MS",
+                          help="SASL sessions expire after this long unless the client "
+                               "re-authenticates (default 0: never)")
+    security.add_argument("--ssl-certificate-location", type=_pem_file, default=None,
+                          metavar="PEM",
+                          help="the brokers' certificate (chain) for TLS listeners and "
+                               "--admin-tls, with --ssl-key-location (default: one signed by a "
+                               "CA made at start, shown as ca= in the ready line)")
+    security.add_argument("--ssl-key-location", type=_pem_file, default=None, metavar="PEM",
+                          help="the private key of --ssl-certificate-location")
+    security.add_argument("--ssl-ca-location", type=_pem_file, default=None, metavar="PEM",
+                          help="with your certificate: the CA(s) client certificates are "
+                               "checked against (--ssl-client-auth)")
+    admin = serve.add_argument_group("admin API")
+    admin.add_argument("--admin-token", type=_admin_token, default=None, metavar="TOKEN",
+                       help="require Authorization: Bearer TOKEN on every admin call but GET "
+                            "/health (default: off loopback, a token made at start and shown "
+                            "as token= in the ready line; on loopback, none)")
+    admin.add_argument("--admin-tls", action="store_true",
+                       help="serve the admin API over HTTPS, with the brokers' certificate "
+                            "(yours, or one from the CA made at start)")
     kafka = serve.add_argument_group("Kafka broker settings (Kafka's names, dashes for dots)")
     for setting in SETTINGS.values():
         kafka.add_argument("--" + setting.name.replace(".", "-"), dest=setting.python_name,
@@ -117,6 +275,62 @@ def advertised_host(host: str, advertised: str | None) -> str:
 
 class StartError(Exception):
     """A listener could not be opened (port in use, unknown host)."""
+
+
+class SettingError(Exception):
+    """Settings that each look right but do not go together (a TLS file that is no PEM, client
+    authentication without a CA to check it against)."""
+
+
+def security_settings(args: argparse.Namespace) -> SecuritySettings:
+    """The security flags, checked together (ValueError naming what is wrong)."""
+    values = {name: getattr(args, name) for name in _SECURITY_DESTS}
+    return check_security({name: value for name, value in values.items()
+                           if value not in (None, [], False)})
+
+
+def tls_files(args: argparse.Namespace) -> dict[str, str]:
+    files = {name: getattr(args, name) for name in _TLS_DESTS if getattr(args, name)}
+    if files and not {"ssl_certificate_location", "ssl_key_location"} <= files.keys():
+        raise ValueError("--ssl-certificate-location and --ssl-key-location go together "
+                         "(--ssl-ca-location, for client certificates, is optional)")
+    client_auth = args.ssl_client_auth or "none"
+    if files and client_auth != "none" and "ssl_ca_location" not in files:
+        raise ValueError(f"--ssl-client-auth {client_auth} with your own certificate needs "
+                         f"--ssl-ca-location, the CA(s) client certificates are checked "
+                         f"against")
+    return files
+
+
+#: a setting's name (at the start of check_security's message) as the flag that sets it
+_FLAGS = {"security_protocol": "--security-protocol", "listeners": "--listener",
+          "sasl_mechanisms": "--sasl-mechanism", "users": "--user",
+          "super_users": "--super-user", "ssl_client_auth": "--ssl-client-auth",
+          "connections_max_reauth_ms": "--connections-max-reauth-ms"}
+
+
+def _as_flags(message: str) -> str:
+    name, sep, rest = message.partition(": ")
+    if sep and name in _FLAGS:
+        return f"{_FLAGS[name]}: {rest}"
+    if message.startswith("give security_protocol (one listener) or listeners"):
+        return "give --security-protocol (one listener) or --listener (several), not both"
+    return message
+
+
+def ready_line(runtime: ClusterRuntime) -> str:
+    """The line ``serve`` prints once every listener is up (:data:`READY_LINE`)."""
+    parts = [f"bootstrap={runtime.bootstrap_servers}", f"admin={runtime.admin_url}"]
+    bootstraps = runtime.listener_bootstraps
+    if len(bootstraps) > 1:
+        parts.append("listeners=" + ",".join(f"{name}://{address}"
+                                             for name, bootstrap in bootstraps.items()
+                                             for address in bootstrap.split(",")))
+    if runtime.ssl_ca_location:
+        parts.append(f"ca={runtime.ssl_ca_location}")
+    if runtime.admin_token:
+        parts.append(f"token={runtime.admin_token}")
+    return "mockbroker ready " + " ".join(parts)
 
 
 ENV_PREFIX = "MOCKBROKER_"
@@ -220,16 +434,23 @@ async def serve(args: argparse.Namespace) -> None:
         loop.add_signal_handler(sig, stop.set)
     settings = {name: getattr(args, name) for name in SETTINGS
                 if getattr(args, name, None) is not None}
-    runtime = ClusterRuntime(brokers=args.brokers, host=args.host, port=args.port,
-                             http_port=args.http_port,
-                             advertised_host=advertised_host(args.host, args.advertised_host),
-                             topics=dict(args.topic), settings=settings)
+    try:
+        runtime = ClusterRuntime(brokers=args.brokers, host=args.host, port=args.port,
+                                 http_port=args.http_port,
+                                 advertised_host=advertised_host(args.host,
+                                                                 args.advertised_host),
+                                 topics=dict(args.topic), settings=settings,
+                                 security=security_settings(args), tls_files=tls_files(args),
+                                 admin_token=args.admin_token, admin_tls=args.admin_tls)
+    except ValueError as exc:
+        raise SettingError(_as_flags(str(exc))) from exc
+    except OSError as exc:  # only TLS files are read before listening: not a PEM, unreadable
+        raise SettingError(f"cannot use the TLS certificate or key: {exc}") from exc
     try:
         await runtime.start()
     except OSError as exc:  # the runtime has closed whatever it had opened
         raise StartError(f"cannot listen on host {args.host!r}: {exc.strerror or exc}") from exc
-    print(f"mockbroker ready bootstrap={runtime.bootstrap_servers} admin={runtime.admin_url}",
-          flush=True)
+    print(ready_line(runtime), flush=True)
     await stop.wait()
     await runtime.stop()
 
@@ -243,10 +464,14 @@ def main(argv: list[str] | None = None) -> int:
         try:
             resolve_settings({name: getattr(args, name) for name in SETTINGS
                               if getattr(args, name, None) is not None})
+            security_settings(args)
+            tls_files(args)
         except ValueError as exc:
-            parser.error(str(exc))
+            parser.error(_as_flags(str(exc)))
         try:
             asyncio.run(serve(args))
+        except SettingError as exc:
+            parser.error(str(exc))
         except StartError as exc:
             sys.stderr.write(f"mockbroker: error: {exc}\n")
             return 1

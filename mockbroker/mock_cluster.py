@@ -17,11 +17,13 @@ from typing import Any, Callable
 from mockbroker.admin import AdminClient
 from mockbroker.core.security.config import SECURITY_NAMES, check_security
 from mockbroker.core.settings import resolve_settings
+from mockbroker.io.http import check_admin_token
 from mockbroker.io.local import LocalTransport
 from mockbroker.io.runtime import TLS_FILES, ClusterRuntime
 from mockbroker.io.tls import ClientCertificate
 
-_OWN_SETTINGS = ("brokers", "host", "port", "http_port", "advertised_host", "topics")
+_OWN_SETTINGS = ("brokers", "host", "port", "http_port", "advertised_host", "topics",
+                 "admin_token", "admin_tls")
 
 
 def _check_own(values: dict[str, Any]) -> None:
@@ -36,6 +38,9 @@ def _check_own(values: dict[str, Any]) -> None:
         host = values.get(name)
         if host is not None and (not isinstance(host, str) or not host):
             raise ValueError(f"{name}: must be a host name or address, got {host!r}")
+    check_admin_token(values.get("admin_token"))
+    if not isinstance(values.get("admin_tls", False), bool):
+        raise ValueError(f"admin_tls: expected true or false, got {values['admin_tls']!r}")
     topics = values.get("topics") or {}
     if not isinstance(topics, dict):
         raise ValueError(f"topics: must map topic names to partition counts, got {topics!r}")
@@ -130,6 +135,12 @@ class MockCluster:
     @property
     def admin_url(self) -> str:
         return self._started().admin_url
+
+    @property
+    def admin_token(self) -> str | None:
+        """The token the HTTP admin API requires (``Authorization: Bearer TOKEN``): the
+        ``admin_token`` given, or one made at start when ``host`` is not loopback; else None."""
+        return self._started().admin_token
 
     @property
     def listeners(self) -> dict[str, str]:

@@ -102,6 +102,7 @@ def _calls(admin: AdminClient):
         ("move_transaction_coordinator", {"transactional_id": "payer"},
          lambda: {"broker": 1 - admin.transaction("payer").coordinator}),
         ("abort_transaction", {"transactional_id": "payer"}, None),
+        ("acls", {}, None), ("users", {}, None),
         ("reset", {}, None),
     ]
 

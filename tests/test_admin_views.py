@@ -93,7 +93,8 @@ def test_the_fault_and_request_log_views_show_what_the_core_objects_do():
         "id": 4, "action": "error", "api": "Produce", "api_key": 0,
         "error": "NOT_LEADER_OR_FOLLOWER", "error_code": 6, "count": 2, "after": 0, "fired": 1,
         "broker": 1, "topic": "t", "partition": 0, "group": None, "client_id": "c",
-        "delay_ms": 5, "probability": 0.5, "chain": False, "target_broker": None,
+        "principal": None, "delay_ms": 5, "probability": 0.5, "chain": False,
+        "target_broker": None,
         "target_topic": None, "target_partition": None, "target_group": None,
         "target_member": None, "target_transaction": None}
     delay = Rule(5, "delay", delay_ms=10, count=None)
@@ -104,7 +105,8 @@ def test_the_fault_and_request_log_views_show_what_the_core_objects_do():
     assert [to_json(v) for v in inspect.requests(_Core([logged]))] == [{
         "seq": 7, "time_ms": 1000, "broker": 1, "api": "Produce", "api_key": 0,
         "api_version": 9, "correlation_id": 42, "client_id": "writer", "outcome": "answered",
-        "error": "NOT_LEADER_OR_FOLLOWER", "error_code": 6, "fault": 4, "rules": [4]}]
+        "error": "NOT_LEADER_OR_FOLLOWER", "error_code": 6, "fault": 4, "rules": [4],
+        "principal": "User:ANONYMOUS", "listener": "PLAINTEXT", "mechanism": None}]
     quiet = LoggedRequest(8, 1001, 0, 3, 12, 43, None)
     (view,) = [to_json(v) for v in inspect.requests(_Core([quiet]))]
     assert (view["api"], view["outcome"], view["error"], view["fault"], view["rules"]) == \
@@ -197,3 +199,92 @@ def test_each_client_method_calls_its_route_and_builds_the_routes_views(route):
         assert set(sent) <= {f.name for f in dataclasses.fields(route.body)}
     query = recorder.calls[0][1] or {}
     assert set(query) <= {p.name for p in route.query}
+
+
+# -- security: the ACL and user views, and the bearer scheme ---------------------------------
+
+def test_the_acl_and_user_views_enums_match_the_core():
+    from mockbroker.core.security import acls
+    from mockbroker.core.security.mechanisms import PLAIN, SCRAM_HASHES
+
+    only_in_filters = {"UNKNOWN", "ANY", "MATCH"}
+    for hint, enum in ((views.AclResourceType, acls.ResourceType),
+                       (views.AclPatternType, acls.PatternType),
+                       (views.AclOperation, acls.AclOperation),
+                       (views.AclPermissionType, acls.AclPermissionType)):
+        assert list(get_args(hint)) == [e.name for e in enum if e.name not in only_in_filters]
+    assert get_args(views.CredentialMechanism) == (PLAIN, *SCRAM_HASHES)
+
+
+def _secured_core(**settings):
+    from mockbroker.core.cluster import Broker
+    from mockbroker.core.security.config import check_security
+    from mockbroker.handlers import new_core
+
+    return new_core([Broker(0, "127.0.0.1", 0)], {}, None, check_security(settings))
+
+
+def test_acls_and_users_show_names_and_mechanisms_never_secrets():
+    from mockbroker.core.security.acls import AclBinding
+    from mockbroker.core.security.mechanisms import SCRAM_SHA_512, ScramCredential
+
+    core = _secured_core(security_protocol="SASL_PLAINTEXT", authorizer=True,
+                         users={"alice": "alice-secret", "admin": "admin-secret"},
+                         super_users=["admin"])
+    read = AclBinding(2, "orders", 3, "User:alice", "*", 3, 3)
+    deny = AclBinding(3, "billing-", 4, "User:*", "10.0.0.1", 2, 2)
+    assert all(r.ok for r in core.security.authorizer.acls.create([read, deny]))
+    # a user with a SCRAM credential only, as AlterUserScramCredentials makes one
+    core.security.credentials.scram[SCRAM_SHA_512]["carol"] = \
+        ScramCredential.from_password(SCRAM_SHA_512, "carol-secret")
+
+    shown = to_json(inspect.acls(core))
+    assert shown == {
+        "authorizer": True, "allow_everyone_if_no_acl_found": False,
+        "super_users": ["User:admin"],
+        "acls": [{"resource_type": "TOPIC", "resource_name": "orders",
+                  "pattern_type": "LITERAL", "principal": "User:alice", "host": "*",
+                  "operation": "READ", "permission_type": "ALLOW"},
+                 {"resource_type": "GROUP", "resource_name": "billing-",
+                  "pattern_type": "PREFIXED", "principal": "User:*", "host": "10.0.0.1",
+                  "operation": "ALL", "permission_type": "DENY"}]}
+    assert from_json(views.AclsView, shown) == inspect.acls(core)
+
+    users = to_json(inspect.users(core))
+    both = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+    assert users == [{"name": "admin", "mechanisms": both, "super_user": True},
+                     {"name": "alice", "mechanisms": both, "super_user": False},
+                     {"name": "carol", "mechanisms": ["SCRAM-SHA-512"], "super_user": False}]
+    assert "secret" not in json.dumps(users)
+
+
+def test_without_an_authorizer_acls_are_empty_and_say_so():
+    core = _secured_core()
+    assert to_json(inspect.acls(core)) == {"authorizer": False,
+                                           "allow_everyone_if_no_acl_found": False,
+                                           "super_users": [], "acls": []}
+    assert inspect.users(core) == []
+
+
+def test_the_bearer_document_secures_every_operation_but_the_public_ones():
+    plain, bearer = document(), document(bearer=True)
+    assert "security" not in plain and "securitySchemes" not in plain["components"]
+    assert plain["paths"] == document(bearer=False)["paths"]
+    assert bearer["components"]["securitySchemes"] == {"bearer": {
+        "type": "http", "scheme": "bearer",
+        "description": bearer["components"]["securitySchemes"]["bearer"]["description"]}}
+    assert bearer["security"] == [{"bearer": []}]
+    assert bearer["components"]["schemas"] == plain["components"]["schemas"]
+    public = {(r.method.lower(), r.path) for r in routes.ROUTES if r.public}
+    assert public == {("get", "/health")}
+    for path, ops in bearer["paths"].items():
+        for method, op in ops.items():
+            if (method, path) in public:
+                assert op["security"] == [] and "401" not in op["responses"]
+            else:
+                assert "security" not in op  # the document's own applies
+                assert op["responses"]["401"]["content"]["application/json"]["schema"] == \
+                    schema(views.Error)
+                unsecured = plain["paths"][path][method]
+                assert {k: v for k, v in op["responses"].items() if k != "401"} == \
+                    unsecured["responses"]

@@ -318,3 +318,202 @@ def test_transactions_are_seen_steered_and_broken_over_http(kafka_cluster, kafka
     with pytest.raises(AdminError) as unknown:
         kafka_admin.transaction("nobody")
     assert unknown.value.status == 404
+
+
+# -- the token off loopback, and the security resources ---------------------------------------
+
+def _own_address() -> str | None:
+    """An IPv4 address of this machine that is not loopback, or None."""
+    candidates = []
+    for target in ("10.255.255.255", "192.0.2.1", "198.51.100.1"):
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                probe.connect((target, 9))  # UDP: picks the route's address, sends nothing
+                candidates.append(probe.getsockname()[0])
+        except OSError:
+            pass
+    try:
+        candidates.append(socket.gethostbyname(socket.gethostname()))
+    except OSError:
+        pass
+    for address in candidates:
+        if not address.startswith("127.") and address != "0.0.0.0":
+            return address
+    return None
+
+
+def _call(url: str, method: str = "GET", *, authorization: str | None = None,
+          body: bytes | None = None):
+    """(status, JSON body, headers) of one raw call."""
+    request = urllib.request.Request(url, data=body, method=method)
+    if authorization is not None:
+        request.add_header("Authorization", authorization)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read()), response.headers
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read()), exc.headers
+
+
+@pytest.fixture
+def own_address() -> str:
+    address = _own_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback")
+    return address
+
+
+def _refused(status, body, headers, reason: str, error: str | None) -> bool:
+    challenge = headers.get("WWW-Authenticate", "")
+    return (status == 401 and reason in body["error"] and challenge.startswith("Bearer ")
+            and (f'error="{error}"' in challenge if error else "error=" not in challenge))
+
+
+def test_off_loopback_every_call_but_health_needs_the_token(own_address):
+    from mockbroker import MockCluster
+
+    with MockCluster(host=own_address, topics={"orders": 1}) as cluster:
+        base, token = cluster.admin_url, cluster.admin_token
+        assert base.startswith(f"http://{own_address}:") and token and len(token) >= 32
+        bearer = f"Bearer {token}"
+
+        assert _call(base + "/health")[:2] == (200, {"status": "ok"})
+        assert _refused(*_call(base + "/topics"), "requires a token", None)
+        assert _refused(*_call(base + "/topics", authorization="Bearer nope"), "wrong token",
+                        "invalid_token")
+        assert _refused(*_call(base + "/topics", authorization=f"Basic {token}"),
+                        "must be Bearer TOKEN", "invalid_request")
+        assert _refused(*_call(base + "/topics", authorization="Bearer"),
+                        "must be Bearer TOKEN", "invalid_request")
+        # a refused call changes nothing, and does not say which paths exist
+        assert _refused(*_call(base + "/topics", "POST", body=b'{"name": "sneaky"}'),
+                        "requires a token", None)
+        assert _refused(*_call(base + "/reset", "POST"), "requires a token", None)
+        assert _refused(*_call(base + "/nowhere"), "requires a token", None)
+        assert _call(base + "/nowhere", authorization=bearer)[0] == 404
+
+        status, topics, _ = _call(base + "/topics", authorization=bearer)
+        assert status == 200 and [t["name"] for t in topics] == ["orders"]
+        assert _call(base + "/topics", authorization=f"bearer  {token} ")[0] == 200
+        admin = AdminClient(base, token=token)
+        assert [t.name for t in admin.topics()] == ["orders"]
+        with pytest.raises(AdminError) as refused:
+            AdminClient(base).topics()
+        assert refused.value.status == 401 and "requires a token" in refused.value.message
+        assert AdminClient(base).health()  # open to anyone, for health checks
+
+        document = admin.openapi()
+        assert document["security"] == [{"bearer": []}]
+        assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+        assert document["paths"]["/health"]["get"]["security"] == []
+        assert "401" in document["paths"]["/topics"]["get"]["responses"]
+        assert [t.name for t in cluster.admin.topics()] == ["orders"]  # in-process: no HTTP
+
+
+def test_on_every_interface_loopback_callers_need_the_token_too(own_address):
+    from mockbroker import MockCluster
+
+    with MockCluster(host="0.0.0.0") as cluster:
+        port = cluster.admin_url.rsplit(":", 1)[1]
+        assert cluster.admin_token
+        for host in (own_address, "127.0.0.1"):
+            url = f"http://{host}:{port}/brokers"
+            assert _refused(*_call(url), "requires a token", None), host
+            assert _call(url, authorization=f"Bearer {cluster.admin_token}")[0] == 200, host
+            assert _call(f"http://{host}:{port}/health")[0] == 200, host
+
+
+def test_on_loopback_no_token_unless_one_is_given():
+    from mockbroker import MockCluster
+
+    with MockCluster() as open_cluster:
+        assert open_cluster.admin_token is None
+        assert _call(open_cluster.admin_url + "/brokers")[0] == 200
+        assert "security" not in AdminClient(open_cluster.admin_url).openapi()
+    with MockCluster(admin_token="chosen-token") as closed:
+        assert closed.admin_token == "chosen-token"
+        assert _refused(*_call(closed.admin_url + "/brokers"), "requires a token", None)
+        assert _call(closed.admin_url + "/brokers", authorization="Bearer chosen-token")[0] \
+            == 200
+        assert AdminClient(closed.admin_url, token="chosen-token").brokers()
+
+
+@pytest.mark.parametrize("settings,message", [
+    ({"admin_token": "two words"}, "admin_token"),
+    ({"admin_token": ""}, "admin_token"),
+    ({"admin_token": 1234}, "admin_token"),
+    ({"admin_tls": "yes"}, "admin_tls"),
+])
+def test_bad_admin_settings_are_refused_before_start(settings, message):
+    from mockbroker import MockCluster
+
+    with pytest.raises(ValueError, match=message) as refused:
+        MockCluster(**settings)
+    assert "two words" not in str(refused.value)  # a token is never echoed
+
+
+def test_the_admin_api_over_https_with_the_generated_ca():
+    from mockbroker import MockCluster
+
+    with MockCluster(admin_tls=True) as cluster:
+        assert cluster.admin_url.startswith("https://127.0.0.1:")
+        admin = AdminClient(cluster.admin_url, ca_location=cluster.ssl_ca_location)
+        assert admin.health() and [b.id for b in admin.brokers()] == [0]
+        with pytest.raises(urllib.error.URLError):  # a certificate the system does not trust
+            urllib.request.urlopen(cluster.admin_url + "/health", timeout=10)
+
+
+@pytest.mark.kafka(security_protocol="SASL_PLAINTEXT", authorizer=True, super_users=["admin"],
+                   users={"admin": "admin-secret", "alice": "alice-secret"},
+                   topics={"orders": 1})
+def test_acls_and_users_over_http(kafka_cluster, kafka_admin):
+    from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType,
+                                       AdminClient as KafkaAdmin, ResourcePatternType,
+                                       ResourceType)
+
+    kafka = KafkaAdmin({"bootstrap.servers": kafka_cluster.bootstrap_servers,
+                        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                        "sasl.username": "admin", "sasl.password": "admin-secret",
+                        "logger": RDKAFKA_LOG})
+    assert kafka_admin.acls().acls == []
+    binding = AclBinding(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL,
+                         "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW)
+    for future in kafka.create_acls([binding]).values():
+        future.result(30)
+    status, acls = _raw(kafka_cluster.admin_url, "GET", "/acls")
+    assert status == 200 and acls == {
+        "authorizer": True, "allow_everyone_if_no_acl_found": False,
+        "super_users": ["User:admin"],
+        "acls": [{"resource_type": "TOPIC", "resource_name": "orders",
+                  "pattern_type": "LITERAL", "principal": "User:alice", "host": "*",
+                  "operation": "READ", "permission_type": "ALLOW"}]}
+    assert kafka_admin.acls().acls[0].principal == "User:alice"
+
+    status, users = _raw(kafka_cluster.admin_url, "GET", "/users")
+    every = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+    assert status == 200 and users == [
+        {"name": "admin", "mechanisms": every, "super_user": True},
+        {"name": "alice", "mechanisms": every, "super_user": False}]
+    assert [u.name for u in kafka_admin.users()] == ["admin", "alice"]
+    raw = urllib.request.urlopen(kafka_cluster.admin_url + "/users", timeout=10).read()
+    assert b"secret" not in raw
+
+
+def test_without_an_authorizer_acls_are_empty_and_say_so(kafka_admin):
+    acls = kafka_admin.acls()
+    assert (acls.authorizer, acls.acls) == (False, [])
+    assert kafka_admin.users() == []
+
+
+@pytest.mark.parametrize("host,loopback", [
+    ("127.0.0.1", True), ("127.8.9.10", True), ("::1", True), ("[::1]", True),
+    ("localhost", True), ("LocalHost", True), ("::ffff:127.0.0.1", True),
+    ("0.0.0.0", False), ("::", False), ("", False), ("192.0.2.7", False),
+    ("example.com", False), ("10.0.0.1", False),
+])
+def test_what_counts_as_loopback(host, loopback):
+    from mockbroker.io.http import admin_token_for, is_loopback
+
+    assert is_loopback(host) is loopback
+    assert (admin_token_for(host, None) is None) is loopback
+    assert admin_token_for(host, "given") == "given"

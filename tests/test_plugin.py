@@ -18,7 +18,7 @@ USER_TESTS = '''
 import pytest
 from confluent_kafka import Consumer, Producer
 from kafka import KafkaConsumer, KafkaProducer
-from mockbroker import AdminClient, MockCluster
+from mockbroker import AdminClient, AdminError, MockCluster
 from conftest_plugin import cluster_fixture
 
 shared = cluster_fixture(scope="module", topics={"shared": 2})
@@ -106,6 +106,33 @@ def test_marker_broker_settings(kafka_bootstrap):
         assert sorted(tp.partition for tp in consumer.assignment()) == [0, 1]
     finally:
         consumer.close()
+
+
+@pytest.mark.kafka(security_protocol="SASL_PLAINTEXT", users={"alice": "secret"},
+                   sasl_mechanisms=["SCRAM-SHA-256"], authorizer=True, super_users=["alice"],
+                   topics={"secure": 1})
+def test_marker_security_settings(kafka_cluster, kafka_bootstrap, kafka_admin):
+    assert kafka_cluster.listeners == {"SASL_PLAINTEXT": kafka_bootstrap}
+    producer = Producer({"bootstrap.servers": kafka_bootstrap,
+                         "security.protocol": "SASL_PLAINTEXT",
+                         "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": "alice",
+                         "sasl.password": "secret"})
+    delivered = []
+    producer.produce("secure", b"signed", on_delivery=lambda err, msg: delivered.append(err))
+    assert producer.flush(10) == 0 and delivered == [None]
+    assert [(u.name, u.mechanisms) for u in kafka_admin.users()] == \
+        [("alice", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])]
+    acls = kafka_admin.acls()
+    assert acls.authorizer and acls.super_users == ["User:alice"] and acls.acls == []
+
+
+@pytest.mark.kafka(host="0.0.0.0", admin_token="marker-token")
+def test_marker_wildcard_host_and_token(kafka_cluster, kafka_admin):
+    assert kafka_cluster.admin_token == "marker-token"
+    assert [b.id for b in kafka_admin.brokers()] == [0]  # the fixture's client sends it
+    with pytest.raises(AdminError) as refused:
+        AdminClient(kafka_cluster.admin_url).brokers()
+    assert refused.value.status == 401
 '''
 
 INI = '''
@@ -138,7 +165,7 @@ def _run(tmp_path, *args: str):
 def test_a_user_suite_passes_with_the_installed_plugin(tmp_path, workers):
     result, outcomes = _run(tmp_path, *workers)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert set(outcomes.values()) == {"passed"} and len(outcomes) == 9, outcomes
+    assert set(outcomes.values()) == {"passed"} and len(outcomes) == 11, outcomes
 
 
 def test_against_an_existing_cluster_admin_tests_skip_with_the_reason(tmp_path):
@@ -156,6 +183,23 @@ def test_against_an_existing_cluster_admin_tests_skip_with_the_reason(tmp_path):
                      r"existing Kafka at 127\.0\.0\.1:\d+ \(--kafka-bootstrap\)", result.stdout)
     assert "kafka: existing cluster at" in result.stdout  # the report header says so
     assert "orders" in created  # the marker's topics were made on the existing cluster
+
+
+def test_setting_lines_take_security_settings_as_mock_cluster_does():
+    from conftest_plugin.plugin import _check, _parse_settings
+
+    settings = _parse_settings(["users=alice:secret, bob:p:w", "listeners=PLAINTEXT,SASL_SSL",
+                                "authorizer=true", "super.users=alice"], "test")
+    assert settings == {"users": ["alice:secret", "bob:p:w"],
+                        "listeners": "PLAINTEXT,SASL_SSL", "authorizer": True,
+                        "super_users": "alice"}
+    _check(settings)  # MockCluster takes them as they are
+
+
+def test_bad_security_settings_are_a_usage_error(tmp_path):
+    result, _ = _run(tmp_path, "--kafka-setting", "security_protocol=SASL_SSH", "--co")
+    assert result.returncode == 4
+    assert "security_protocol" in result.stderr and "SASL_SSH" in result.stderr
 
 
 def test_bad_settings_are_a_usage_error(tmp_path):

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
+import confluent_kafka as ck
 import pytest
 
 import wire
+from mockbroker import AdminClient
 from mockbroker.handlers import REGISTRY
+from tests.clients.helpers import RDKAFKA_LOG, wait_for
 
 MOCKBROKER = [sys.executable, "-m", "mockbroker.cli"]
 #: the environment without any MOCKBROKER_* variable of the caller's
@@ -162,6 +168,16 @@ def test_environment_configures_like_flags():
      "group_min_session_timeout_ms"),
     (["serve", "--topic", "orders"], "NAME:PARTITIONS"),
     ([], "command"),
+    (["serve", "--user", "alice"], "argument --user: expected NAME:PASSWORD, got 'alice'"),
+    (["serve", "--security-protocol", "SASL_SSH"], "argument --security-protocol: 'SASL_SSH'"),
+    (["serve", "--listener", "PLAINTEXT", "--listener", "plaintext"],
+     "--listener: each protocol once"),
+    (["serve", "--security-protocol", "SSL", "--listener", "PLAINTEXT"],
+     "give --security-protocol (one listener) or --listener (several), not both"),
+    (["serve", "--sasl-mechanism", "GSSAPI"], "argument --sasl-mechanism: 'GSSAPI'"),
+    (["serve", "--ssl-client-auth", "maybe"], "argument --ssl-client-auth"),
+    (["serve", "--ssl-certificate-location", "/no/such.pem"], "no such file"),
+    (["serve", "--admin-token", "two words"], "argument --admin-token"),
 ])
 def test_bad_flags_are_one_line_errors_with_exit_code_two(args, message):
     result = subprocess.run([*MOCKBROKER, *args], capture_output=True, text=True, timeout=30,
@@ -343,6 +359,10 @@ def test_variables_that_name_no_setting_do_not_stop_serve():
     ("MOCKBROKER_NUM_PARTITIONS", "many", "num_partitions"),
     ("MOCKBROKER_AUTO_CREATE_TOPICS_ENABLE", "maybe", "auto_create_topics_enable"),
     ("MOCKBROKER_TOPIC", "orders", "NAME:PARTITIONS"),
+    ("MOCKBROKER_USER", "alice:secret,bob", "expected NAME:PASSWORD, got 'bob'"),
+    ("MOCKBROKER_LISTENER", "PLAINTEXT,SASL_SSH", "'SASL_SSH' is not one of"),
+    ("MOCKBROKER_AUTHORIZER", "maybe", "expected true or false"),
+    ("MOCKBROKER_CONNECTIONS_MAX_REAUTH_MS", "soon", "expected an integer"),
 ])
 def test_a_bad_value_in_a_setting_variable_is_a_one_line_error_naming_it(name, value, message):
     result = subprocess.run([*MOCKBROKER, "serve", "--port", "0"], capture_output=True,
@@ -378,3 +398,154 @@ def test_version_and_python_m_run_the_same_command(command):
                             text=True, timeout=30, env=CLEAN_ENV)
     assert result.returncode == 2
     assert result.stderr == "mockbroker: error: argument --brokers: expected a number, got 'x'\n"
+
+
+# -- security: listeners, SASL users, TLS and the admin token ----------------------------------
+
+def ready_fields(line: str) -> dict[str, str]:
+    """The ready line's ``key=value`` fields (bootstrap, admin, and listeners, ca and token
+    when they apply)."""
+    assert line.startswith("mockbroker ready bootstrap="), line
+    return dict(item.split("=", 1) for item in line.split()[2:])
+
+
+@contextlib.contextmanager
+def serving(*args: str, env: dict[str, str] | None = None):
+    """``mockbroker serve --port 0 ARGS``: (process, ready-line fields); stopped at the end."""
+    proc = subprocess.Popen([*MOCKBROKER, "serve", "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env or CLEAN_ENV)
+    try:
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.wait(10) is not None else "no ready line"
+        yield proc, ready_fields(line)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def _sasl(bootstrap: str, password: str, **more) -> dict:
+    return {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": "alice",
+            "sasl.password": password, "logger": RDKAFKA_LOG, **more}
+
+
+def test_a_sasl_listener_with_a_user_authenticates_a_producer():
+    with serving("--security-protocol", "SASL_PLAINTEXT", "--user", "alice:secret",
+                 "--topic", "secure:1") as (proc, ready):
+        assert set(ready) == {"bootstrap", "admin"}  # no TLS, admin API on loopback
+        delivered = []
+        producer = ck.Producer(_sasl(ready["bootstrap"], "secret"))
+        producer.produce("secure", b"authenticated",
+                         on_delivery=lambda err, msg: delivered.append(err))
+        assert producer.flush(15) == 0 and delivered == [None]
+
+        errors = []
+        intruder = ck.Producer(_sasl(ready["bootstrap"], "guess",
+                                     error_cb=lambda err: errors.append(err)))
+        intruder.produce("secure", b"refused")
+        wait_for(lambda: intruder.poll(0.1) is not None and any(
+            e.code() == ck.KafkaError._AUTHENTICATION for e in errors), "the refusal")
+        intruder.purge()
+
+        users = AdminClient(ready["admin"]).users()
+        assert [(u.name, u.mechanisms) for u in users] == \
+            [("alice", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])]
+        proc.terminate()
+        assert proc.wait(10) == 0
+
+
+def _tls_handshake(address: tuple[str, int], ca: str) -> str:
+    """The TLS version negotiated with a listener whose certificate ``ca`` must vouch for."""
+    context = ssl.create_default_context(cafile=ca)
+    with socket.create_connection(address, timeout=5) as raw, \
+            context.wrap_socket(raw, server_hostname=address[0]) as tls:
+        return tls.version()
+
+
+def test_several_listeners_are_all_in_the_ready_line_with_the_ca():
+    with serving("--listener", "PLAINTEXT", "--listener", "SASL_SSL", "--brokers", "2",
+                 "--user", "alice:secret") as (proc, ready):
+        listeners = [item.split("://", 1) for item in ready["listeners"].split(",")]
+        assert [name for name, _ in listeners] == ["PLAINTEXT"] * 2 + ["SASL_SSL"] * 2
+        addresses = {name: [(h, int(p)) for h, p in (a.rsplit(":", 1) for a in
+                                                      [a for n, a in listeners if n == name])]
+                     for name in ("PLAINTEXT", "SASL_SSL")}
+        assert ready["bootstrap"] == ",".join(a for n, a in listeners if n == "PLAINTEXT")
+        assert len({port for pairs in addresses.values() for _, port in pairs}) == 4
+        ca = ready["ca"]
+        assert Path(ca).read_text().startswith("-----BEGIN CERTIFICATE-----")
+        assert "token" not in ready
+        with socket.create_connection(addresses["PLAINTEXT"][1], timeout=5) as sock:
+            _, body = wire.decode_response(18, 3, _round_trip(sock, _api_versions_request(3, 1)))
+            assert body.error_code == 0
+        for address in addresses["SASL_SSL"]:  # TLS with a certificate the CA signed
+            assert _tls_handshake(address, ca) in ("TLSv1.2", "TLSv1.3")
+        proc.terminate()
+        assert proc.wait(10) == 0
+    assert not Path(ca).exists()  # the generated CA goes with the server
+
+
+def _get(url: str, token: str | None = None, ca: str | None = None):
+    request = urllib.request.Request(url)
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    context = ssl.create_default_context(cafile=ca) if ca else None
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
+            return response.status, json.load(response), response.headers
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc), exc.headers
+
+
+def test_off_loopback_the_ready_line_shows_the_admin_token_the_api_requires():
+    with serving("--host", "0.0.0.0") as (proc, ready):
+        token = ready["token"]
+        assert len(token) >= 32 and "ca" not in ready
+        assert _get(ready["admin"] + "/health")[:2] == (200, {"status": "ok"})
+        status, body, headers = _get(ready["admin"] + "/brokers")
+        assert status == 401 and "requires a token" in body["error"]
+        assert headers["WWW-Authenticate"].startswith("Bearer")
+        status, body, _ = _get(ready["admin"] + "/brokers", token)
+        assert status == 200 and [b["id"] for b in body] == [0]
+    with serving("--host", "0.0.0.0") as (_, again):
+        assert again["token"] != token  # a new one each start
+
+
+def test_admin_token_and_tls_from_the_environment():
+    env = {**CLEAN_ENV, "MOCKBROKER_ADMIN_TOKEN": "s3cret-token", "MOCKBROKER_ADMIN_TLS": "true"}
+    with serving(env=env) as (proc, ready):
+        assert ready["admin"].startswith("https://127.0.0.1:")
+        assert ready["token"] == "s3cret-token"
+        ca = ready["ca"]
+        admin = AdminClient(ready["admin"], token="s3cret-token", ca_location=ca)
+        assert admin.health() and [b.id for b in admin.brokers()] == [0]
+        status, body, _ = _get(ready["admin"] + "/topics", "wrong", ca)
+        assert status == 401 and "wrong token" in body["error"]
+        with pytest.raises(urllib.error.URLError):  # the CA is not the system's
+            urllib.request.urlopen(ready["admin"] + "/health", timeout=10)
+        proc.terminate()
+        assert proc.wait(10) == 0
+
+
+def test_your_own_certificate_from_flags_and_variables(tmp_path):
+    from mockbroker.io.tls import TlsMaterial
+
+    mine = TlsMaterial.generate(tmp_path, ["127.0.0.1"])
+    env = {**CLEAN_ENV, "MOCKBROKER_SSL_CERTIFICATE_LOCATION": mine.server.cert_location,
+           "MOCKBROKER_SSL_KEY_LOCATION": mine.server.key_location}
+    with serving("--security-protocol", "SSL", "--ssl-ca-location", mine.ca_location,
+                 env=env) as (proc, ready):
+        assert ready["ca"] == mine.ca_location
+        host, port = ready["bootstrap"].rsplit(":", 1)
+        assert _tls_handshake((host, int(port)), mine.ca_location) in ("TLSv1.2", "TLSv1.3")
+    assert Path(mine.ca_location).exists()  # the user's files stay
+    result = subprocess.run([*MOCKBROKER, "serve", "--port", "0", "--security-protocol", "SSL",
+                             "--ssl-client-auth", "required"], capture_output=True, text=True,
+                            timeout=30, env=env)
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert "--ssl-client-auth required" in line and "--ssl-ca-location" in line

@@ -1,15 +1,18 @@
-"""What the admin API shows of a cluster: brokers, topics, decoded records, groups, faults and
-the request log, as the views of :mod:`mockbroker.core.views`.  Read-only; everything here runs
-on the cluster's loop thread."""
+"""What the admin API shows of a cluster: brokers, topics, decoded records, groups, faults,
+the request log, ACLs and SASL users, as the views of :mod:`mockbroker.core.views`.
+Read-only; everything here runs on the cluster's loop thread."""
 
 from __future__ import annotations
 
 import base64
 
 from mockbroker.core.jsonview import from_object
+from mockbroker.core.security.acls import authorizer_of
+from mockbroker.core.security.mechanisms import PLAIN, SCRAM_HASHES
 from mockbroker.core.views import (
-    BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView, LoggedRequestView,
-    MemberView, PartitionView, RecordView, TopicView, TransactionView,
+    AclsView, AclView, BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView,
+    LoggedRequestView, MemberView, PartitionView, RecordView, TopicView, TransactionView,
+    UserView,
 )
 from wire import WireError, decode_embedded, errors
 from wire.records import decode_records, read_batch_header
@@ -290,3 +293,36 @@ def requests(core, api: int | None = None, broker_id: int | None = None,
     return [from_object(LoggedRequestView, entry,
                         api=API_NAMES.get(entry.api_key, str(entry.api_key)),
                         error=_error_name(entry.error_code)) for entry in picked]
+
+
+# -- security -------------------------------------------------------------------------------------
+
+def acl_view(acl) -> AclView:
+    return AclView(resource_type=acl.resource_type.name, resource_name=acl.resource_name,
+                   pattern_type=acl.pattern_type.name, principal=acl.principal, host=acl.host,
+                   operation=acl.operation.name, permission_type=acl.permission_type.name)
+
+
+def acls(core) -> AclsView:
+    """The authorizer's ACLs in the order they were created; none, and ``authorizer`` false,
+    when no authorizer is configured."""
+    settings = core.security.settings
+    authorizer = authorizer_of(core)
+    return AclsView(authorizer=authorizer is not None,
+                    allow_everyone_if_no_acl_found=settings.allow_everyone_if_no_acl_found,
+                    super_users=[str(p) for p in core.security.super_users],
+                    acls=[acl_view(acl) for acl in authorizer.acls] if authorizer else [])
+
+
+def users(core) -> list[UserView]:
+    """The SASL users by name, each with the mechanisms it has credentials for; what the
+    credentials are (passwords, salts, keys) is never shown."""
+    credentials = core.security.credentials
+    super_users = {str(p) for p in core.security.super_users}
+    shown = []
+    for name in credentials.users():
+        mechanisms = [PLAIN] if name in credentials.passwords else []
+        mechanisms += [m for m in SCRAM_HASHES if name in credentials.scram[m]]
+        shown.append(UserView(name=name, mechanisms=mechanisms,
+                              super_user=f"User:{name}" in super_users))
+    return shown

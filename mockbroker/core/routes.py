@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockbroker.core.views import (
-    BrokerLatency, BrokerView, Deleted, Error, FaultSpec, FaultView, GroupLoadingView,
+    AclsView, BrokerLatency, BrokerView, Deleted, Error, FaultSpec, FaultView, GroupLoadingView,
     GroupSummaryView, GroupView, LoggedRequestView, NewTopic, RecordView, Removed, Status,
-    TargetBroker, TopicView, TransactionView,
+    TargetBroker, TopicView, TransactionView, UserView,
 )
 
 __all__ = ["PATH_PARAMS", "Param", "ROUTES", "Route", "by_name", "match"]
@@ -61,6 +61,8 @@ class Route:
     errors: tuple[int, ...] = ()
     #: the body of an error answer
     error_body: type = Error
+    #: served without a token even where the API requires one (``Authorization: Bearer``)
+    public: bool = False
 
     @property
     def path_params(self) -> tuple[Param, ...]:
@@ -92,7 +94,7 @@ _TARGET_ERRORS = (400, 404, 409)
 
 ROUTES: tuple[Route, ...] = _routes(
     Route("health", "GET", "/health", "200 once every listener is up", Status, "up",
-          errors=(503,), error_body=Status),
+          errors=(503,), error_body=Status, public=True),
     Route("openapi", "GET", "/openapi.json", "this document", dict, "OpenAPI 3.1"),
     # -- brokers
     Route("brokers", "GET", "/brokers", "brokers", list[BrokerView], "every broker"),
@@ -177,6 +179,13 @@ ROUTES: tuple[Route, ...] = _routes(
                  Param("client_id", str, "client id"), Param("limit", int, "only the last N")),
           errors=(400, 404)),
     Route("clear_requests", "DELETE", "/requests", "clear the request log", Status, "cleared"),
+    # -- security
+    Route("acls", "GET", "/acls",
+          "the authorizer's ACLs, super users and rule for resources no ACL covers (no ACLs, "
+          "and authorizer false, when none is configured)", AclsView, "the ACLs"),
+    Route("users", "GET", "/users",
+          "SASL users and the mechanisms each has credentials for (never a password or key)",
+          list[UserView], "users"),
     # -- reset
     Route("reset", "POST", "/reset",
           "drop all topics, groups, offsets, faults and latency, start stopped brokers, close "

@@ -21,10 +21,11 @@ from typing import ClassVar, Literal
 from mockbroker.core.jsonview import describe
 
 __all__ = [
-    "BrokerLatency", "BrokerView", "Deleted", "Error", "FaultSpec", "FaultView",
+    "AclView", "AclsView", "BrokerLatency", "BrokerView", "Deleted", "Error", "FaultSpec",
+    "FaultView",
     "GroupLoadingView", "GroupSummaryView", "GroupView", "HeaderView", "LoggedRequestView",
     "MemberView", "NewTopic", "PartitionView", "RecordView", "Removed", "Status",
-    "TargetBroker", "TopicView", "TransactionView", "VIEWS",
+    "TargetBroker", "TopicView", "TransactionView", "UserView", "VIEWS",
 ]
 
 BrokerState = Literal["up", "down"]
@@ -36,15 +37,28 @@ GroupType = Literal["classic", "consumer"]
 #: what a rule does to a request it picks (``ACTIONS`` of :mod:`mockbroker.core.control`)
 FaultAction = Literal["error", "delay", "drop", "disconnect", "stop_broker", "start_broker",
                       "move_leader", "move_coordinator", "expire_member", "abort_transaction",
-                      "move_transaction_coordinator", "hold_revocation", "callback"]
+                      "move_transaction_coordinator", "hold_revocation", "expire_session",
+                      "callback"]
 RequestOutcome = Literal["pending", "answered", "no response", "dropped", "disconnected",
-                         "failed"]
+                         "failed", "unsupported"]
 TimestampType = Literal["CreateTime", "LogAppendTime"]
 #: a transactional id's state, in Kafka's names (``TransactionState`` of the coordinator)
 TransactionState = Literal["Empty", "Ongoing", "PrepareCommit", "PrepareAbort",
                            "CompleteCommit", "CompleteAbort", "PrepareEpochFence", "Dead"]
 #: what became of a transactional record's transaction
 RecordTransaction = Literal["committed", "aborted", "pending"]
+#: an ACL's parts, in Kafka's names (the enums of :mod:`mockbroker.core.security.acls`, less
+#: the ANY, MATCH and UNKNOWN that only filters have)
+AclResourceType = Literal["TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN",
+                          "USER"]
+AclPatternType = Literal["LITERAL", "PREFIXED"]
+AclOperation = Literal["ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
+                       "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS",
+                       "IDEMPOTENT_WRITE", "CREATE_TOKENS", "DESCRIBE_TOKENS",
+                       "TWO_PHASE_COMMIT"]
+AclPermissionType = Literal["DENY", "ALLOW"]
+#: the SASL mechanisms a user can hold credentials for (OAUTHBEARER takes tokens instead)
+CredentialMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 
 _view = dataclass(frozen=True, kw_only=True)
 
@@ -239,6 +253,8 @@ class FaultView:
     partition: int | None
     group: str | None = describe("a group the request names", default=None)
     client_id: str | None
+    principal: str | None = describe("the principal whose requests it picks (User:alice)",
+                                     default=None)
     delay_ms: int
     probability: float
     chain: bool = describe("a delay that adds up with the next rule (a broker's latency)",
@@ -271,6 +287,52 @@ class LoggedRequestView:
     fault: int | None = describe("the rule (fault) that acted on it")
     rules: list[int] = describe("every rule that fired on it, chained delays included",
                                 default_factory=list)
+    principal: str = describe("who sent it: User:ANONYMOUS before or without authentication",
+                              default="User:ANONYMOUS")
+    listener: str = describe("the listener it came in on (its security protocol)",
+                             default="PLAINTEXT")
+    mechanism: str | None = describe("the SASL mechanism its connection authenticated with",
+                                     default=None)
+
+
+# -- security ----------------------------------------------------------------------------------
+
+@_view
+class AclView:
+    """One ACL, as ``kafka-acls --list`` shows it."""
+
+    resource_type: AclResourceType
+    resource_name: str = describe("the name, a prefix of names (PREFIXED), or * (every name)")
+    pattern_type: AclPatternType
+    principal: str = describe("User:alice; User:* for every principal")
+    host: str = describe("the client address it applies to; * for every host")
+    operation: AclOperation
+    permission_type: AclPermissionType
+
+
+@_view
+class AclsView:
+    """The authorizer's state: without one (``authorizer`` false) every client may do
+    everything, and there are no ACLs."""
+
+    authorizer: bool = describe("whether an authorizer is configured")
+    allow_everyone_if_no_acl_found: bool = describe(
+        "what decides for a resource no ACL covers: allow (true) or deny (false)",
+        default=False)
+    super_users: list[str] = describe("principals that may do anything (User:admin)",
+                                      default_factory=list)
+    acls: list[AclView] = describe("in the order they were created")
+
+
+@_view
+class UserView:
+    """A SASL user; never its password or keys."""
+
+    name: str
+    mechanisms: list[CredentialMechanism] = describe(
+        "the mechanisms it has credentials for: PLAIN (a password), SCRAM-SHA-256 and "
+        "SCRAM-SHA-512 (salted credentials)")
+    super_user: bool = describe("whether User:<name> is a super user", default=False)
 
 
 # -- small bodies ----------------------------------------------------------------------------
@@ -331,6 +393,9 @@ class FaultSpec:
     partition: int | None = describe(default=None, minimum=0)
     group: str | None = describe("pick requests that name this group", default=None)
     client_id: str | None = None
+    principal: str | None = describe(
+        "pick requests from this principal (User:alice, or alice); on SaslAuthenticate, the "
+        "login of this principal", default=None)
     delay_ms: int = describe("wait before the action (the whole action for delay)",
                              default=0, minimum=0)
     probability: float = describe(default=1.0, exclusiveMinimum=0, maximum=1)
@@ -370,5 +435,5 @@ VIEWS: tuple[type, ...] = (
     Error, Status, FaultSpec, FaultView, BrokerView, BrokerLatency, TargetBroker,
     PartitionView, TopicView, NewTopic, Deleted, HeaderView, RecordView, MemberView,
     GroupView, GroupLoadingView, GroupSummaryView, LoggedRequestView, Removed,
-    TransactionView,
+    TransactionView, AclView, AclsView, UserView,
 )

@@ -179,7 +179,8 @@ class AdminApi:
         return Answer(503, Status(status="starting"))
 
     async def openapi(self, call: Call):
-        return document()
+        # the document as the HTTP server serves it: with the bearer scheme if it needs a token
+        return document(bearer=getattr(self.runtime, "admin_token", None) is not None)
 
     # -- brokers ------------------------------------------------------------------------------
 
@@ -427,6 +428,14 @@ class AdminApi:
     async def clear_requests(self, call: Call):
         self.core.requests.clear()
         return Status(status="ok")
+
+    # -- security -----------------------------------------------------------------------------
+
+    async def acls(self, call: Call):
+        return inspect.acls(self.core)
+
+    async def users(self, call: Call):
+        return inspect.users(self.core)
 
     # -- reset --------------------------------------------------------------------------------
 

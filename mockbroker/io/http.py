@@ -5,14 +5,26 @@ Served on the same event loop as the brokers, so every handler sees the cluster 
 Kafka requests, never in the middle of one.  JSON in and out; a bad call gets a 4xx with
 ``{"error": "..."}`` and is checked in full before anything changes.  The routes and their
 bodies are described by ``GET /openapi.json`` (:mod:`mockbroker.io.openapi`).
+
+Off loopback (bound to anything but 127.0.0.0/8, ::1 or localhost: another interface, or every
+one), or wherever a token was given, every call but the public routes (``GET /health``) needs
+``Authorization: Bearer TOKEN``; the token is the one given (``admin_token``) or one made at
+start (:attr:`AdminServer.token`, which ``mockbroker serve`` prints in its ready line).  A call
+without it, or with another, gets 401 with ``{"error": "<why>"}`` and a ``WWW-Authenticate:
+Bearer`` challenge (RFC 6750).  With an SSL context the server speaks HTTPS only.
 """
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import logging
-from typing import TYPE_CHECKING
+import re
+import secrets
+import ssl
+from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from mockbroker.core import routes
 from mockbroker.io.admin_api import AdminApi, Call, no_such_endpoint, not_allowed
@@ -62,22 +74,126 @@ async def _errors_as_json(request: web.Request, handler) -> web.StreamResponse:
         return web.json_response({"error": "internal error (see the server log)"}, status=500)
 
 
-def make_app(runtime: "ClusterRuntime") -> web.Application:
-    app = web.Application(middlewares=[_errors_as_json])
+# -- the token ---------------------------------------------------------------------------------
+
+def is_loopback(host: str) -> bool:
+    """Whether a server bound to ``host`` is reachable from this machine only: 127.0.0.0/8,
+    ::1 (or an IPv4-mapped loopback address) and the name localhost.  Every other name or
+    address, the wildcards ``0.0.0.0``, ``::`` and ``""`` included, is not."""
+    name = host.strip().strip("[]").lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+#: what a Bearer token may hold (RFC 6750's b64token)
+_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+
+
+def check_admin_token(token: Any) -> str | None:
+    """``token`` if it can be sent as ``Authorization: Bearer TOKEN`` (None stays None);
+    ValueError otherwise, without echoing it."""
+    if token is None:
+        return None
+    if not isinstance(token, str):
+        raise ValueError(f"admin_token: expected a string, got {type(token).__name__}")
+    if not _TOKEN.fullmatch(token):
+        raise ValueError("admin_token: a token is letters, digits and -._~+/ (then = "
+                         "padding), as a Bearer token is written (RFC 6750); got "
+                         + ("an empty one" if not token else f"{len(token)} characters "
+                            "with others among them"))
+    return token
+
+
+def admin_token_for(host: str, token: str | None) -> str | None:
+    """The token an admin server on ``host`` requires: the one given, else a new one off
+    loopback, else none."""
+    if token is not None:
+        return check_admin_token(token)
+    return None if is_loopback(host) else secrets.token_urlsafe(32)
+
+
+_REALM = 'Bearer realm="mockbroker admin API"'
+
+
+def _refusal(header: str | None, expected: bytes) -> tuple[str | None, str] | None:
+    """None when ``header`` (Authorization) carries the token; else (RFC 6750 error code or
+    None, the reason shown to the caller)."""
+    if header is None or not header.strip():
+        return None, ("this admin API requires a token: send Authorization: Bearer TOKEN "
+                      "(mockbroker serve shows it as token=... in its ready line; "
+                      "MockCluster.admin_token holds it)")
+    scheme, _, credentials = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not credentials.strip():
+        # a scheme's name is shown back, never what could be the token itself
+        shown = f", not {scheme} ..." if credentials.strip() and len(scheme) <= 20 else ""
+        return "invalid_request", f"the Authorization header must be Bearer TOKEN{shown}"
+    if not hmac.compare_digest(credentials.strip().encode(), expected):
+        return "invalid_token", "wrong token: not the one this admin API requires"
+    return None
+
+
+def _require_token(token: str):
+    expected = token.encode()
+
+    @web.middleware
+    async def require_token(request: web.Request, handler) -> web.StreamResponse:
+        method = "GET" if request.method == "HEAD" else request.method
+        route, _, _ = routes.match(method, request.path)
+        if route is not None and route.public:
+            return await handler(request)
+        refused = _refusal(request.headers.get(hdrs.AUTHORIZATION), expected)
+        if refused is None:
+            return await handler(request)
+        code, reason = refused
+        challenge = _REALM + (f', error="{code}"' if code else "")
+        return web.json_response({"error": reason}, status=401,
+                                 headers={hdrs.WWW_AUTHENTICATE: challenge})
+
+    return require_token
+
+
+# -- the server --------------------------------------------------------------------------------
+
+def make_app(runtime: "ClusterRuntime", token: str | None = None) -> web.Application:
+    """The admin API's application; with ``token``, every call but the public routes needs
+    ``Authorization: Bearer <token>``."""
+    middlewares = [_errors_as_json]
+    if token is not None:
+        middlewares.append(_require_token(token))
+    app = web.Application(middlewares=middlewares)
     app.add_routes(aiohttp_routes(AdminApi(runtime)))
     return app
 
 
 class AdminServer:
-    def __init__(self, host: str, port: int, runtime: "ClusterRuntime"):
+    """The admin API on ``host:port`` (0: an ephemeral port, known once started).
+
+    ``token``: the one callers must send (:func:`admin_token_for` decides, so off loopback
+    there always is one: :attr:`token`).  ``ssl_context``: serve HTTPS with it."""
+
+    def __init__(self, host: str, port: int, runtime: "ClusterRuntime", *,
+                 token: str | None = None, ssl_context: ssl.SSLContext | None = None):
         self.host = host
         self.port = port
-        self._runner = web.AppRunner(make_app(runtime), access_log=None)
+        self.token = admin_token_for(host, token)
+        self.ssl_context = ssl_context
+        self._runner = web.AppRunner(make_app(runtime, self.token), access_log=None)
         self._site: web.TCPSite | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.ssl_context is not None else "http"
 
     async def start(self) -> None:
         await self._runner.setup()
-        self._site = web.TCPSite(self._runner, self.host, self.port)
+        self._site = web.TCPSite(self._runner, self.host, self.port,
+                                 ssl_context=self.ssl_context)
         await self._site.start()
         self.port = self._site._server.sockets[0].getsockname()[1]
 

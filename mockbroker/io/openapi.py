@@ -2,6 +2,10 @@
 
 Written from the route table (:mod:`mockbroker.core.routes`) and the views
 (:mod:`mockbroker.core.views`): nothing here describes a route or a field by hand.
+
+Where the API requires a token (``document(bearer=True)``: an admin server off loopback, or
+one given a token), the document declares the ``bearer`` security scheme for every operation
+but the public ones (``GET /health``), each of which may then answer 401.
 """
 
 from __future__ import annotations
@@ -12,12 +16,16 @@ from typing import Any
 from mockbroker._version import __version__
 from mockbroker.core.jsonview import component_schema, schema, schema_name, views_in
 from mockbroker.core.routes import ROUTES, Param, Route
-from mockbroker.core.views import VIEWS
+from mockbroker.core.views import VIEWS, Error
 
 _STATUS_TEXT = {400: "the call was refused; nothing changed",
                 404: "the call was refused; nothing changed",
                 409: "the call was refused; nothing changed",
                 503: "not every listener is up yet"}
+#: the security scheme's name in the document
+BEARER = "bearer"
+_UNAUTHORIZED = ("no token, or a wrong one (Authorization: Bearer TOKEN); the "
+                 "WWW-Authenticate header says which")
 
 
 def _content(tp: Any) -> dict[str, Any]:
@@ -29,7 +37,7 @@ def _param(param: Param, where: str) -> dict[str, Any]:
             "schema": schema(param.type), "description": param.description}
 
 
-def operation(route: Route) -> dict[str, Any]:
+def operation(route: Route, bearer: bool = False) -> dict[str, Any]:
     op: dict[str, Any] = {
         "operationId": route.name,
         "summary": route.summary,
@@ -45,13 +53,17 @@ def operation(route: Route) -> dict[str, Any]:
         op["parameters"] = params
     if route.body is not None:
         op["requestBody"] = {"required": route.body_required, "content": _content(route.body)}
+    if bearer and route.public:
+        op["security"] = []
+    elif bearer:
+        op["responses"]["401"] = {"description": _UNAUTHORIZED, "content": _content(Error)}
     return op
 
 
-def paths() -> dict[str, Any]:
+def paths(bearer: bool = False) -> dict[str, Any]:
     out: dict[str, dict[str, Any]] = {}
     for route in ROUTES:
-        out.setdefault(route.path, {})[route.method.lower()] = operation(route)
+        out.setdefault(route.path, {})[route.method.lower()] = operation(route, bearer)
     return out
 
 
@@ -64,12 +76,22 @@ def components() -> dict[str, Any]:
     return {schema_name(cls): component_schema(cls) for cls in named}
 
 
-@lru_cache(maxsize=1)
-def document() -> dict[str, Any]:
-    return {
+@lru_cache(maxsize=2)
+def document(bearer: bool = False) -> dict[str, Any]:
+    """The document; ``bearer``: as served where every call but the public ones needs
+    ``Authorization: Bearer TOKEN``."""
+    doc: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {"title": "mockbroker admin API", "version": __version__,
                  "description": "Fault injection and inspection for a mock Kafka cluster."},
-        "paths": paths(),
+        "paths": paths(bearer),
         "components": {"schemas": components()},
     }
+    if bearer:
+        doc["components"]["securitySchemes"] = {BEARER: {
+            "type": "http", "scheme": "bearer",
+            "description": "the admin token: mockbroker's ready line shows it (token=...), "
+                           "or the one set with --admin-token, MOCKBROKER_ADMIN_TOKEN or "
+                           "MockCluster(admin_token=...)"}}
+        doc["security"] = [{BEARER: []}]
+    return doc

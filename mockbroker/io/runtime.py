@@ -5,7 +5,8 @@ protocol configured, the admin HTTP server, and the wake-ups for the core's time
 A TLS listener presents a broker certificate: the user's (``ssl_certificate_location``,
 ``ssl_key_location`` and the ``ssl_ca_location`` that signs client certificates), or one signed
 by a CA generated at start, whose PEM is :attr:`ClusterRuntime.ssl_ca_location` for clients to
-trust.
+trust.  With ``admin_tls`` the admin API serves HTTPS with the same certificate; off loopback
+(or given ``admin_token``) it requires a token (:attr:`ClusterRuntime.admin_token`).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class ClusterRuntime:
                  http_port: int = 0, advertised_host: str | None = None,
                  topics: dict[str, int] | None = None, settings: dict[str, Any] | None = None,
                  clock=None, security: SecuritySettings | None = None,
-                 tls_files: dict[str, str] | None = None):
+                 tls_files: dict[str, str] | None = None, admin_token: str | None = None,
+                 admin_tls: bool = False):
         self.host = host
         self.advertised_host = advertised_host or WILDCARD_HOSTS.get(host, host)
         self._settings = dict(settings or {})
@@ -56,8 +58,9 @@ class ClusterRuntime:
         self._tls_dir: str | None = None
         self.ssl_ca_location: str | None = None
         context = None
+        tls_files = dict(tls_files or {})
         if any(uses_tls(p) for p in self.security.listeners):
-            context = self._tls_context(dict(tls_files or {}))
+            context = self._tls_context(tls_files)
         #: listeners in order: every broker's first listener, then every broker's second, ...
         self.listeners = [
             BrokerListener(self.core, i, host, port + j * brokers + i if port else 0,
@@ -65,7 +68,9 @@ class ClusterRuntime:
                            tls=context if uses_tls(protocol) else None)
             for j, protocol in enumerate(self.security.listeners) for i in range(brokers)]
         self.topics = dict(topics or {})
-        self.admin = AdminServer(host, http_port, self)
+        self.admin = AdminServer(host, http_port, self, token=admin_token,
+                                 ssl_context=self._admin_tls_context(tls_files) if admin_tls
+                                 else None)
         self.ready = False
         self._wakeup: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -79,11 +84,23 @@ class ClusterRuntime:
             self.ssl_ca_location = files.get("ssl_ca_location")
             return server_context(files["ssl_certificate_location"], files["ssl_key_location"],
                                   client_auth=client_auth, ca_location=self.ssl_ca_location)
-        self._tls_dir = tempfile.mkdtemp(prefix="mockbroker-tls-")
-        hosts = sorted({self.advertised_host, "localhost", "127.0.0.1"})
-        self.tls = TlsMaterial.generate(self._tls_dir, hosts)
-        self.ssl_ca_location = self.tls.ca_location
-        return self.tls.server_context(client_auth)
+        return self._generated_tls().server_context(client_auth)
+
+    def _generated_tls(self) -> TlsMaterial:
+        """A CA and broker certificate made now (once; kept until the cluster stops)."""
+        if self.tls is None:
+            self._tls_dir = tempfile.mkdtemp(prefix="mockbroker-tls-")
+            hosts = sorted({self.advertised_host, "localhost", "127.0.0.1"})
+            self.tls = TlsMaterial.generate(self._tls_dir, hosts)
+            self.ssl_ca_location = self.tls.ca_location
+        return self.tls
+
+    def _admin_tls_context(self, files: dict[str, str]):
+        """The admin API's HTTPS context: the user's certificate, or the generated one (no
+        client certificates asked for)."""
+        if files.get("ssl_certificate_location"):
+            return server_context(files["ssl_certificate_location"], files["ssl_key_location"])
+        return self._generated_tls().server_context()
 
     @property
     def bootstrap_servers(self) -> str:
@@ -105,7 +122,12 @@ class ClusterRuntime:
 
     @property
     def admin_url(self) -> str:
-        return f"http://{host_port(self.advertised_host, self.admin.port)}"
+        return f"{self.admin.scheme}://{host_port(self.advertised_host, self.admin.port)}"
+
+    @property
+    def admin_token(self) -> str | None:
+        """The token the admin API requires (``Authorization: Bearer``), or None."""
+        return self.admin.token
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()

@@ -57,3 +57,61 @@ def test_admin_api_from_its_openapi_document():
             urllib.request.urlopen(urllib.request.Request(f"{base}/reset", method="POST"),
                                    timeout=10).close()
         assert not problems, problems[:10]
+
+
+TOKEN = "fuzz-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def _snapshot_with_token(base: str) -> dict:
+    def get(path):
+        request = urllib.request.Request(base + path, headers=AUTH)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.load(response)
+    return {path: get(path) for path in STATE}
+
+
+def _challenge(response) -> str:
+    """The WWW-Authenticate header (schemathesis keeps headers lowercased, as lists)."""
+    return "".join(response.headers.get("www-authenticate", []))
+
+
+def test_a_token_guarded_admin_api_from_its_bearer_document():
+    """Where a token is required, the document says so, every operation but the public ones
+    refuses a call without it (401, a reason, a Bearer challenge, nothing changed), and with
+    it no call gets a 5xx."""
+    with MockCluster(admin_token=TOKEN, topics={"orders": 1}) as cluster:
+        base = cluster.admin_url
+        schema = schemathesis.openapi.from_url(f"{base}/openapi.json", headers=AUTH)
+        assert schema.raw_schema["security"] == [{"bearer": []}]
+        problems: list = []
+        operations = [result.ok() for result in schema.get_all_operations()]
+        for operation in operations:
+            public = operation.definition.raw.get("security") == []
+
+            @settings(max_examples=3, deadline=None, database=None, derandomize=True,
+                      suppress_health_check=list(HealthCheck))
+            @given(case=operation.as_strategy())
+            def run(case):
+                where = f"{case.method} {case.formatted_path} {case.query} {case.body!r}"
+                before = _snapshot_with_token(base)
+                anonymous = case.call(base_url=base, timeout=10,
+                                      headers={"Authorization": "Bearer not-the-token"})
+                if public:
+                    if anonymous.status_code not in (200, 503):
+                        problems.append((where, anonymous.status_code, "public yet refused"))
+                elif anonymous.status_code != 401 or "error" not in anonymous.json() or \
+                        not _challenge(anonymous).startswith("Bearer "):
+                    problems.append((where, anonymous.status_code, "not refused as 401"))
+                elif _snapshot_with_token(base) != before:
+                    problems.append((where, 401, "state changed"))
+                allowed = case.call(base_url=base, timeout=10, headers=AUTH)
+                if allowed.status_code >= 500 and not (
+                        case.path == "/health" and allowed.status_code == 503):
+                    problems.append((where, allowed.status_code, allowed.text[:300]))
+
+            run()
+            urllib.request.urlopen(urllib.request.Request(f"{base}/reset", method="POST",
+                                                          headers=AUTH), timeout=10).close()
+        assert sum(1 for op in operations if op.definition.raw.get("security") == []) == 1
+        assert not problems, problems[:10]
