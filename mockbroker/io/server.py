@@ -28,6 +28,7 @@ from mockbroker.core.dispatch import Connection, Core
 from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import uses_sasl
 from mockbroker.io.tls import principal_name
+from mockbroker.io.tls_stream import TlsHandshakeFailed, TlsStream
 
 log = logging.getLogger("mockbroker.io")
 
@@ -45,6 +46,8 @@ _TURNS_TO_START_A_CONNECTION = 5
 MAX_IN_FLIGHT = 5
 #: how long a client that closed its side gets to read the answers already made
 _FLUSH_TIMEOUT_S = 5
+#: how long a client gets to complete its TLS handshake (Kafka bounds it by its idle timeout)
+_TLS_HANDSHAKE_TIMEOUT_S = 30
 #: what an answer that will never be given becomes when its connection ends
 _UNANSWERED = Close("the connection ends before this request is answered")
 _connection_ids = itertools.count(1)
@@ -69,8 +72,8 @@ class BrokerListener:
         self._connections: set[asyncio.Task] = set()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.host, self.port,
-                                                  ssl=self.tls)
+        # TLS is ours (mockbroker.io.tls_stream), on the plain stream
+        self._server = await asyncio.start_server(self._serve, self.host, self.port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     @property
@@ -99,6 +102,21 @@ class BrokerListener:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self._connections.add(task)
+        if self.tls is not None:
+            stream = TlsStream(reader, writer, self.tls)
+            try:
+                await asyncio.wait_for(stream.handshake(), _TLS_HANDSHAKE_TIMEOUT_S)
+            except (TlsHandshakeFailed, asyncio.TimeoutError, ConnectionError) as exc:
+                log.info("broker %d: %s connection refused: %s", self.broker_id, self.name,
+                         exc or "the TLS handshake timed out")
+                writer.close()
+                self._connections.discard(task)
+                return
+            except asyncio.CancelledError:
+                writer.transport.abort()
+                self._connections.discard(task)
+                raise
+            reader = writer = stream
         peer = writer.get_extra_info("peername")
         conn = Connection(self.broker_id, next(_connection_ids),
                           peer[0] if isinstance(peer, tuple) else "127.0.0.1",
@@ -160,7 +178,10 @@ class BrokerListener:
                     stopping = True
             if stopping:
                 sender.cancel()
-                if sender.done() and not sender.cancelled():
+                if not sender.done():
+                    # let the cancellation run, so that no task outlives a stopping listener
+                    await asyncio.wait([sender])
+                if not sender.cancelled():
                     sender.exception()  # a write to a client that went away: nothing to report
                 writer.transport.abort()  # answers a client is not reading are dropped
             else:

@@ -44,7 +44,6 @@ MOCKBROKER_ONLY = {
     "beyond-kafka": "behaviour mockbroker adds on purpose, documented at the test",
     "security": "SASL and TLS listeners, which the Kafka target (PLAINTEXT only) does not run",
     "mockbroker": "mockbroker's own interfaces (the HTTP API, its CLI, its view of the cluster)",
-    "security": "SASL or TLS listeners, where the Kafka target has a PLAINTEXT listener only",
 }
 #: broker settings of both targets
 SETTINGS = {
