@@ -51,6 +51,29 @@ _WAITS = frozenset({"max_wait_ms", "timeout_ms", "rebalance_timeout_ms"})
 CASES = [(r.api_key, v) for r in REGISTRY for v in range(r.min_version, r.max_version + 1)]
 
 
+
+#: the ACL APIs, whose requests Kafka cannot even parse with an UNKNOWN (0) code in them
+_ACL_CODES = {29: ("resource_type_filter", "pattern_type_filter", "operation",
+                   "permission_type"),
+              30: ("resource_type", "resource_pattern_type", "operation", "permission_type"),
+              31: ("resource_type_filter", "pattern_type_filter", "operation",
+                   "permission_type")}
+
+
+def must_answer(api_key: int, body) -> bool | None:
+    """Whether the broker must answer a request it decodes: False for an acks=0 Produce,
+    None where Kafka rightly closes the connection instead (an ACL request holding an UNKNOWN
+    code, which Kafka's request parsing refuses), True otherwise."""
+    if api_key == PRODUCE:
+        return getattr(body, "acks", 1) != 0
+    fields = _ACL_CODES.get(api_key)
+    if fields is not None:
+        entries = {29: lambda b: [b], 30: lambda b: b.creations or [],
+                   31: lambda b: b.filters or []}[api_key](body)
+        if any(getattr(e, f, None) == 0 for e in entries for f in fields):
+            return None
+    return True
+
 @dataclass(slots=True)
 class Sample:
     """One frame to send, and what the fuzzer knows about it."""
@@ -277,7 +300,7 @@ class FrameMaker:
             body = self.valid(api_key, version)
             kind, notes = "valid", notes + [f"{len(data)} bytes"]
             data = wire.encode_request(api_key, version, cid, self.client_id, body)
-        answered = not (api_key == PRODUCE and getattr(body, "acks", 1) == 0)
+        answered = must_answer(api_key, body)
         sample = Sample(api_key, version, cid, data, kind, answered, ",".join(notes))
         if rng.random() < self.byte_rate:
             self._mutate_bytes(sample)
@@ -319,4 +342,4 @@ class FrameMaker:
         if not REGISTRY.supports(h.api_key, h.api_version):
             s.answered = None
         else:
-            s.answered = not (h.api_key == PRODUCE and getattr(request.body, "acks", 1) == 0)
+            s.answered = must_answer(h.api_key, request.body)
