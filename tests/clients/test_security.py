@@ -16,6 +16,8 @@ import uuid
 
 import confluent_kafka as ck
 import pytest
+from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient,
+                                   NewTopic, ResourcePatternType, ResourceType)
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.abc import AbstractTokenProvider
 from aiokafka.helpers import create_ssl_context
@@ -289,7 +291,7 @@ def test_ssl_context_trusting_only_the_generated_ca_verifies_the_broker(cluster)
 # -- SCRAM credentials through the Admin API ----------------------------------------------------
 
 def test_scram_credentials_are_described_altered_and_used_for_the_next_login(cluster):
-    from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
+    from confluent_kafka.admin import (ScramCredentialInfo, ScramMechanism,
                                        UserScramCredentialDeletion,
                                        UserScramCredentialUpsertion)
     admin = AdminClient(ck_config(cluster, "SASL_PLAINTEXT", "PLAIN"))
@@ -324,3 +326,112 @@ def test_scram_credentials_are_described_altered_and_used_for_the_next_login(clu
         too_few["dave"].result(30)
     with pytest.raises(ck.KafkaException, match="does not exist: nobody"):
         described("nobody")
+
+
+# -- ACLs, as the clients see them ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def guarded():
+    with MockCluster(listeners=["SASL_PLAINTEXT", "SSL"], authorizer=True,
+                     users={"admin": "admin-secret", **USERS}, super_users=["admin"],
+                     ssl_client_auth="required") as cluster:
+        admin = AdminClient(as_user(cluster, "admin", "admin-secret"))
+        for future in admin.create_topics([NewTopic(t, 1, 1) for t in (
+                "orders", "app-events", "payroll")]).values():
+            future.result(30)
+        acl = AclBinding
+        allow = AclPermissionType.ALLOW
+        for future in admin.create_acls([
+            acl(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL, "User:alice", "*",
+                AclOperation.WRITE, allow),
+            acl(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL, "User:alice", "*",
+                AclOperation.READ, allow),
+            acl(ResourceType.TOPIC, "app-", ResourcePatternType.PREFIXED, "User:alice", "*",
+                AclOperation.WRITE, allow),
+            acl(ResourceType.GROUP, "alice-", ResourcePatternType.PREFIXED, "User:alice", "*",
+                AclOperation.READ, allow),
+            acl(ResourceType.GROUP, "bob-", ResourcePatternType.PREFIXED, "User:bob", "*",
+                AclOperation.READ, allow),
+            acl(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL,
+                "User:CN=orders-app,OU=payments", "*", AclOperation.WRITE, allow),
+        ]).values():
+            future.result(30)
+        yield cluster
+
+
+def as_user(cluster: MockCluster, user: str, password: str) -> dict:
+    return dict(ck_config(cluster, "SASL_PLAINTEXT", "SCRAM-SHA-256"),
+                **{"sasl.username": user, "sasl.password": password})
+
+
+def delivery_errors(conf: dict, topic: str) -> list:
+    """What the producer's delivery reports say for one record to ``topic``."""
+    outcomes = []
+    producer = ck.Producer(dict(conf, **{"message.timeout.ms": 10000}))
+    producer.produce(topic, b"v", on_delivery=lambda err, _: outcomes.append(err))
+    producer.flush(30)
+    return [None if e is None else e.code() for e in outcomes]
+
+
+def test_a_producer_writes_where_its_acls_allow_and_is_refused_elsewhere(guarded):
+    alice = as_user(guarded, "alice", "secret")
+    assert delivery_errors(alice, "orders") == [None]
+    assert delivery_errors(alice, "app-events") == [None]  # the prefixed ACL
+    assert delivery_errors(alice, "payroll") == [ck.KafkaError.TOPIC_AUTHORIZATION_FAILED]
+    # a super user needs no ACL
+    assert delivery_errors(as_user(guarded, "admin", "admin-secret"), "payroll") == [None]
+
+
+def test_metadata_shows_a_principal_only_the_topics_it_may_describe(guarded):
+    producer = ck.Producer(as_user(guarded, "alice", "secret"))
+    topics = set(producer.list_topics(timeout=10).topics)
+    assert {"orders", "app-events"} <= topics and "payroll" not in topics
+    everything = ck.Producer(as_user(guarded, "admin", "admin-secret"))
+    assert "payroll" in everything.list_topics(timeout=10).topics
+
+
+def test_a_consumer_without_read_on_the_topic_gets_topic_authorization_failed(guarded):
+    def first_error(user, password, group):
+        consumer = ck.Consumer(dict(as_user(guarded, user, password), **{
+            "group.id": group, "auto.offset.reset": "earliest"}))
+        consumer.subscribe(["orders"])
+        try:
+            found = []
+
+            def polled():
+                msg = consumer.poll(0.5)
+                if msg is not None:
+                    found.append(msg.error().code() if msg.error() else "record")
+                return found
+            wait_for(polled, f"{user}'s consumer to get a record or an error")
+            return found[0]
+        finally:
+            consumer.close()
+
+    assert delivery_errors(as_user(guarded, "alice", "secret"), "orders") == [None]
+    assert first_error("alice", "secret", "alice-readers") == "record"
+    assert first_error("bob", "hunter2", "bob-readers") == \
+        ck.KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+
+def test_kafka_python_reports_topic_authorization_failed(guarded):
+    from kafka.errors import TopicAuthorizationFailedError
+    producer = KafkaProducer(**dict(kp_config(guarded, "SASL_PLAINTEXT", "PLAIN"),
+                                    sasl_plain_username="bob", sasl_plain_password="hunter2"),
+                             max_block_ms=10000)
+    try:
+        with pytest.raises(TopicAuthorizationFailedError):
+            producer.send("orders", b"v").get(30)
+    finally:
+        producer.close(5)
+
+
+def test_a_client_certificate_subject_is_the_principal_acls_name(guarded):
+    def conf(subject):
+        certificate = guarded.client_certificate(subject)
+        return dict(ck_config(guarded, "SSL"), **{
+            "ssl.certificate.location": certificate.cert_location,
+            "ssl.key.location": certificate.key_location})
+    assert delivery_errors(conf("CN=orders-app,OU=payments"), "orders") == [None]
+    assert delivery_errors(conf("CN=someone-else"), "orders") == \
+        [ck.KafkaError.TOPIC_AUTHORIZATION_FAILED]
