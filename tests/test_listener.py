@@ -4,9 +4,12 @@ loop's timer wake-ups when a timer fails."""
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 import time
 import tracemalloc
+
+import pytest
 
 import wire
 from wire import records
@@ -165,3 +168,39 @@ def test_a_frame_that_closes_the_connection_waits_for_the_answers_before_it():
                 answers.append(int.from_bytes(_read(sock, int.from_bytes(size, "big"))[:4],
                                               "big"))
     assert answers == [1, 2]
+
+
+# -- TLS listeners ----------------------------------------------------------------------------
+
+def _tls_client(cluster: MockCluster, certificate=None):
+    context = ssl.create_default_context(cafile=cluster.ssl_ca_location)
+    if certificate is not None:
+        context.load_cert_chain(certificate.cert_location, certificate.key_location)
+    host, _ = cluster.bootstrap_servers.rsplit(":", 1)
+    return context.wrap_socket(_connect(cluster), server_hostname=host)
+
+
+def test_a_tls_listener_answers_requests_and_the_clients_close_notify():
+    with MockCluster(security_protocol="SSL") as cluster:
+        tls = _tls_client(cluster)
+        frame = wire.encode_request(API_VERSIONS, 3, 5, "t", wire.request_class(API_VERSIONS)(
+            client_software_name="t", client_software_version="1"))
+        correlation, body = wire.decode_response(API_VERSIONS, 3, _round_trip(tls, frame))
+        assert correlation == 5 and body.error_code == 0
+        tls.unwrap()  # returns once the broker's close_notify has come back
+        # the broker goes on serving others
+        other = _tls_client(cluster)
+        assert wire.decode_response(API_VERSIONS, 3, _round_trip(other, frame))[0] == 5
+        other.close()
+
+
+def test_a_client_refused_by_the_tls_handshake_is_told_why():
+    with MockCluster(security_protocol="SSL", ssl_client_auth="required") as cluster:
+        tls = _tls_client(cluster)  # TLS 1.3: the client's side of the handshake completes
+        with pytest.raises(ssl.SSLError, match="CERTIFICATE_REQUIRED"):
+            tls.recv(1)  # the broker's alert, rather than a bare end of stream
+        tls.close()
+        allowed = _tls_client(cluster, cluster.client_certificate("CN=app"))
+        frame = wire.encode_request(API_VERSIONS, 0, 9, "t", wire.request_class(API_VERSIONS)())
+        assert wire.decode_response(API_VERSIONS, 0, _round_trip(allowed, frame))[0] == 9
+        allowed.close()

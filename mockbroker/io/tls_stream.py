@@ -74,16 +74,17 @@ class TlsStream:
             try:
                 chunk = self._tls.read(_CHUNK)
             except ssl.SSLWantReadError:
-                chunk = b""
+                chunk = None  # nothing to decrypt until more bytes arrive
             except ssl.SSLZeroReturnError:
-                self._eof = True
-                continue
+                chunk = b""
             except ssl.SSLError as exc:
                 raise ConnectionError(f"TLS error: {exc.reason or exc}") from exc
-            if chunk:
+            if chunk == b"":
+                self._eof = True  # the client's close_notify (read gives b"" for it)
+                continue
+            if chunk is not None:
                 self._plain += chunk
                 continue
-            # nothing to decrypt yet (or a record without data, such as a session ticket)
             self._flush()  # a key update or session ticket may be waiting to go out
             if not await self._receive():
                 self._eof = True

@@ -221,7 +221,7 @@ def test_kafka_python_over_sasl(cluster, protocol, mechanism):
 def test_kafka_python_logs_a_wrong_password_and_gives_up(cluster, caplog):
     caplog.set_level(logging.ERROR, logger="kafka")
     with pytest.raises(KafkaTimeoutError):
-        KafkaProducer(max_block_ms=3000,
+        KafkaProducer(bootstrap_timeout_ms=3000,
                       **kp_config(cluster, "SASL_PLAINTEXT", "PLAIN", password="wrong"))
     assert "Authentication failed: Invalid username or password" in caplog.text
 
