@@ -11,6 +11,10 @@ and on Apache Kafka, **mockbroker only** when some passed on mockbroker alone, *
 one failed on mockbroker, *not yet* when the run had no such test, and "not in the client" for
 what the client itself lacks.
 
+The SASL / TLS column comes from the security tests (:data:`ELSEWHERE`), which run on
+mockbroker alone: the Kafka target has a PLAINTEXT listener only, so those cells say
+**mockbroker only** at best.
+
 Under the matrix come the figures: how many conformance scenarios pass on both targets, how
 many of all client-level tests (``tests/clients`` and Spark's, each parametrization counted)
 that run on both pass on both, how many run on mockbroker alone and why (the
@@ -47,6 +51,23 @@ CAPABILITIES = {
     "test_kafka_transactions_lists_and_describes_an_open_transaction": "transactions",
     "test_spark_writes_reads_and_streams_records": "Spark",
 }
+#: tests of other modules that show a capability for one client: (module, test) -> (client,
+#: capability); they run on mockbroker alone, their marker says why
+ELSEWHERE = {
+    ("tests.clients.test_security", "test_confluent_kafka_over_sasl"):
+        ("confluent-kafka", "SASL / TLS"),
+    ("tests.clients.test_security", "test_confluent_kafka_with_a_client_certificate"):
+        ("confluent-kafka", "SASL / TLS"),
+    ("tests.clients.test_security", "test_kafka_python_over_sasl"): ("kafka-python", "SASL / TLS"),
+    ("tests.clients.test_security", "test_aiokafka_over_sasl"): ("aiokafka", "SASL / TLS"),
+    ("tests.clients.test_security", "test_kcat_over_sasl_ssl"): ("kcat", "SASL / TLS"),
+    ("tests.clients.test_security_java", "test_sasl_produce_consume_commit_and_admin"):
+        ("java", "SASL / TLS"),
+    ("tests.clients.test_security_java", "test_ssl_with_a_required_client_certificate"):
+        ("java", "SASL / TLS"),
+    ("tests.clients.test_security_java", "test_kafka_acls_adds_lists_and_removes_as_a_super_user"):
+        ("kafka-tools", "SASL / TLS"),
+}
 COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
            "transactions", "admin", "SASL / TLS", "Spark"]
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "kafka-streams", "franz-go",
@@ -68,7 +89,12 @@ def outcomes(report: Path) -> dict[tuple[str, str, str], str]:
     """(test, client, target) -> passed, failed or skipped."""
     found: dict[tuple[str, str, str], str] = {}
     for case in ET.parse(report).getroot().iter("testcase"):
-        if case.get("classname") != MODULE:
+        module, name = case.get("classname"), case.get("name", "")
+        mapped = ELSEWHERE.get((module, name.split("[")[0]))
+        if mapped is not None:
+            found[(f"{module}::{name}", mapped[0], "mockbroker")] = _outcome(case)
+            continue
+        if module != MODULE:
             continue
         match = _ID.match(case.get("name", ""))
         if match is None:
@@ -77,11 +103,20 @@ def outcomes(report: Path) -> dict[tuple[str, str, str], str]:
     return found
 
 
+def capability_of(test: str) -> str | None:
+    """The capability a test (as :func:`outcomes` names it) shows, if any."""
+    if "::" in test:
+        module, name = test.split("::", 1)
+        return ELSEWHERE[(module, name.split("[")[0])][1]
+    return CAPABILITIES.get(test)
+
+
 def cells(found: dict[tuple[str, str, str], str]) -> dict[tuple[str, str], str]:
     by_cell: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     for (test, client, target), outcome in found.items():
-        if test in CAPABILITIES:
-            by_cell[(client, CAPABILITIES[test])].append((target, outcome))
+        capability = capability_of(test)
+        if capability is not None:
+            by_cell[(client, capability)].append((target, outcome))
     out = {}
     for cell, results in by_cell.items():
         mock = [o for t, o in results if t == "mockbroker"]
@@ -143,6 +178,9 @@ def _outcome(case) -> str:
 
 
 def figures(found: dict[tuple[str, str, str], str], report: Path | None = None) -> str:
+    # the conformance module's scenarios (the security tests counted in ELSEWHERE run on
+    # mockbroker alone and are among the client-level figures below)
+    found = {key: outcome for key, outcome in found.items() if "::" not in key[0]}
     scenarios = {(t, c) for t, c, _ in found}
     both = sorted(s for s in scenarios if all(found.get((*s, target)) == "passed"
                                               for target in TARGETS))

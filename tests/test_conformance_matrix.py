@@ -94,3 +94,25 @@ def test_the_figures_count_every_client_test_by_target_and_reason(tmp_path):
         "settings (1)." in out.stdout
     assert "Passing on mockbroker but not on Kafka: test_data_path::test_bad_crc (failed)." \
         in out.stdout
+
+
+def test_the_sasl_tls_column_comes_from_the_security_tests(tmp_path):
+    security = ('<testcase classname="tests.clients.test_security" '
+                'name="test_kafka_python_over_sasl[SASL_SSL-{m}]">{inner}</testcase>')
+    body = security.format(m="PLAIN", inner="") + \
+        security.format(m="SCRAM-SHA-256", inner="") + \
+        security.format(m="PLAIN", inner="").replace("kafka_python", "aiokafka") + \
+        security.format(m="PLAIN", inner="<failure message='x'/>").replace(
+            "kafka_python_over_sasl", "confluent_kafka_over_sasl")
+    path = tmp_path / "report.xml"
+    path.write_text(f'<testsuites><testsuite name="pytest">{body}</testsuite></testsuites>')
+    out = run(path)
+    assert out.returncode == 0, out.stderr
+    column = {line.split(" | ")[0][2:]: line.split(" | ")[6]
+              for line in out.stdout.splitlines() if line.startswith("| ")}
+    assert column["kafka-python"] == "mockbroker only"
+    assert column["aiokafka"] == "mockbroker only"
+    assert column["confluent-kafka"] == "failing"
+    assert column["java"] == "*not yet*"
+    # they are not conformance scenarios, which run on both targets
+    assert "0 of 0 conformance scenarios" in out.stdout

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+import subprocess
 import time
 import uuid
 
@@ -435,3 +436,37 @@ def test_a_client_certificate_subject_is_the_principal_acls_name(guarded):
     assert delivery_errors(conf("CN=orders-app,OU=payments"), "orders") == [None]
     assert delivery_errors(conf("CN=someone-else"), "orders") == \
         [ck.KafkaError.TOPIC_AUTHORIZATION_FAILED]
+
+
+# -- kcat -----------------------------------------------------------------------------------------
+
+def kcat_secured(cluster: MockCluster, mechanism: str) -> list[str]:
+    return ["-b", cluster.bootstrap_for("SASL_SSL"), "-X", "security.protocol=SASL_SSL",
+            "-X", f"sasl.mechanisms={mechanism}", "-X", "sasl.username=alice",
+            "-X", "sasl.password=secret", "-X", f"ssl.ca.location={cluster.ssl_ca_location}"]
+
+
+def test_kcat_over_sasl_ssl(cluster):
+    from tests.clients.test_conformance import _kcat
+    topic, secured = topic_in(cluster), kcat_secured(cluster, "PLAIN")
+    _kcat("-P", *secured, "-t", topic, "-K:", stdin="k0:v0\nk1:v1\nk2:v2\n")
+    out = _kcat("-C", *secured, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%k=%s\n")
+    assert out.splitlines() == ["k0=v0", "k1=v1", "k2=v2"]
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    _kcat("-G", group, *secured, "-X", "auto.offset.reset=earliest", "-c", "3", "-e", "-q",
+          topic)
+    admin = AdminClient(ck_config(cluster, "SASL_PLAINTEXT", "PLAIN"))
+    [committed] = admin.list_consumer_group_offsets(
+        [ck.ConsumerGroupTopicPartitions(group)])[group].result(30).topic_partitions
+    assert committed.offset == 3
+
+
+def test_kcat_scram_is_refused_as_kafka_4_refuses_librdkafka_before_2_6_1(cluster):
+    """librdkafka before 2.6.1 (Debian's kcat links 2.0) repeats its own nonce in the SCRAM
+    client-final message; Kafka 4's server compares the nonce exactly, as RFC 5802 says, and
+    refuses the login with its generic message.  So does mockbroker."""
+    done = subprocess.run(["kcat", "-L", *kcat_secured(cluster, "SCRAM-SHA-512")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "Authentication failed during authentication due to invalid credentials with " \
+           "SASL mechanism SCRAM-SHA-512" in done.stderr
