@@ -26,7 +26,7 @@ from pathlib import Path
 import confluent_kafka
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.served import make_topic, served  # noqa: E402
+from bench.served import make_topic, produce_all, served  # noqa: E402
 
 USER, PASSWORD, MECHANISM = "bench", "bench-secret", "SCRAM-SHA-256"
 LISTENERS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -62,13 +62,7 @@ def produce_rate(conf: dict, messages: int, admin_bootstrap: str) -> float:
     producer = confluent_kafka.Producer(dict(conf, **{"linger.ms": 5, "acks": "all"}))
     producer.list_topics(timeout=10)
     start = time.perf_counter()
-    for _ in range(messages):
-        while True:
-            try:
-                producer.produce(topic, PAYLOAD, partition=0)
-                break
-            except BufferError:
-                producer.poll(0.01)
+    produce_all(producer, topic, PAYLOAD, messages)
     if producer.flush(120):
         raise SystemExit("records still unacknowledged after 120 s")
     return messages / (time.perf_counter() - start)

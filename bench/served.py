@@ -75,3 +75,15 @@ def make_topic(bootstrap: str, partitions: int, prefix: str = "bench") -> tuple[
             return name, len(topic.partitions)
         time.sleep(0.05)
     raise RuntimeError(f"topic {name} did not get leaders for its partitions")
+
+
+def produce_all(producer, topic: str, payload: bytes, n: int) -> None:
+    """Hand ``n`` records of ``payload`` to a confluent-kafka ``producer`` for partition 0,
+    serving its callbacks whenever its queue is full (not flushed)."""
+    for _ in range(n):
+        while True:
+            try:
+                producer.produce(topic, payload, partition=0)
+                break
+            except BufferError:
+                producer.poll(0.01)

@@ -27,7 +27,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 # the benches run as scripts: make the repository importable for their shared helper
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.served import served  # noqa: E402
+from bench.served import produce_all, served  # noqa: E402
 
 PAYLOAD = b"x" * 100
 
@@ -48,13 +48,7 @@ def confluent_round(bootstrap: str, n: int) -> tuple[float, float]:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5,
                                          "enable.idempotence": True})
     start = time.perf_counter()
-    for i in range(n):
-        while True:
-            try:
-                producer.produce(topic, PAYLOAD, partition=0)
-                break
-            except BufferError:
-                producer.poll(0.01)
+    produce_all(producer, topic, PAYLOAD, n)
     producer.flush(60)
     produced = n / (time.perf_counter() - start)
     consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": topic,

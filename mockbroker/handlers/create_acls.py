@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from mockbroker.core.deferred import Close
 from mockbroker.core.error_responses import KeyedShape
-from mockbroker.core.security.acls import (
-    AclBinding, AclOperation, authorizer_of, cluster_denial)
+from mockbroker.core.security.acls import AclBinding, AclOperation, acl_api_gate
 from mockbroker.handlers import REGISTRY
-from wire import errors, response_class
+from wire import response_class
 
 API_KEY = 30
 RESPONSE = response_class(API_KEY)
@@ -26,16 +25,12 @@ ERRORS = (KeyedShape("creations", "resource_name", "results", "error_code"),)
 @REGISTRY.handler(API_KEY, 1, 3, errors=ERRORS)
 def handle(core, ctx, request):
     creations = request.creations
-    # Kafka's request parsing refuses an UNKNOWN (0) code, and the broker closes the connection
-    if any(0 in (c.resource_type, c.resource_pattern_type, c.operation, c.permission_type)
-           for c in creations):
-        return Close("CreateAcls: a creation has an UNKNOWN code, which Kafka cannot parse")
-    authorizer = authorizer_of(core)
-    if authorizer is None:
-        return _every(creations, errors.SECURITY_DISABLED, "No Authorizer is configured.")
-    denial = cluster_denial(authorizer, ctx, AclOperation.ALTER)
-    if denial is not None:
-        return _every(creations, errors.CLUSTER_AUTHORIZATION_FAILED, denial)
+    authorizer, refusal = acl_api_gate(
+        core, ctx, creations, ("resource_type", "resource_pattern_type", "operation",
+                               "permission_type"),
+        AclOperation.ALTER, "No Authorizer is configured.", "CreateAcls")
+    if refusal is not None:
+        return refusal if isinstance(refusal, Close) else _every(creations, *refusal)
     results = authorizer.acls.create([
         AclBinding(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal,
                    c.host, c.operation, c.permission_type) for c in creations])

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from mockbroker.core.deferred import Close
 from mockbroker.core.error_responses import KeyedShape
-from mockbroker.core.security.acls import (
-    AclBindingFilter, AclOperation, authorizer_of, cluster_denial)
+from mockbroker.core.security.acls import AclBindingFilter, AclOperation, acl_api_gate
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -27,16 +26,12 @@ ERRORS = (KeyedShape("filters", "resource_name_filter", "filter_results", "error
 @REGISTRY.handler(API_KEY, 1, 3, errors=ERRORS)
 def handle(core, ctx, request):
     filters = request.filters
-    # Kafka's request parsing refuses an UNKNOWN (0) code, and the broker closes the connection
-    if any(0 in (f.resource_type_filter, f.pattern_type_filter, f.operation, f.permission_type)
-           for f in filters):
-        return Close("DeleteAcls: a filter has an UNKNOWN code, which Kafka cannot parse")
-    authorizer = authorizer_of(core)
-    if authorizer is None:
-        return _every(filters, errors.SECURITY_DISABLED, "No Authorizer is configured.")
-    denial = cluster_denial(authorizer, ctx, AclOperation.ALTER)
-    if denial is not None:
-        return _every(filters, errors.CLUSTER_AUTHORIZATION_FAILED, denial)
+    authorizer, refusal = acl_api_gate(
+        core, ctx, filters, ("resource_type_filter", "pattern_type_filter", "operation",
+                             "permission_type"),
+        AclOperation.ALTER, "No Authorizer is configured.", "DeleteAcls")
+    if refusal is not None:
+        return refusal if isinstance(refusal, Close) else _every(filters, *refusal)
     results = authorizer.acls.delete([
         AclBindingFilter(f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter,
                          f.principal_filter, f.host_filter, f.operation, f.permission_type)

@@ -10,8 +10,7 @@ and simply selects nothing.
 from __future__ import annotations
 
 from mockbroker.core.deferred import Close
-from mockbroker.core.security.acls import (
-    AclBindingFilter, AclOperation, authorizer_of, cluster_denial)
+from mockbroker.core.security.acls import AclBindingFilter, AclOperation, acl_api_gate
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
@@ -21,16 +20,12 @@ RESPONSE = response_class(API_KEY)
 
 @REGISTRY.handler(API_KEY, 1, 3)
 def handle(core, ctx, request):
-    # Kafka's request parsing refuses an UNKNOWN (0) code, and the broker closes the connection
-    if 0 in (request.resource_type_filter, request.pattern_type_filter, request.operation,
-             request.permission_type):
-        return Close("DescribeAcls: the filter has an UNKNOWN code, which Kafka cannot parse")
-    authorizer = authorizer_of(core)
-    if authorizer is None:
-        return _error(errors.SECURITY_DISABLED, "No Authorizer is configured on the broker")
-    denial = cluster_denial(authorizer, ctx, AclOperation.DESCRIBE)
-    if denial is not None:
-        return _error(errors.CLUSTER_AUTHORIZATION_FAILED, denial)
+    authorizer, refusal = acl_api_gate(
+        core, ctx, [request], ("resource_type_filter", "pattern_type_filter", "operation",
+                               "permission_type"),
+        AclOperation.DESCRIBE, "No Authorizer is configured on the broker", "DescribeAcls")
+    if refusal is not None:
+        return refusal if isinstance(refusal, Close) else _error(*refusal)
     selected = authorizer.acls.describe(AclBindingFilter(
         request.resource_type_filter, request.resource_name_filter,
         request.pattern_type_filter, request.principal_filter, request.host_filter,

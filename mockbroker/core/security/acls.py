@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Iterable, Iterator, Sequence
 
+from mockbroker.core.deferred import Close
 from mockbroker.core.security import Principal
 from wire import errors
 
@@ -126,6 +127,13 @@ del _o
 
 # -- bindings and filters ----------------------------------------------------------------------
 
+def _as_enums(binding) -> None:
+    """Turn a binding's or filter's codes (ints off the wire) into the enums, in place."""
+    for name, enum in (("resource_type", ResourceType), ("pattern_type", PatternType),
+                       ("operation", AclOperation), ("permission_type", AclPermissionType)):
+        object.__setattr__(binding, name, enum.of(getattr(binding, name)))
+
+
 @dataclass(frozen=True, slots=True)
 class AclBinding:
     """One ACL.  Integer codes are read into the enums (an undefined code as UNKNOWN)."""
@@ -139,11 +147,7 @@ class AclBinding:
     permission_type: AclPermissionType
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "resource_type", ResourceType.of(self.resource_type))
-        object.__setattr__(self, "pattern_type", PatternType.of(self.pattern_type))
-        object.__setattr__(self, "operation", AclOperation.of(self.operation))
-        object.__setattr__(self, "permission_type",
-                           AclPermissionType.of(self.permission_type))
+        _as_enums(self)
 
     def __str__(self) -> str:
         return (f"({self.resource_type.name}:{self.pattern_type.name}:{self.resource_name}, "
@@ -188,11 +192,7 @@ class AclBindingFilter:
     permission_type: AclPermissionType = AclPermissionType.ANY
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "resource_type", ResourceType.of(self.resource_type))
-        object.__setattr__(self, "pattern_type", PatternType.of(self.pattern_type))
-        object.__setattr__(self, "operation", AclOperation.of(self.operation))
-        object.__setattr__(self, "permission_type",
-                           AclPermissionType.of(self.permission_type))
+        _as_enums(self)
 
     def matches(self, acl: AclBinding) -> bool:
         return self._matches_pattern(acl) and self._matches_entry(acl)
@@ -528,3 +528,21 @@ def cluster_denial(authorizer: Authorizer, ctx, operation: AclOperation) -> str 
     return (f"Request Request(connectionId={ctx.connection_id}, principal={ctx.principal}, "
             f"clientAddress=/{ctx.client_host}, listenerName=ListenerName({ctx.listener})) "
             f"needs {operation.name} permission.")
+
+
+def acl_api_gate(core, ctx, entries, code_fields: tuple[str, ...], operation: AclOperation,
+                 disabled: str, api: str):
+    """What the ACL APIs check before their entries, in Kafka's order: (the authorizer, None)
+    to go on, or (None, what to answer instead): a :class:`Close` when an entry holds an
+    UNKNOWN (0) code (Kafka's request parsing refuses it and the connection closes), else
+    (error code, message) for SECURITY_DISABLED (no authorizer; ``disabled`` is that API's
+    message) or CLUSTER_AUTHORIZATION_FAILED (no ``operation`` on the cluster)."""
+    if any(getattr(entry, name) == 0 for entry in entries for name in code_fields):
+        return None, Close(f"{api}: an UNKNOWN code, which Kafka cannot parse")
+    authorizer = authorizer_of(core)
+    if authorizer is None:
+        return None, (errors.SECURITY_DISABLED, disabled)
+    denial = cluster_denial(authorizer, ctx, operation)
+    if denial is not None:
+        return None, (errors.CLUSTER_AUTHORIZATION_FAILED, denial)
+    return authorizer, None
