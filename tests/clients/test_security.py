@@ -152,6 +152,18 @@ def test_confluent_kafka_reports_a_wrong_password_at_once(cluster, mechanism, me
     assert message in error.str()
 
 
+def test_confluent_kafka_reports_an_expired_token_at_once(cluster):
+    expired = unsecured_token("alice", expires_ms=int(time.time() * 1000) - 60_000)
+    conf = {"bootstrap.servers": cluster.bootstrap_for("SASL_PLAINTEXT"),
+            "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+            "logger": RDKAFKA_LOG,
+            # the client believes the token good for an hour: the broker decides
+            "oauth_cb": lambda _: (expired, time.time() + 3600)}
+    error = ck_first_error(conf)
+    assert error.code() == ck.KafkaError._AUTHENTICATION
+    assert '{"status":"invalid_token"}' in error.str()
+
+
 def test_confluent_kafka_reports_a_mechanism_the_broker_does_not_offer():
     with MockCluster(security_protocol="SASL_PLAINTEXT", users=USERS,
                      sasl_mechanisms=["SCRAM-SHA-256"]) as cluster:
