@@ -517,3 +517,13 @@ def test_what_counts_as_loopback(host, loopback):
     assert is_loopback(host) is loopback
     assert (admin_token_for(host, None) is None) is loopback
     assert admin_token_for(host, "given") == "given"
+
+
+def test_brokers_show_the_address_of_each_listener():
+    from mockbroker import MockCluster
+    with MockCluster(brokers=2, listeners=["PLAINTEXT", "SASL_SSL"],
+                     users={"alice": "secret"}) as cluster:
+        brokers = AdminClient(cluster.admin_url).brokers()
+        for protocol, bootstrap in cluster.listeners.items():
+            assert ",".join(b.listeners[protocol] for b in brokers) == bootstrap
+        assert [sorted(b.listeners) for b in brokers] == [["PLAINTEXT", "SASL_SSL"]] * 2

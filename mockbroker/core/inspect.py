@@ -33,6 +33,8 @@ def brokers(core) -> list[BrokerView]:
         controller=broker.node_id == cluster.controller_id,
         latency_ms=core.control.latency_ms(broker.node_id),
         leader_partitions=leads.get(broker.node_id, 0),
+        listeners={name: f"{host}:{port}" for name, (host, port) in
+                   (broker.endpoints or {"PLAINTEXT": (broker.host, broker.port)}).items()},
     ) for broker in sorted(cluster.brokers.values(), key=lambda b: b.node_id)]
 
 

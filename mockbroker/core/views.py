@@ -75,6 +75,9 @@ class BrokerView:
     controller: bool = False
     latency_ms: int = describe("added to every answer of the broker", default=0)
     leader_partitions: int = describe("how many partitions it leads", default=0)
+    listeners: dict[str, str] = describe(
+        "HOST:PORT of each of its listeners, by name (its security protocol)",
+        default_factory=dict)
 
     @property
     def address(self) -> str:
