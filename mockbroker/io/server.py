@@ -46,6 +46,9 @@ _TURNS_TO_START_A_CONNECTION = 5
 MAX_IN_FLIGHT = 5
 #: how long a client that closed its side gets to read the answers already made
 _FLUSH_TIMEOUT_S = 5
+#: how long a client gets, after a last answer, to close its side before the broker closes
+_LINGER_S = 1.0
+_LINGER_READ = 64 * 1024
 #: how long a client gets to complete its TLS handshake (Kafka bounds it by its idle timeout)
 _TLS_HANDSHAKE_TIMEOUT_S = 30
 #: what an answer that will never be given becomes when its connection ends
@@ -129,6 +132,7 @@ class BrokerListener:
         sender = asyncio.create_task(self._send_in_order(pending, writer, conn, slots))
         stopping = False
         broker_closes = False  # a request is answered by closing the connection
+        last_answer = False  # ... after one last answer (an authentication failure)
         try:
             while True:
                 await slots.acquire()  # muted while MAX_IN_FLIGHT answers are not yet written
@@ -146,6 +150,7 @@ class BrokerListener:
                             self._closing(conn, outcome.value)
                             return
                         # a last answer goes out, after the earlier ones, before the close
+                        last_answer = True
                         answer.set_result(outcome.value)
                         pending.put_nowait(answer)
                         return
@@ -164,6 +169,8 @@ class BrokerListener:
                 # only once the one before it is answered (a JoinGroup may still be waiting).
                 with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
                     await asyncio.wait_for(asyncio.shield(sender), timeout=_FLUSH_TIMEOUT_S)
+                if last_answer and sender.done():
+                    await self._linger(reader)
             for outcome, answer in list(waiting.items()):
                 outcome.cancel()  # its client is gone: release what it waits on
                 if not answer.done():
@@ -201,6 +208,7 @@ class BrokerListener:
                     if value.answer is not None:
                         writer.write(value.answer)
                         await writer.drain()
+                        return  # closed by the reader once the client has had it
                     writer.close()
                     return
                 if value is not NO_RESPONSE:
@@ -209,6 +217,17 @@ class BrokerListener:
                 slots.release()
         finally:
             slots.release()  # wake the reader, which sees the sender has ended
+
+    async def _linger(self, reader) -> None:
+        """After a last answer, give the client a moment to read it and close its side before
+        this one closes: a client that finds the answer and the end of the stream in one read
+        may report only the end (kafka-python does, under load), and not why."""
+        if not isinstance(reader, asyncio.StreamReader):
+            return  # TLS: the client reads the answer before the close_notify that follows
+        with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
+            async with asyncio.timeout(_LINGER_S):
+                while await reader.read(_LINGER_READ):
+                    pass  # whatever else it sent is not served
 
     async def _read_frame(self, reader: asyncio.StreamReader, conn: Connection) -> bytes | None:
         """The next request frame, or None when the client closed or sent a size out of range."""
