@@ -482,3 +482,17 @@ def test_sasl_requests_go_into_the_request_log_with_their_outcome():
         (AUTHENTICATE, "answered", errors.NONE, "PLAIN"),
         (HANDSHAKE, "answered", errors.NONE, "PLAIN"),
         (AUTHENTICATE, "disconnected", errors.SASL_AUTHENTICATION_FAILED, "PLAIN")]
+
+
+def test_api_versions_in_a_version_not_served_gets_the_fallback_and_may_be_retried():
+    client = Client(sasl_core())
+    header = (API_VERSIONS.to_bytes(2, "big") + (99).to_bytes(2, "big") +
+              (41).to_bytes(4, "big") + (3).to_bytes(2, "big") + b"app")
+    outcome = client.core.receive(header + b"\x00", client.conn)
+    correlation, body = wire.decode_response(API_VERSIONS, 0, outcome.value[4:])
+    assert (correlation, body.error_code) == (41, errors.UNSUPPORTED_VERSION)
+    assert [k.api_key for k in body.api_keys] == [API_VERSIONS]  # what to ask again with
+    # still the first request as far as SASL goes: ApiVersions again, then the handshake
+    assert client.send(API_VERSIONS, 3, client_software_name="t",
+                       client_software_version="1").error_code == errors.NONE
+    assert client.handshake("PLAIN").error_code == errors.NONE

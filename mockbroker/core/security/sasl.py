@@ -106,7 +106,13 @@ class SaslSession:
             return self._fail(self._bad_mechanism)
         try:
             request = wire.decode_request(frame)
-        except (wire.UnsupportedVersionError, wire.UnknownApiKeyError, wire.DecodeError) as exc:
+        except wire.UnsupportedVersionError as exc:
+            if exc.header.api_key == API_VERSIONS and self.state is State.FIRST:
+                # answered UNSUPPORTED_VERSION with the versions served (KIP-511), and the
+                # client may ask again, as Kafka's authenticator allows
+                return core._unsupported(exc.header, conn, str(exc))
+            return self._fail(f"invalid request during SASL {self._doing()} ({exc})")
+        except (wire.UnknownApiKeyError, wire.DecodeError) as exc:
             return self._fail(f"invalid request during SASL {self._doing()} ({exc})")
         api_key, header = request.api_key, request.header
         if api_key == API_VERSIONS and self.state is State.FIRST:
