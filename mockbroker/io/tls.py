@@ -14,9 +14,8 @@ principal a client certificate stands for.
 
 For Java clients: ``ssl.truststore.type=PEM`` with ``ssl.truststore.location`` set to
 :attr:`CertificateAuthority.ca_location` works with any Kafka client since 2.7 (KIP-651);
-:attr:`CertificateAuthority.truststore_location` is a PKCS#12 truststore as well where the
-installed ``cryptography`` can write one (45 and later), and every issued certificate has a
-PKCS#12 keystore (``ssl.keystore.type=PKCS12``).  Both are protected by
+:attr:`CertificateAuthority.truststore_location` is a PKCS#12 truststore as well, and every
+issued certificate has a PKCS#12 keystore (``ssl.keystore.type=PKCS12``).  Both are protected by
 :data:`STORE_PASSWORD`.
 """
 
@@ -327,10 +326,8 @@ class CertificateAuthority:
         self.ca_location = str(directory / "ca.pem")
         #: the CA's private key, PEM, readable by the owner only
         self.key_location = str(directory / "ca-key.pem")
-        #: the CA's certificate as a Java PKCS#12 truststore with :data:`STORE_PASSWORD`, or
-        #: None where the installed ``cryptography`` cannot write one (before 45): then use
-        #: ``ssl.truststore.type=PEM`` with :attr:`ca_location`
-        self.truststore_location: str | None = None
+        #: the CA's certificate as a Java PKCS#12 truststore with :data:`STORE_PASSWORD`
+        self.truststore_location = str(directory / "truststore.p12")
 
     def __repr__(self) -> str:
         return f"CertificateAuthority({self.certificate.subject.rfc4514_string()!r})"
@@ -339,7 +336,7 @@ class CertificateAuthority:
     def create(cls, directory: Path | str, name: str = "mockbroker test CA"
                ) -> CertificateAuthority:
         """A new CA named ``CN=<name>``, written to ``directory`` (made if missing) as
-        ``ca.pem``, ``ca-key.pem`` and, where possible, ``truststore.p12``."""
+        ``ca.pem``, ``ca-key.pem`` and ``truststore.p12``."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         key = ec.generate_private_key(ec.SECP256R1())
@@ -355,23 +352,17 @@ class CertificateAuthority:
         ca = cls(builder.sign(key, hashes.SHA256()), key, directory)
         _write(ca.ca_location, _pem(ca.certificate), _CERT_MODE)
         _write(ca.key_location, _key_pem(key), _KEY_MODE)
-        truststore = ca.truststore()
-        if truststore is not None:
-            ca.truststore_location = str(directory / "truststore.p12")
-            _write(ca.truststore_location, truststore, _CERT_MODE)
+        _write(ca.truststore_location, ca.truststore(), _CERT_MODE)
         return ca
 
-    def truststore(self, password: str | None = STORE_PASSWORD) -> bytes | None:
+    def truststore(self, password: str | None = STORE_PASSWORD) -> bytes:
         """The CA's certificate as a PKCS#12 truststore Java reads (a trusted-certificate
-        entry), encrypted with ``password``; None before ``cryptography`` 45."""
-        serialize = getattr(pkcs12, "serialize_java_truststore", None)
-        if serialize is None:
-            return None
+        entry), encrypted with ``password``."""
         encryption: serialization.KeySerializationEncryption = (
             serialization.NoEncryption() if password is None
             else serialization.BestAvailableEncryption(password.encode()))
         entry = pkcs12.PKCS12Certificate(self.certificate, _friendly_name(self.certificate))
-        return serialize([entry], encryption)
+        return pkcs12.serialize_java_truststore([entry], encryption)
 
     def issue_server(self, hosts: Iterable[str], directory: Path | str | None = None, *,
                      name: str = "server") -> ServerCertificate:
@@ -461,8 +452,8 @@ class TlsMaterial:
         return self.ca.ca_location
 
     @property
-    def truststore_location(self) -> str | None:
-        """The CA's certificate as a PKCS#12 truststore, if one could be written."""
+    def truststore_location(self) -> str:
+        """The CA's certificate as a PKCS#12 truststore."""
         return self.ca.truststore_location
 
     def issue_client(self, subject: str, *, name: str | None = None) -> ClientCertificate:

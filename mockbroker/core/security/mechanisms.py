@@ -15,6 +15,7 @@ iterations, stored and server keys), which the credentials APIs describe and alt
 
 from __future__ import annotations
 
+import abc
 import base64
 import binascii
 import hashlib
@@ -198,7 +199,7 @@ class Credentials:
 
 # -- the exchanges ------------------------------------------------------------------------------
 
-class Exchange:
+class Exchange(abc.ABC):
     """One authentication in progress."""
 
     mechanism: str = ""
@@ -206,8 +207,10 @@ class Exchange:
     principal_name: str | None = None
     expires_ms: int | None = None
 
-    def step(self, token: bytes) -> bytes:  # pragma: no cover - each mechanism has its own
-        raise NotImplementedError
+    @abc.abstractmethod
+    def step(self, token: bytes) -> bytes:
+        """The server's answer to the client's next token; :class:`AuthenticationFailed`
+        when the exchange fails."""
 
 
 class PlainExchange(Exchange):
