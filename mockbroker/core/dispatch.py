@@ -123,14 +123,16 @@ class Core:
         try:
             request = wire.decode_request(frame)
         except (wire.UnsupportedVersionError, wire.UnknownApiKeyError) as exc:
-            return self._unsupported(exc.header, conn, str(exc))
+            return self.unsupported(exc.header, conn, str(exc))
         except wire.DecodeError as exc:
             return Deferred.resolved(Close(f"undecodable request ({exc})"))
         header = request.header
-        logged, outcome = self._handle(request, self._context(header, conn))
+        logged, outcome = self._handle(request, self.context(header, conn))
         return outcome.map(lambda response: self._encode(header, response, logged))
 
-    def _context(self, header: RequestHeader, conn: Connection) -> RequestContext:
+    def context(self, header: RequestHeader, conn: Connection) -> RequestContext:
+        """What handlers know of a request on ``conn`` besides its body: who sent it, on which
+        listener, and its connection's SASL session."""
         sasl = conn.sasl
         return RequestContext(conn.broker_id, conn.connection_id, header.client_id,
                               header.api_version, self.clock.now_ms(), conn.client_host,
@@ -150,7 +152,7 @@ class Core:
                 logged.outcome = "failed"  # a bug of ours, as much as a handler's exception
             return Close(f"failed to encode the response: {exc!r}")
 
-    def _unsupported(self, header: RequestHeader, conn: Connection, why: str) -> Deferred:
+    def unsupported(self, header: RequestHeader, conn: Connection, why: str) -> Deferred:
         """A request in an API or version the codec or the broker does not serve: logged, then
         answered if the API has a fallback (ApiVersions, KIP-511), else its connection closes."""
         logged = self.requests.record(self.clock.now_ms(), conn.broker_id, header.api_key,
@@ -176,7 +178,7 @@ class Core:
         api_key, version = request.api_key, request.api_version
         entry = self.registry.get(api_key)
         if entry is None or not entry.min_version <= version <= entry.max_version:
-            return None, self._unsupported(
+            return None, self.unsupported(
                 request.header, Connection(ctx.broker_id, ctx.connection_id, ctx.client_host),
                 f"{API_NAMES.get(api_key, api_key)} v{version}")
         logged = self.requests.record(ctx.now_ms, ctx.broker_id, api_key, version,

@@ -110,14 +110,14 @@ class SaslSession:
             if exc.header.api_key == API_VERSIONS and self.state is State.FIRST:
                 # answered UNSUPPORTED_VERSION with the versions served (KIP-511), and the
                 # client may ask again, as Kafka's authenticator allows
-                return core._unsupported(exc.header, conn, str(exc))
+                return core.unsupported(exc.header, conn, str(exc))
             return self._fail(f"invalid request during SASL {self._doing()} ({exc})")
         except (wire.UnknownApiKeyError, wire.DecodeError) as exc:
             return self._fail(f"invalid request during SASL {self._doing()} ({exc})")
         api_key, header = request.api_key, request.header
         if api_key == API_VERSIONS and self.state is State.FIRST:
             self.state = State.HANDSHAKE
-            return core.handle(request, core._context(header, conn)).map(
+            return core.handle(request, core.context(header, conn)).map(
                 lambda response: _encode(header, response))
         logged = core.requests.record(now_ms, conn.broker_id, api_key, header.api_version,
                                       header.correlation_id, header.client_id)
