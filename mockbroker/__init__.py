@@ -2,8 +2,8 @@
 
 from mockbroker._version import __version__  # noqa: F401
 
-from mockbroker.admin import AdminClient, AdminError  # noqa: E402
+from mockbroker.admin import AdminClient, AdminError, WaitTimeout  # noqa: E402
 from mockbroker.core.control import DISCONNECT  # noqa: E402
 from mockbroker.mock_cluster import MockCluster  # noqa: E402
 
-__all__ = ["AdminClient", "AdminError", "DISCONNECT", "MockCluster"]
+__all__ = ["AdminClient", "AdminError", "DISCONNECT", "MockCluster", "WaitTimeout"]

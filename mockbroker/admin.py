@@ -28,6 +28,7 @@ that route's answer as the views of :mod:`mockbroker.core.views`.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import ssl
 import urllib.error
@@ -38,18 +39,21 @@ from typing import Any, Iterator, Protocol
 from mockbroker.core import routes
 from mockbroker.core.jsonview import from_json
 from mockbroker.core.views import (
-    AclsView, BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView, LoggedRequestView,
-    MemberView, PartitionView, RecordView, TopicView, TransactionView, UserView,
+    AclsView, BrokerView, ClockView, FaultView, GroupSummaryView, GroupView, HeaderView,
+    LoggedRequestView, MemberView, PartitionView, RebalanceView, RecordView, TopicView,
+    TransactionView, UserView,
 )
 
 __all__ = [
-    "AdminClient", "AdminError", "Broker", "Fault", "Group", "GroupSummary", "Header",
-    "HttpTransport", "LoggedRequest", "Member", "Partition", "Record", "Topic", "Transaction",
-    "Transport",
+    "AdminClient", "AdminError", "Broker", "Clock", "Fault", "Group", "GroupSummary", "Header",
+    "HttpTransport", "LoggedRequest", "Member", "Partition", "Rebalance", "Record", "Topic",
+    "Transaction", "Transport", "WaitTimeout",
 ]
 
 # the names the client has always used for the views
 Broker = BrokerView
+Clock = ClockView
+Rebalance = RebalanceView
 Fault = FaultView
 Group = GroupView
 GroupSummary = GroupSummaryView
@@ -71,10 +75,23 @@ class AdminError(Exception):
         self.message = message
 
 
+class WaitTimeout(AdminError, TimeoutError):
+    """A wait (``wait_for_group``, ...) timed out; the message says what was seen instead."""
+
+
 class Transport(Protocol):
     def call(self, method: str, path: str, query: dict[str, str] | None = None,
              body: bytes | None = None) -> tuple[int, Any]:
-        """(status, JSON body) of one call."""
+        """(status, JSON body) of one call.  A transport that also takes ``timeout=``
+        (seconds) lets a wait longer than its own default through."""
+
+
+def _takes_timeout(transport: Transport) -> bool:
+    """Whether ``transport.call`` takes ``timeout=`` (ours do; one of the user's may not)."""
+    try:
+        return "timeout" in inspect.signature(transport.call).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 class HttpTransport:
@@ -94,7 +111,7 @@ class HttpTransport:
         return f"HttpTransport({self.url!r})"
 
     def call(self, method: str, path: str, query: dict[str, str] | None = None,
-             body: bytes | None = None) -> tuple[int, Any]:
+             body: bytes | None = None, timeout: float | None = None) -> tuple[int, Any]:
         url = self.url + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
@@ -104,7 +121,7 @@ class HttpTransport:
         if self.token is not None:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout,
+            with urllib.request.urlopen(request, timeout=timeout or self.timeout,
                                         context=self._context) as response:
                 return response.status, json.loads(response.read() or b"null")
         except urllib.error.HTTPError as exc:
@@ -137,13 +154,18 @@ class AdminClient:
     # -- plumbing -----------------------------------------------------------------------------
 
     def _call(self, method: str, path: str, body: Any = None,
-              query: dict[str, Any] | None = None) -> Any:
+              query: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         pairs = {k: str(v) for k, v in (query or {}).items() if v is not None}
         data = None if body is None else json.dumps(body).encode()
-        status, answer = self.transport.call(method, path, pairs or None, data)
+        if timeout is None or not _takes_timeout(self.transport):
+            status, answer = self.transport.call(method, path, pairs or None, data)
+        else:
+            status, answer = self.transport.call(method, path, pairs or None, data,
+                                                 timeout=timeout)
         if status >= 400:
             message = answer.get("error") if isinstance(answer, dict) else None
-            raise AdminError(status, message if message is not None else str(answer))
+            error = WaitTimeout if status == 408 else AdminError
+            raise error(status, message if message is not None else str(answer))
         return answer
 
     def _json(self, route_name: str, /, body: Any = None, query: dict[str, Any] | None = None,
@@ -331,6 +353,81 @@ class AdminClient:
     def users(self) -> list[UserView]:
         """SASL users and the mechanisms each has credentials for."""
         return self._route("users")
+
+    # -- events and rebalance timelines ---------------------------------------------------------
+
+    def events(self, type: str | list[str] | None = None, *, since: int = 0,
+               group: str | None = None, topic: str | None = None,
+               transactional_id: str | None = None, member_id: str | None = None,
+               limit: int | None = None) -> list[dict[str, Any]]:
+        """Events after ``since``, oldest first, as dicts (``seq``, ``time_ms``, ``type`` and
+        the type's fields); ``type`` is one type or several."""
+        types = ",".join(type) if isinstance(type, (list, tuple)) else type
+        return self._json("events", query={
+            "since": since, "type": types, "group": group, "topic": topic,
+            "transactional_id": transactional_id, "member_id": member_id, "limit": limit})
+
+    def last_event_seq(self) -> int:
+        """The seq of the newest event (0: none): pass it as ``since`` to wait for what
+        happens after now only."""
+        newest = self._json("events", query={"since": 0})
+        return newest[-1]["seq"] if newest else 0
+
+    def rebalances(self, group_id: str) -> list[Rebalance]:
+        """The group's rebalances, oldest first: start, end, duration, cause, and who
+        joined, left or timed out for each."""
+        return self._route("rebalances", group_id=group_id)
+
+    # -- the clock ----------------------------------------------------------------------------
+
+    def clock(self) -> Clock:
+        """The broker clock: ``.mode`` (real or manual) and ``.now_ms``."""
+        return self._route("clock")
+
+    def advance_clock(self, ms: int) -> Clock:
+        """Move a manual clock ``ms`` forward; every timer due by then fires at once."""
+        return self._route("advance_clock", {"ms": ms})
+
+    # -- waits (no polling: the server answers when the condition holds) --------------------------
+
+    def _wait(self, route_name: str, body: dict[str, Any], timeout: float) -> Any:
+        body["timeout_ms"] = max(0, int(timeout * 1000))
+        answer = self._call("POST", routes.by_name(route_name).path, body,
+                            timeout=timeout + 30)
+        return from_json(routes.by_name(route_name).answer, answer)
+
+    def wait_for_group(self, group_id: str, *, state: str = "Stable",
+                       members: int | None = None,
+                       assignment: dict[str, list[int]] | None = None,
+                       timeout: float = 30.0) -> Group:
+        """Return the group once it is in ``state`` (with exactly ``members`` members, and
+        the members together assigned exactly ``assignment``, when given); after ``timeout``
+        seconds raise :class:`WaitTimeout` saying what was seen instead."""
+        return self._wait("wait_for_group", {"group_id": group_id, "state": state,
+                                             "members": members, "assignment": assignment},
+                          timeout)
+
+    def wait_for_records(self, topic: str, records: int, *, timeout: float = 30.0) -> Topic:
+        """Return the topic once it holds at least ``records`` records (transaction markers
+        not counted)."""
+        return self._wait("wait_for_records", {"topic": topic, "records": records}, timeout)
+
+    def wait_for_lag_zero(self, group_id: str, *, topic: str | None = None,
+                          timeout: float = 30.0) -> Group:
+        """Return the group once its committed offsets reach the high watermark of every
+        partition it has offsets for or is assigned (of ``topic`` only, when given)."""
+        return self._wait("wait_for_lag_zero", {"group_id": group_id, "topic": topic},
+                          timeout)
+
+    def wait_for_event(self, type: str | None = None, *, since: int = 0,
+                       timeout: float = 30.0, **match: Any) -> dict[str, Any]:
+        """Return the first event after ``since`` of ``type`` whose fields equal ``match``
+        (``wait_for_event("member_expired", group="g")``), waiting for it if it has not
+        happened yet."""
+        body = {"type": type, "match": match, "since": since,
+                "timeout_ms": max(0, int(timeout * 1000))}
+        return self._call("POST", routes.by_name("wait_for_event").path, body,
+                          timeout=timeout + 30)
 
     # -- reset --------------------------------------------------------------------------------
 

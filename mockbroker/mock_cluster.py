@@ -6,6 +6,10 @@
 
     with MockCluster(security_protocol="SASL_SSL", users={"alice": "secret"}) as cluster:
         cluster.ssl_ca_location     # the PEM of the CA that signed the brokers' certificates
+
+    with MockCluster(clock="manual") as cluster:
+        cluster.wait_for_group("app", members=2)
+        cluster.advance_clock(45_000)   # sessions that end within 45 s end now
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import threading
 from typing import Any, Callable
 
 from mockbroker.admin import AdminClient
+from mockbroker.core.clock import CLOCKS, make_clock
 from mockbroker.core.security.config import SECURITY_NAMES, check_security
 from mockbroker.core.settings import resolve_settings
 from mockbroker.io.http import check_admin_token
@@ -23,7 +28,7 @@ from mockbroker.io.runtime import TLS_FILES, ClusterRuntime
 from mockbroker.io.tls import ClientCertificate
 
 _OWN_SETTINGS = ("brokers", "host", "port", "http_port", "advertised_host", "topics",
-                 "admin_token", "admin_tls")
+                 "admin_token", "admin_tls", "clock")
 
 
 def _check_own(values: dict[str, Any]) -> None:
@@ -39,6 +44,8 @@ def _check_own(values: dict[str, Any]) -> None:
         if host is not None and (not isinstance(host, str) or not host):
             raise ValueError(f"{name}: must be a host name or address, got {host!r}")
     check_admin_token(values.get("admin_token"))
+    if values.get("clock", "real") not in CLOCKS:
+        raise ValueError(f"clock: must be real or manual, got {values['clock']!r}")
     if not isinstance(values.get("admin_tls", False), bool):
         raise ValueError(f"admin_tls: expected true or false, got {values['admin_tls']!r}")
     topics = values.get("topics") or {}
@@ -90,7 +97,9 @@ class MockCluster:
         def run() -> None:
             asyncio.set_event_loop(loop)
             try:
-                self._runtime = ClusterRuntime(settings=self._settings, **self._own)
+                own = dict(self._own)
+                own["clock"] = make_clock(own.get("clock", "real"))
+                self._runtime = ClusterRuntime(settings=self._settings, **own)
                 loop.run_until_complete(self._runtime.start())
             except BaseException as exc:  # reported to the caller of start()
                 failure.append(exc)
@@ -199,6 +208,42 @@ class MockCluster:
         unless ``keep``.  Returns the rule id (``admin.remove_fault(id)`` removes it)."""
         return self.call(lambda: self._started().core.control.control(
             api, fn, keep=keep, broker=broker).id)
+
+    # -- time and waiting ---------------------------------------------------------------------
+
+    @property
+    def now_ms(self) -> int:
+        """The broker clock's time (a manual clock's, under ``clock="manual"``)."""
+        return self._started().clock.now_ms()
+
+    def advance_clock(self, ms: int) -> int:
+        """Move the manual clock (``MockCluster(clock="manual")``) ``ms`` forward: every
+        session, rebalance and transaction timeout, retention check and fetch wait due by
+        then happens now, in deadline order.  Returns the new time."""
+        if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
+            raise ValueError(f"ms: must be a whole number of milliseconds >= 0, got {ms!r}")
+        return self.admin.advance_clock(ms).now_ms
+
+    def wait_for_group(self, group_id: str, **condition: Any):
+        """:meth:`AdminClient.wait_for_group`: the group once it is Stable (or ``state``), with
+        ``members`` members or ``assignment`` if given, within ``timeout`` seconds."""
+        return self.admin.wait_for_group(group_id, **condition)
+
+    def wait_for_records(self, topic: str, records: int, **options: Any):
+        """:meth:`AdminClient.wait_for_records`: the topic once it holds ``records``."""
+        return self.admin.wait_for_records(topic, records, **options)
+
+    def wait_for_lag_zero(self, group_id: str, **options: Any):
+        """:meth:`AdminClient.wait_for_lag_zero`: the group once it has consumed everything."""
+        return self.admin.wait_for_lag_zero(group_id, **options)
+
+    def wait_for_event(self, type: str | None = None, **options: Any) -> dict[str, Any]:
+        """:meth:`AdminClient.wait_for_event`: the first matching event after ``since``."""
+        return self.admin.wait_for_event(type, **options)
+
+    def events(self, type=None, **filters: Any) -> list[dict[str, Any]]:
+        """:meth:`AdminClient.events`: what happened, oldest first."""
+        return self.admin.events(type, **filters)
 
     def stop_broker(self, node_id: int) -> None:
         """Take broker ``node_id`` down as if it had died; leaders and coordinators move."""

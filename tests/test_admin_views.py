@@ -22,11 +22,12 @@ from mockbroker.core.jsonview import from_json, hints, schema, schema_name, to_j
 from mockbroker.io.openapi import document
 
 #: client methods that are conveniences over other routes, not routes of their own
-CLIENT_HELPERS = {"fault"}
+CLIENT_HELPERS = {"fault", "last_event_seq"}
 #: client methods that return something simpler than their route's view (the rest return it)
 RETURNS_OTHER = {"health": bool, "clear_faults": int, "delete_topic": type(None),
                  "clear_requests": type(None), "reset": type(None),
-                 "move_coordinator": dict}  # the group as JSON, as it always did
+                 "move_coordinator": dict,  # the group as JSON, as it always did
+                 "events": list[dict], "wait_for_event": dict}  # events as JSON: open-ended
 
 
 def _required(cls) -> list[str]:

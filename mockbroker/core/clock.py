@@ -49,6 +49,18 @@ class ManualClock(Clock):
         self._now = target
 
 
+#: the clocks a cluster can run on: the system's time, or one only the test moves
+CLOCKS = ("real", "manual")
+
+
+def make_clock(mode: str) -> Clock:
+    """The clock named ``mode``; a manual one starts at the real time now (so timestamps
+    and the clients' own clocks agree until the test moves it)."""
+    if mode not in CLOCKS:
+        raise ValueError(f"clock: must be real or manual, got {mode!r}")
+    return ManualClock(start_ms=Clock().now_ms()) if mode == "manual" else Clock()
+
+
 class Timer:
     """A handle on scheduled work; :meth:`cancel` makes it a no-op and lets go of the
     callback (and whatever it holds) at once, not at the deadline."""

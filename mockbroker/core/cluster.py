@@ -26,6 +26,7 @@ from mockbroker.core.clock import Clock, Timers
 from mockbroker.core.config.broker import BrokerConfigs
 from mockbroker.core.config.topic import new_topic_configs, topic_value_from_broker
 from mockbroker.core.errors import ApiException
+from mockbroker.core.events import EventLog
 from mockbroker.core.log import PartitionLog
 # topic_name_error is also imported from here (the admin HTTP API, fault specs)
 from mockbroker.core.names import colliding_topic, topic_name_error
@@ -33,6 +34,8 @@ from mockbroker.core.retention import LogRetention
 from wire import errors
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+#: the internal topics whose partitions' leaders coordinate something, and what
+COORDINATOR_TOPICS = {"__consumer_offsets": "group", "__transaction_state": "transaction"}
 
 
 @dataclass(slots=True)
@@ -79,10 +82,12 @@ class Cluster:
     """All brokers' shared view of the cluster."""
 
     def __init__(self, settings: dict, brokers: list[Broker], clock: Clock | None = None,
-                 seed: int = 0):
+                 seed: int = 0, events: EventLog | None = None):
         self.settings = settings
         self.clock = clock or Clock()
         self.timers = Timers(self.clock)
+        #: what happened, in order (kept across a reset by whoever passes it in)
+        self.events = events if events is not None else EventLog(self.clock)
         self.brokers: dict[int, Broker] = {b.node_id: b for b in brokers}
         self.cluster_id: str = settings["cluster_id"]
         self.topics: dict[str, Topic] = {}
@@ -186,6 +191,8 @@ class Cluster:
         if not validate_only:
             self.topics[name] = topic
             self.topics_by_id[topic.topic_id] = topic
+            self.events.emit("topic_created", topic=name, partitions=len(topic.partitions),
+                             internal=topic.internal)
         return topic
 
     def _manual_layout(self, assignments: Iterable[tuple[int, list[int]]], num_partitions: int,
@@ -223,6 +230,7 @@ class Cluster:
         topic = self.topic_or_error(name)
         del self.topics[name]
         del self.topics_by_id[topic.topic_id]
+        self.events.emit("topic_deleted", topic=name)
         return topic
 
     def topic_or_error(self, name: str) -> Topic:
@@ -242,10 +250,19 @@ class Cluster:
     def set_leader(self, partition: Partition, leader: int) -> None:
         """Hand ``partition`` to ``leader`` (-1 for none) with a new leader epoch, as the
         controller does, and tell whoever follows leadership."""
+        previous = partition.leader
         partition.leader = leader
         partition.leader_epoch += 1
         partition.isr = [r for r in partition.replicas if self.brokers[r].alive] or \
             list(partition.replicas[:1])
+        name = partition.topic.name
+        self.events.emit("leader_changed", topic=name, partition=partition.index,
+                         leader=leader, previous_leader=previous,
+                         leader_epoch=partition.leader_epoch)
+        if name in COORDINATOR_TOPICS and leader != previous:
+            self.events.emit("coordinator_moved", kind=COORDINATOR_TOPICS[name],
+                             partition=partition.index, broker=leader,
+                             previous_broker=previous)
         for listener in list(self.leadership_listeners):
             listener(partition)
 
@@ -271,6 +288,7 @@ class Cluster:
         if not broker.alive:
             return
         broker.alive = False
+        self.events.emit("broker_stopped", broker=node_id)
         for partition in self.all_partitions():
             if node_id in partition.isr:
                 partition.isr = [r for r in partition.isr if r != node_id]
@@ -285,6 +303,7 @@ class Cluster:
         if broker.alive:
             return
         broker.alive = True
+        self.events.emit("broker_started", broker=node_id)
         for partition in self.all_partitions():
             if node_id in partition.replicas:
                 partition.isr = [r for r in partition.replicas if self.brokers[r].alive]
@@ -300,6 +319,7 @@ class Cluster:
     def notify_append(self, partition: Partition) -> None:
         for listener in list(self.append_listeners):
             listener(partition)
+        self.events.appended()
 
     def lookup_or_create(self, name: str | None, allow_auto_create: bool) -> tuple[Topic | None, int]:
         """A topic a client asked for by name, created if the broker and client allow it, as
@@ -399,6 +419,7 @@ class Cluster:
             return
         for offset, replicas in enumerate(layout):
             topic.partitions.append(self._new_partition(topic, current + offset, replicas))
+        self.events.emit("partitions_created", topic=name, partitions=count)
 
     def delete_topic_by_id(self, topic_id: uuid.UUID) -> Topic:
         topic = self.topics_by_id.get(topic_id)

@@ -404,6 +404,9 @@ class ControlTable:
 
     def _count(self, rule: Rule) -> None:
         rule.fired += 1
+        self._core.events.emit("rule_fired", rule=rule.id, action=rule.action,
+                               error=errors.ERRORS[rule.error].name
+                               if rule.error in errors.ERRORS else rule.error)
         if rule.count is not None:
             rule.count -= 1
             if rule.count == 0:

@@ -21,18 +21,24 @@ from mockbroker.core.groups.coordinator import GroupCoordinator
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, later
 from mockbroker.core.context import InjectedError, RequestContext
 from mockbroker.core.control import ControlTable, apply
+from mockbroker.core.events import EventLog
 from mockbroker.core.fetch_sessions import FetchSessions
 from mockbroker.core.producers import ProducerIds
+from mockbroker.core.request_names import named_groups
 from mockbroker.core.requests import LoggedRequest, RequestLog
 from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import Security, SecuritySettings
 from mockbroker.core.security.sasl import SaslSession
 from mockbroker.core.settings import resolve_settings
 from mockbroker.core.transactions.coordinator import TransactionCoordinator
+from mockbroker.core.watch import GROUP_REQUESTS, GroupWatch
 from wire import Request, RequestHeader
 from wire.apis import API_NAMES
 
 log = logging.getLogger("mockbroker.core")
+
+#: rule actions that change nothing beyond the request they pick
+PASSIVE_ACTIONS = frozenset({"error", "delay", "drop", "disconnect", "callback"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +68,11 @@ class Core:
 
     def __init__(self, brokers: list[Broker], settings: dict[str, Any] | None = None,
                  clock: Clock | None = None, *, registry,
-                 security: SecuritySettings | None = None):
+                 security: SecuritySettings | None = None, events: EventLog | None = None):
         self.settings = resolve_settings(settings or {})
-        self.cluster = Cluster(self.settings, brokers, clock)
+        self.cluster = Cluster(self.settings, brokers, clock, events=events)
+        #: what happened, in order: ``GET /events``, waits, the dashboard
+        self.events = self.cluster.events
         self.security = Security(security, self.cluster.clock)
         self.registry = registry
         self.groups = GroupCoordinator(self.cluster, self.settings)
@@ -76,6 +84,9 @@ class Core:
         self.fetch_sessions = FetchSessions(
             self.settings["max_incremental_fetch_session_cache_slots"])
         self.requests = RequestLog()
+        #: tells the event log how groups change, after each request, timer or call
+        self.watch = GroupWatch(self, self.events)
+        self.groups.timers.after_fire = self._look_after_timer
         #: called with (broker id, alive) when a broker stops or starts; the I/O layer closes
         #: or reopens its listener
         self.broker_watchers: list = []
@@ -87,6 +98,9 @@ class Core:
     @property
     def timers(self):
         return self.cluster.timers
+
+    def _look_after_timer(self, group_id: str | None) -> None:
+        self.watch.look(None if group_id is None else (group_id,))
 
     # -- brokers going down and coming back ------------------------------------------------------
 
@@ -185,12 +199,29 @@ class Core:
                                       request.header.correlation_id, ctx.client_id)
         logged.principal, logged.listener = str(ctx.principal), ctx.listener
         logged.mechanism = ctx.mechanism
+        name = API_NAMES.get(api_key, str(api_key))
+        body = request.body
+        # everything this request causes says so in its events
+        saved_cause = self.events.swap_cause({
+            "request": name, "broker": ctx.broker_id, "client_id": ctx.client_id,
+            "member_id": getattr(body, "member_id", None)})
         try:
-            rule, delay = None, 0
+            return logged, self._answer(request, ctx, entry, logged, name)
+        finally:
+            self.events.swap_cause(saved_cause)
+
+    def _answer(self, request: Request, ctx: RequestContext, entry, logged: LoggedRequest,
+                name: str) -> Deferred:
+        api_key, version = request.api_key, request.api_version
+        rule = None
+        try:
+            delay = 0
             if self.control:
                 delay, rule, fired = self.control.pick(api_key, ctx.broker_id, ctx.client_id,
                                                        request.body, str(ctx.principal))
                 logged.rules = [r.id for r in fired]
+                if rule is not None:
+                    self.events.cause["action"] = rule.action
             if rule is None:
                 result = entry.handler(self, ctx, request.body)
             else:
@@ -205,10 +236,15 @@ class Core:
             # closes one whose request it failed to process, and everything else goes on.
             log.exception("failed to handle %s v%d", API_NAMES.get(api_key, api_key), version)
             logged.outcome = "failed"
-            return logged, Deferred.resolved(Close(f"failed to handle the request: {exc!r}"))
+            return Deferred.resolved(Close(f"failed to handle the request: {exc!r}"))
+        finally:
+            if rule is not None and rule.action not in PASSIVE_ACTIONS:
+                self.watch.look(None)  # a control action may have moved or expired anything
+            elif name in GROUP_REQUESTS:
+                self.watch.look(named_groups(request.body))
         outcome = as_deferred(result)
         outcome.add_callback(logged.finish)
-        return logged, outcome
+        return outcome
 
 
 __all__ = ["Core", "Connection", "RequestContext", "InjectedError", "NO_RESPONSE", "Close",

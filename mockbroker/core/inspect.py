@@ -190,7 +190,7 @@ def group(core, group_id: str):
     raise NotFound(f"unknown group {group_id!r}")
 
 
-def _assignment(protocol_type: str | None, data: bytes) -> dict[str, list[int]] | None:
+def decode_assignment(protocol_type: str | None, data: bytes) -> dict[str, list[int]] | None:
     if protocol_type != "consumer" or not data:
         return {} if protocol_type == "consumer" else None
     try:
@@ -203,7 +203,7 @@ def _assignment(protocol_type: str | None, data: bytes) -> dict[str, list[int]] 
     return {t: sorted(ps) for t, ps in sorted(out.items())}
 
 
-def _by_name(core, parts) -> dict[str, list[int]]:
+def assignment_by_name(core, parts) -> dict[str, list[int]]:
     """{topic name: partitions} of a consumer-group assignment kept by topic id."""
     by_id = core.cluster.topics_by_id
     return {by_id[t].name: sorted(ps) for t, ps in sorted(
@@ -217,9 +217,9 @@ def _consumer_members(core, found) -> list[MemberView]:
         group_instance_id=m.instance_id, rebalance_timeout_ms=max(m.rebalance_timeout_ms, 0),
         session_timeout_ms=m.classic.session_timeout_ms if m.uses_classic
         else core.groups.settings["group_consumer_session_timeout_ms"],
-        assignment=_by_name(core, m.assigned), member_epoch=m.member_epoch,
-        target_assignment=_by_name(core, found.target.get(m.member_id, {})),
-        pending_revocation=_by_name(core, m.pending_revocation),
+        assignment=assignment_by_name(core, m.assigned), member_epoch=m.member_epoch,
+        target_assignment=assignment_by_name(core, found.target.get(m.member_id, {})),
+        pending_revocation=assignment_by_name(core, m.pending_revocation),
         protocol="classic" if m.uses_classic else "consumer",
     ) for m in found.members.values()]
 
@@ -248,7 +248,7 @@ def group_view(core, shard, found) -> GroupView:
         protocol_type=found.protocol_type, protocol=found.protocol_name,
         leader=found.leader_id, coordinator=shard.leader,
         members=[from_object(
-            MemberView, m, assignment=_assignment(found.protocol_type, m.assignment),
+            MemberView, m, assignment=decode_assignment(found.protocol_type, m.assignment),
             assignment_base64=base64.b64encode(m.assignment).decode("ascii"),
         ) for m in found.members.values()],
         offsets=offsets, offset_metadata=metadata, lag=lag,

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockbroker.core.views import (
-    AclsView, BrokerLatency, BrokerView, Deleted, Error, FaultSpec, FaultView, GroupLoadingView,
-    GroupSummaryView, GroupView, LoggedRequestView, NewTopic, RecordView, Removed, Status,
-    TargetBroker, TopicView, TransactionView, UserView,
+    AclsView, BrokerLatency, BrokerView, ClockAdvance, ClockView, Deleted, Error,
+    EventWait, FaultSpec, FaultView, GroupLoadingView, GroupSummaryView, GroupView, GroupWait,
+    LagWait, LoggedRequestView, NewTopic, RebalanceView, RecordsWait, RecordView, Removed,
+    Status, TargetBroker, TopicView, TransactionView, UserView,
 )
 
 __all__ = ["PATH_PARAMS", "Param", "ROUTES", "Route", "by_name", "match"]
@@ -186,6 +187,44 @@ ROUTES: tuple[Route, ...] = _routes(
     Route("users", "GET", "/users",
           "SASL users and the mechanisms each has credentials for (never a password or key)",
           list[UserView], "users"),
+    # -- seeing it: events, rebalance timelines, the clock, waits
+    Route("events", "GET", "/events",
+          "what happened, oldest first (the most recent 20000 events are kept); "
+          "GET /events/stream serves the same as server-sent events, live",
+          list[dict[str, Any]], "events, each an Event object with its type's fields",
+          query=(Param("since", int, "only events after this seq"),
+                 Param("type", str, "only these types (comma-separated)"),
+                 Param("group", str, "only events of this group"),
+                 Param("topic", str, "only events of this topic"),
+                 Param("transactional_id", str, "only events of this transactional id"),
+                 Param("member_id", str, "only events of this member"),
+                 Param("limit", int, "at most this many (the oldest)")),
+          errors=(400,)),
+    Route("rebalances", "GET", "/groups/{group_id}/rebalances",
+          "the group's rebalances, oldest first, from the events still kept: when each "
+          "started and ended, its cause, who joined, left or timed out",
+          list[RebalanceView], "rebalances", errors=(404,)),
+    Route("clock", "GET", "/clock", "the broker clock: real, or manual (moved by "
+          "POST /clock/advance)", ClockView, "the clock"),
+    Route("advance_clock", "POST", "/clock/advance",
+          "move the manual clock forward: every timer due by then fires, in deadline order "
+          "(sessions, rebalances, transaction timeouts, retention, fetch waits)",
+          ClockView, "the clock after", body=ClockAdvance, errors=(400, 409)),
+    Route("wait_for_group", "POST", "/wait/group",
+          "answer once the group is in the state (with the members or assignment asked for); "
+          "408 with what was seen instead if the timeout passes first",
+          GroupView, "the group", body=GroupWait, errors=(400, 408)),
+    Route("wait_for_records", "POST", "/wait/records",
+          "answer once the topic holds at least the records asked for; 408 with what was "
+          "seen instead if the timeout passes first", TopicView, "the topic",
+          body=RecordsWait, errors=(400, 408)),
+    Route("wait_for_lag_zero", "POST", "/wait/lag",
+          "answer once the group's committed offsets reach the high watermark of every "
+          "partition it consumes; 408 with what was seen instead if the timeout passes first",
+          GroupView, "the group", body=LagWait, errors=(400, 408)),
+    Route("wait_for_event", "POST", "/wait/event",
+          "answer with the first event after since that matches; 408 if none comes in time",
+          dict[str, Any], "the event (an Event object)", body=EventWait, errors=(400, 408)),
     # -- reset
     Route("reset", "POST", "/reset",
           "drop all topics, groups, offsets, faults and latency, start stopped brokers, close "

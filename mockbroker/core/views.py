@@ -26,6 +26,8 @@ __all__ = [
     "GroupLoadingView", "GroupSummaryView", "GroupView", "HeaderView", "LoggedRequestView",
     "MemberView", "NewTopic", "PartitionView", "RecordView", "Removed", "Status",
     "TargetBroker", "TopicView", "TransactionView", "UserView", "VIEWS",
+    "EventView", "RebalanceView", "ClockView", "ClockAdvance", "GroupWait", "RecordsWait",
+    "LagWait", "EventWait",
 ]
 
 BrokerState = Literal["up", "down"]
@@ -433,10 +435,116 @@ class TargetBroker:
     broker: int = describe("the broker id to move to")
 
 
+# -- seeing it: events, rebalances, the clock, waits -----------------------------------------
+
+@_view
+class EventView:
+    """Something that happened (``GET /events``); besides these, the fields of its type, and
+    what caused it: ``request`` and ``client_id``, ``timer``, ``admin`` or ``action``."""
+
+    seq: int = describe("1, 2, 3, ... in order, for the life of the cluster")
+    time_ms: int = describe("when, by the broker clock")
+    type: str = describe("group_state, member_joined, member_left, member_expired, "
+                         "member_removed, assignment, offsets_committed, topic_created, "
+                         "partitions_created, topic_deleted, broker_stopped, broker_started, "
+                         "leader_changed, coordinator_moved, rule_fired, transaction_state, "
+                         "transaction_begun, transaction_committed, transaction_aborted, "
+                         "clock_advanced, reset")
+
+
+@_view
+class RebalanceView:
+    """One rebalance of a group, rebuilt from the events still kept."""
+
+    generation: int = describe("the generation (classic) or group epoch (consumer) it made")
+    started_ms: int
+    ended_ms: int | None = describe("null while under way")
+    duration_ms: int | None = describe("null while under way")
+    cause: str = describe("what started it: a request and its client, or a timer")
+    outcome: str | None = describe("the state it ended in: Stable, or Empty")
+    members: int = describe("members when it ended (or now)")
+    joined: list[str] = describe("member ids that joined for it")
+    left: list[str] = describe("member ids that left for it")
+    expired: list[str] = describe("member ids whose session or rebalance timed out for it")
+
+
+ClockMode = Literal["real", "manual"]
+
+
+@_view
+class ClockView:
+    mode: ClockMode = describe("manual: time moves only by POST /clock/advance")
+    now_ms: int = describe("the broker's time (ms since the epoch)")
+
+
+@_view
+class ClockAdvance:
+    closed: ClassVar[bool] = True
+
+    ms: int = describe("how far to move the manual clock", minimum=0)
+
+
+#: the longest a wait may take (ten minutes)
+MAX_WAIT_MS = 600_000
+
+
+@_view
+class GroupWait:
+    """Wait until a group is in a state, with a number of members or an assignment."""
+
+    closed: ClassVar[bool] = True
+
+    group_id: str
+    state: str = describe("the state to wait for (Kafka's name)", default="Stable")
+    members: int | None = describe("and exactly this many members", default=None, minimum=0)
+    assignment: dict[str, list[int]] | None = describe(
+        "and the members together assigned exactly these {topic: [partitions]}", default=None)
+    timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
+
+
+@_view
+class RecordsWait:
+    """Wait until a topic holds at least a number of records."""
+
+    closed: ClassVar[bool] = True
+
+    topic: str
+    records: int = describe("at least this many records (all partitions, transaction markers "
+                            "not counted)", minimum=0)
+    timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
+
+
+@_view
+class LagWait:
+    """Wait until a group has consumed everything: every partition it has committed offsets
+    for, or is assigned, has a committed offset at the high watermark."""
+
+    closed: ClassVar[bool] = True
+
+    group_id: str
+    topic: str | None = describe("only this topic's partitions", default=None)
+    timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
+
+
+@_view
+class EventWait:
+    """Wait until an event matching a filter happens (or has happened, after ``since``)."""
+
+    closed: ClassVar[bool] = True
+
+    type: str | None = describe("its type (default: any)", default=None)
+    match: dict[str, str | int | bool | None] = describe(
+        "fields it must have, with these values", default_factory=dict)
+    since: int = describe("only events after this seq (0: every event still kept)",
+                          default=0, minimum=0)
+    timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
+
+
 #: every view and body, in the order the OpenAPI document lists them
 VIEWS: tuple[type, ...] = (
     Error, Status, FaultSpec, FaultView, BrokerView, BrokerLatency, TargetBroker,
     PartitionView, TopicView, NewTopic, Deleted, HeaderView, RecordView, MemberView,
     GroupView, GroupLoadingView, GroupSummaryView, LoggedRequestView, Removed,
-    TransactionView, AclView, AclsView, UserView,
+    TransactionView, AclView, AclsView, UserView, EventView, RebalanceView, ClockView,
+    ClockAdvance, GroupWait, RecordsWait, LagWait, EventWait,
 )

@@ -60,8 +60,8 @@ from mockbroker.handlers import (  # noqa: E402,F401
 )
 
 
-def new_core(brokers, settings=None, clock=None, security=None):
+def new_core(brokers, settings=None, clock=None, security=None, events=None):
     """A :class:`~mockbroker.core.dispatch.Core` that serves every API of this package."""
     from mockbroker.core.dispatch import Core
 
-    return Core(brokers, settings, clock, registry=REGISTRY, security=security)
+    return Core(brokers, settings, clock, registry=REGISTRY, security=security, events=events)

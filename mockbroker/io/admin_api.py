@@ -9,19 +9,23 @@ before anything changes; a refusal is an :class:`ApiError` (a 4xx with its reaso
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.core import inspect, routes
+from mockbroker.core import inspect, routes, waits
 from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.errors import ApiException
 from mockbroker.core.control import RuleError
 from mockbroker.core.jsonview import to_json
+from mockbroker.core.events import EVENT_TYPES
 from mockbroker.core.views import (
-    BrokerLatency, Deleted, GroupLoadingView, NewTopic, Removed, Status, TargetBroker,
+    MAX_WAIT_MS, BrokerLatency, ClockAdvance, ClockView, Deleted, EventWait, GroupLoadingView,
+    GroupWait, LagWait, NewTopic, RebalanceView, RecordsWait, Removed, Status, TargetBroker,
 )
+from mockbroker.core.watch import rebalances
 from mockbroker.io.openapi import document
 from wire import errors
 from wire.apis import resolve_api
@@ -114,6 +118,24 @@ def _int_field(body: dict[str, Any], name: str, *, minimum: int = 0, required: b
     return value
 
 
+def _str_field(body: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise _bad(f"{name} is required")
+        return None
+    if not isinstance(value, str) or not value:
+        raise _bad(f"{name} must be a non-empty string, got {value!r}")
+    return value
+
+
+#: the query parameters of GET /events that filter on an event's field
+EVENT_FILTERS = ("group", "topic", "transactional_id", "member_id")
+#: the states a group can be waited for in (classic and consumer groups)
+GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
+                "Assigning", "Reconciling")
+
+
 def _int_param(call: Call, name: str, *, minimum: int = 0,
                default: int | None = None) -> int | None:
     text = call.query.get(name)
@@ -151,9 +173,19 @@ class AdminApi:
         return self.runtime.core  # replaced by a reset: always read it afresh
 
     async def handle(self, route: routes.Route, call: Call) -> tuple[int, Any]:
-        """Run the route's handler: (status, JSON-ready body)."""
+        """Run the route's handler: (status, JSON-ready body).  What a call that changes
+        things causes is told as events naming the call (``admin``)."""
         try:
-            answer = await getattr(self, route.name)(call)
+            if route.method == "GET" or route.name.startswith("wait_for_"):
+                answer = await getattr(self, route.name)(call)
+            else:
+                events = self.runtime.events
+                saved = events.swap_cause({"admin": route.name})
+                try:
+                    answer = await getattr(self, route.name)(call)
+                    self.core.watch.look(None)
+                finally:
+                    events.swap_cause(saved)
         except ApiError as exc:
             return exc.status, {"error": exc.message}
         except Exception:
@@ -436,6 +468,148 @@ class AdminApi:
 
     async def users(self, call: Call):
         return inspect.users(self.core)
+
+    # -- seeing it: events, rebalances, the clock ---------------------------------------------
+
+    async def events(self, call: Call):
+        _only_query(call, "events")
+        since = _int_param(call, "since", default=0)
+        limit = _int_param(call, "limit", minimum=1)
+        types = [t for t in (call.query.get("type") or "").split(",") if t.strip()]
+        unknown = sorted(set(t.strip() for t in types) - set(EVENT_TYPES))
+        if unknown:
+            raise _bad(f"unknown event type(s) {', '.join(unknown)}; the types are "
+                       f"{', '.join(EVENT_TYPES)}")
+        match = {name: call.query[name] for name in EVENT_FILTERS if name in call.query}
+        return self.runtime.events.since(since, types=[t.strip() for t in types] or None,
+                                         match=match, limit=limit)
+
+    async def rebalances(self, call: Call):
+        group_id = call.path["group_id"]
+        found = rebalances(self.runtime.events, group_id)
+        if not found:
+            try:
+                inspect.group(self.core, group_id)
+            except inspect.NotFound as exc:
+                raise _not_found(exc) from None
+        return [RebalanceView(**entry) for entry in found]
+
+    def _clock_view(self) -> ClockView:
+        return ClockView(mode="manual" if self.runtime.manual_clock else "real",
+                         now_ms=self.runtime.clock.now_ms())
+
+    async def clock(self, call: Call):
+        return self._clock_view()
+
+    async def advance_clock(self, call: Call):
+        body = _body(call)
+        _only(body, ClockAdvance)
+        ms = _int_field(body, "ms")
+        if not self.runtime.manual_clock:
+            raise ApiError(409, "the broker clock is real: start the cluster with "
+                                "clock=\"manual\" (mockbroker serve --clock manual) to move it")
+        self.runtime.advance_clock(ms)
+        return self._clock_view()
+
+    # -- waits --------------------------------------------------------------------------------
+
+    async def wait_for_group(self, call: Call):
+        body = _body(call)
+        _only(body, GroupWait)
+        group_id = _str_field(body, "group_id")
+        state = _str_field(body, "state", required=False) or "Stable"
+        if state not in GROUP_STATES:
+            raise _bad(f"state must be one of {', '.join(GROUP_STATES)}, not {state!r}")
+        members = _int_field(body, "members", required=False)
+        assignment = body.get("assignment")
+        if assignment is not None and (not isinstance(assignment, dict) or not all(
+                isinstance(t, str) and isinstance(ps, list) and all(
+                    isinstance(p, int) and not isinstance(p, bool) for p in ps)
+                for t, ps in assignment.items())):
+            raise _bad("assignment must map topic names to lists of partitions")
+        what = f"group {group_id!r} to be {state}" + (
+            f" with {members} member{'s' if members != 1 else ''}"
+            if members is not None else "") + (
+            f" and assignment {assignment}" if assignment is not None else "")
+        return await self._wait(body, what, lambda core: waits.group(
+            core, group_id, state, members, assignment))
+
+    async def wait_for_records(self, call: Call):
+        body = _body(call)
+        _only(body, RecordsWait)
+        topic = _str_field(body, "topic")
+        count = _int_field(body, "records")
+        return await self._wait(body, f"topic {topic!r} to hold {count} records",
+                                lambda core: waits.records(core, topic, count))
+
+    async def wait_for_lag_zero(self, call: Call):
+        body = _body(call)
+        _only(body, LagWait)
+        group_id = _str_field(body, "group_id")
+        topic = _str_field(body, "topic", required=False)
+        what = f"group {group_id!r} to have lag 0" + (f" on {topic!r}" if topic else "")
+        return await self._wait(body, what, lambda core: waits.lag_zero(core, group_id, topic))
+
+    async def wait_for_event(self, call: Call):
+        body = _body(call)
+        _only(body, EventWait)
+        kind = _str_field(body, "type", required=False)
+        if kind is not None and kind not in EVENT_TYPES:
+            raise _bad(f"unknown event type {kind!r}; the types are {', '.join(EVENT_TYPES)}")
+        match = body.get("match") or {}
+        if not isinstance(match, dict) or not all(
+                value is None or isinstance(value, (str, int, float, bool))
+                for value in match.values()):
+            raise _bad("match must map field names to plain values")
+        since = _int_field(body, "since", required=False, default=0)
+        what = f"an event{' ' + kind if kind else ''}" + (f" matching {match}" if match else "")
+        return await self._wait(body, what, lambda core: waits.event(core, kind, match, since))
+
+    async def _wait(self, body: dict[str, Any], what: str, check):
+        """Answer with ``check``'s result once it holds: looked at now, then again after
+        every event and every append (batched: once per loop turn), until ``timeout_ms``."""
+        timeout_ms = _int_field(body, "timeout_ms", required=False, default=30_000)
+        if timeout_ms > MAX_WAIT_MS:
+            raise _bad(f"timeout_ms must be at most {MAX_WAIT_MS}, got {timeout_ms}")
+        found = check(self.core)
+        if found.met:
+            return found.result
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future = loop.create_future()
+        scheduled = False
+        last_seen = [found.seen]
+
+        def look() -> None:
+            nonlocal scheduled
+            scheduled = False
+            if done.done():
+                return
+            try:
+                result = check(self.core)
+            except Exception as exc:  # a bug of ours: answer it rather than hang
+                done.set_exception(exc)
+                return
+            last_seen[0] = result.seen
+            if result.met:
+                done.set_result(result.result)
+
+        def changed(*_: Any) -> None:
+            nonlocal scheduled
+            if not scheduled and not done.done():
+                scheduled = True
+                loop.call_soon(look)
+
+        events = self.runtime.events
+        events.listeners.append(changed)
+        events.append_listeners.append(changed)
+        try:
+            return await asyncio.wait_for(done, timeout_ms / 1000)
+        except asyncio.TimeoutError:
+            raise ApiError(408, f"timed out after {timeout_ms} ms waiting for {what}; "
+                                f"last seen: {last_seen[0]}") from None
+        finally:
+            events.listeners.remove(changed)
+            events.append_listeners.remove(changed)
 
     # -- reset --------------------------------------------------------------------------------
 

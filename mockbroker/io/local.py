@@ -27,7 +27,7 @@ class LocalTransport:
         return "LocalTransport()"
 
     def call(self, method: str, path: str, query: dict[str, str] | None = None,
-             body: bytes | None = None) -> tuple[int, Any]:
+             body: bytes | None = None, timeout: float | None = None) -> tuple[int, Any]:
         """(status, JSON body) of ``method path``, as the HTTP server would answer it."""
         loop = self._loop
         if loop.is_closed() or not loop.is_running():
@@ -40,6 +40,7 @@ class LocalTransport:
             raise RuntimeError("the in-process admin client cannot wait for the cluster's loop "
                                "on that loop's own thread")
         coroutine = self._api.dispatch(method.upper(), path, dict(query or {}), body or b"")
-        status, data = asyncio.run_coroutine_threadsafe(coroutine, loop).result(self.timeout)
+        status, data = asyncio.run_coroutine_threadsafe(coroutine, loop).result(
+            timeout or self.timeout)
         # through JSON text, as over HTTP: the caller gets its own copy, with string keys
         return status, json.loads(json.dumps(data))

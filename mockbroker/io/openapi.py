@@ -21,6 +21,7 @@ from mockbroker.core.views import VIEWS, Error
 _STATUS_TEXT = {400: "the call was refused; nothing changed",
                 404: "the call was refused; nothing changed",
                 409: "the call was refused; nothing changed",
+                408: "the wait timed out; the error says what was seen instead",
                 503: "not every listener is up yet"}
 #: the security scheme's name in the document
 BEARER = "bearer"

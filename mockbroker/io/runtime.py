@@ -16,10 +16,13 @@ import shutil
 import tempfile
 from typing import Any
 
+from mockbroker.core.clock import Clock, ManualClock
 from mockbroker.core.cluster import Broker
+from mockbroker.core.events import EventLog
 from mockbroker.core.security.config import SecuritySettings, uses_tls
 from mockbroker.handlers import new_core
 from mockbroker.io.http import AdminServer
+from mockbroker.io.metrics import RequestMetrics
 from mockbroker.io.server import BrokerListener
 from mockbroker.io.tls import TlsMaterial, server_context
 
@@ -48,10 +51,12 @@ class ClusterRuntime:
         self.host = host
         self.advertised_host = advertised_host or WILDCARD_HOSTS.get(host, host)
         self._settings = dict(settings or {})
-        self._clock = clock
+        self.clock = clock if clock is not None else Clock()
+        #: what happened, in order; kept across a reset (which is one of the events)
+        self.events = EventLog(self.clock)
         self.security = security or SecuritySettings()
         self.core = new_core([Broker(i, self.advertised_host, 0) for i in range(brokers)],
-                             self._settings, clock, self.security)
+                             self._settings, self.clock, self.security, self.events)
         self.core.broker_watchers.append(self._broker_changed)
         max_request = self.core.settings["socket_request_max_bytes"]
         self.tls: TlsMaterial | None = None
@@ -61,11 +66,14 @@ class ClusterRuntime:
         tls_files = dict(tls_files or {})
         if any(uses_tls(p) for p in self.security.listeners):
             context = self._tls_context(tls_files)
+        #: requests counted and timed by every listener (GET /metrics); kept by a reset
+        self.request_metrics = RequestMetrics()
         #: listeners in order: every broker's first listener, then every broker's second, ...
         self.listeners = [
             BrokerListener(self.core, i, host, port + j * brokers + i if port else 0,
                            max_request_bytes=max_request, name=protocol, protocol=protocol,
-                           tls=context if uses_tls(protocol) else None)
+                           tls=context if uses_tls(protocol) else None,
+                           metrics=self.request_metrics)
             for j, protocol in enumerate(self.security.listeners) for i in range(brokers)]
         self.topics = dict(topics or {})
         self.admin = AdminServer(host, http_port, self, token=admin_token,
@@ -188,15 +196,18 @@ class ClusterRuntime:
     async def reset(self) -> None:
         """Forget everything (topics, groups, offsets, faults, broker latency, the request log,
         dynamic configs) as if the cluster had just started; every broker is up again on its
-        port, and client connections are closed so that clients start afresh."""
+        port, and client connections are closed so that clients start afresh.  The request
+        metrics (:attr:`request_metrics`) are the process's, as the listeners are, and stay:
+        a Prometheus counter only grows."""
         brokers = sorted({listener.broker_id for listener in self.listeners})
         core = new_core([Broker(i, self.advertised_host, 0) for i in brokers], self._settings,
-                        self._clock, self.security)
+                        self.clock, self.security, self.events)
         for listener in self.listeners:
             self._advertise(core, listener)
         core.timers.on_change = self._rearm
         core.broker_watchers.append(self._broker_changed)
         self.core = core
+        self.events.emit("reset", admin="reset")
         for listener in self.listeners:
             listener.core = core
             if not listener.serving:
@@ -222,7 +233,24 @@ class ClusterRuntime:
         if deadline is None:
             return
         delay = max(0.0, (deadline - self.core.clock.now_ms()) / 1000)
+        if self.manual_clock and delay > 0:
+            return  # a manual clock's future comes only with advance_clock
         self._wakeup = loop.call_later(delay, self._fire)
+
+    @property
+    def manual_clock(self) -> bool:
+        return isinstance(self.clock, ManualClock)
+
+    def advance_clock(self, ms: int) -> int:
+        """Move the manual clock forward ``ms``: every timer due by then runs, in deadline
+        order, at once.  Returns the new time."""
+        if not isinstance(self.clock, ManualClock):
+            raise RuntimeError("the broker clock is real: start the cluster with "
+                               "clock=\"manual\" (--clock manual) to move it")
+        self.clock.advance(ms)
+        self.events.emit("clock_advanced", ms=ms, now_ms=self.clock.now_ms())
+        self._rearm()
+        return self.clock.now_ms()
 
     def _fire(self) -> None:
         self._wakeup = None

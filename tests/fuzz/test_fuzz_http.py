@@ -19,6 +19,20 @@ EXAMPLES = 8
 STATE = ("/topics?internal=true", "/groups", "/faults", "/brokers")
 
 
+#: the longest a fuzzed wait (POST /wait/...) may wait for its condition, in ms
+WAIT_MS = 200
+
+
+def _bounded(case) -> None:
+    """A wait the fuzzer made waits WAIT_MS at most (a timeout_ms it made of the wrong type
+    or out of range stays, for the server to refuse)."""
+    if case.path.startswith("/wait/") and isinstance(case.body, dict):
+        timeout = case.body.get("timeout_ms", WAIT_MS + 1)
+        if isinstance(timeout, int) and not isinstance(timeout, bool) and \
+                WAIT_MS < timeout <= 600_000:
+            case.body = {**case.body, "timeout_ms": WAIT_MS}
+
+
 def _snapshot(base: str) -> dict:
     def get(path):
         with urllib.request.urlopen(base + path, timeout=10) as response:
@@ -40,6 +54,7 @@ def test_admin_api_from_its_openapi_document():
             @given(case=operation.as_strategy())
             def run(case):
                 before = _snapshot(base)
+                _bounded(case)
                 response = case.call(base_url=base, timeout=10)
                 where = f"{case.method} {case.formatted_path} {case.query} {case.body!r}"
                 if response.status_code >= 500 and not (
@@ -95,6 +110,7 @@ def test_a_token_guarded_admin_api_from_its_bearer_document():
             def run(case):
                 where = f"{case.method} {case.formatted_path} {case.query} {case.body!r}"
                 before = _snapshot_with_token(base)
+                _bounded(case)
                 anonymous = case.call(base_url=base, timeout=10,
                                       headers={"Authorization": "Bearer not-the-token"})
                 if public:

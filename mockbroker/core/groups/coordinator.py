@@ -54,7 +54,7 @@ class GroupCoordinator:
         self.settings = settings
         self.load_delay_ms = load_delay_ms
         self.shards: dict[int, Shard] = {}
-        self.timers = GroupTimers(cluster.timers)
+        self.timers = GroupTimers(cluster.timers, cluster.events)
         self.placement = Placement(cluster, settings, self._load)
         self.offsets = Offsets(self)
         self.classic = ClassicProtocol(self)

@@ -37,7 +37,22 @@ class Offsets:
         self._write(group.group_id, [
             records.offset_commit_record(group.group_id, topic, index, entry)
             for (topic, index), entry in entries.items()])
+        self._committed(group, entries, transactional=False)
         group.offsets.update(entries)
+
+    def _committed(self, group, entries: dict[tuple[str, int], OffsetEntry], *,
+                   transactional: bool) -> None:
+        """Tell the event log of the offsets that change (a commit of the same offsets again,
+        as an auto-commit of an idle consumer is, changes nothing and says nothing)."""
+        changed: dict[str, dict[int, int]] = {}
+        for (topic, index), entry in sorted(entries.items()):
+            before = group.offsets.get((topic, index))
+            if before is None or before.offset != entry.offset:
+                changed.setdefault(topic, {})[index] = entry.offset
+        if changed:
+            self._coordinator.cluster.events.emit(
+                "offsets_committed", group=group.group_id, offsets=changed,
+                transactional=transactional)
 
     def store_pending(self, group, producer_id: int, producer_epoch: int,
                       entries: dict[tuple[str, int], OffsetEntry]) -> None:
@@ -52,10 +67,10 @@ class Offsets:
         coordinator.cluster.notify_append(partition)
         group.pending_offsets.setdefault(producer_id, {}).update(entries)
 
-    @staticmethod
-    def end_transaction(group, producer_id: int, commit: bool) -> None:
+    def end_transaction(self, group, producer_id: int, commit: bool) -> None:
         pending = group.pending_offsets.pop(producer_id, None)
         if pending and commit and not group.is_dead:
+            self._committed(group, pending, transactional=True)
             group.offsets.update(pending)
 
     @staticmethod

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Callable
 
 from mockbroker.core.clock import Timer, Timers
+from mockbroker.core.events import EventLog
 
 
 class TimerKind(Enum):
@@ -36,9 +37,13 @@ class TimerKey:
 
 
 class GroupTimers:
-    def __init__(self, timers: Timers):
+    def __init__(self, timers: Timers, events: EventLog | None = None):
         self._timers = timers
+        self._events = events
         self._scheduled: dict[TimerKey, Timer] = {}
+        #: called with the group id (None: not one group's) after each timer ran, to see what
+        #: it changed (the core's group watch)
+        self.after_fire: Callable[[str | None], None] | None = None
 
     def schedule(self, key: TimerKey, delay_ms: int, callback: Callable[[], None]) -> None:
         """Run ``callback`` in ``delay_ms``, replacing the timer under the same key."""
@@ -47,7 +52,19 @@ class GroupTimers:
         def fire() -> None:
             if self._scheduled.get(key) is timer:
                 del self._scheduled[key]
-            callback()
+            events = self._events
+            if events is None:
+                callback()
+                return
+            # what the timer changes says which timer it was
+            saved = events.swap_cause({"timer": key.kind.value, "group": key.group_id,
+                                       "timer_member": key.member_id})
+            try:
+                callback()
+                if self.after_fire is not None:
+                    self.after_fire(key.group_id)
+            finally:
+                events.swap_cause(saved)
 
         timer = self._timers.call_later(delay_ms, fire)
         self._scheduled[key] = timer

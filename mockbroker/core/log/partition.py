@@ -247,6 +247,22 @@ class PartitionLog:
                         best = (record.offset, record.timestamp, _batch_epoch(batch))
         return best
 
+    def data_records(self) -> int:
+        """How many records the log holds from its log start offset, control records
+        (transaction markers) left out; a batch the log start cuts counts its records from
+        there on (a batch's offsets are consecutive unless compacted, which no log here is)."""
+        total = 0
+        start = self.log_start_offset
+        for stored in self._live_batches():
+            header = records.read_batch_header(stored.data)
+            if header.is_control:
+                continue
+            count = header.records_count
+            if stored.base_offset < start:
+                count = max(0, min(count, stored.last_offset - start + 1))
+            total += count
+        return total
+
     def _live_batches(self):
         if not self.batches:
             return []

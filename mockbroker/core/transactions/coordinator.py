@@ -90,6 +90,9 @@ class TransactionCoordinator:
         self.offsets_marker_listeners: list[Callable[[Partition, int, bool], None]] = []
         #: transactions with markers still to write
         self._awaiting_markers: dict[str, TxnMetadata] = {}
+        #: transactional ids whose open transaction was fenced (timed out or aborted by an
+        #: admin) and is being aborted: the abort's event says so
+        self._fenced: set[str] = set()
         self._marker_retry = None
         self._periodic_started = False
         placement.on_transactions_created = self._load
@@ -244,7 +247,7 @@ class TransactionCoordinator:
         meta.timeout_ms = timeout_ms
         meta.partitions = set()
         meta.start_ms = -1
-        meta.fire(Event.PRODUCER_INITIALIZED, now)
+        self._fire(meta, Event.PRODUCER_INITIALIZED, now)
         self._write(meta)
         return meta.producer_id, meta.producer_epoch
 
@@ -283,7 +286,7 @@ class TransactionCoordinator:
             meta.start_ms = now
         meta.partitions |= wanted
         meta.client_version = client_version
-        meta.fire(Event.PARTITIONS_ADDED, now)
+        self._fire(meta, Event.PARTITIONS_ADDED, now)
         self._write(meta)
 
     def verify(self, broker_id: int, transactional_id: str, producer_id: int, epoch: int,
@@ -397,8 +400,30 @@ class TransactionCoordinator:
         if meta.producer_epoch < MAX_EPOCH:
             meta.producer_epoch += 1
 
+    def _fire(self, meta: TxnMetadata, event: Event, now: int) -> None:
+        """Step ``meta`` by ``event``, and tell the event log what changed."""
+        before = meta.state
+        after = meta.fire(event, now)
+        if after is before:
+            return
+        emit, txn_id = self.cluster.events.emit, meta.transactional_id
+        emit("transaction_state", transactional_id=txn_id, producer_id=meta.producer_id,
+             producer_epoch=meta.producer_epoch, **{"from": before.value, "to": after.value})
+        partitions = [f"{topic}-{index}" for topic, index in sorted(meta.partitions)]
+        if after is TxnState.ONGOING:
+            emit("transaction_begun", transactional_id=txn_id, producer_id=meta.producer_id,
+                 producer_epoch=meta.producer_epoch)
+        elif after is TxnState.PREPARE_EPOCH_FENCE:
+            self._fenced.add(txn_id)
+        elif after is TxnState.COMPLETE_COMMIT:
+            emit("transaction_committed", transactional_id=txn_id, partitions=partitions)
+        elif after is TxnState.COMPLETE_ABORT:
+            emit("transaction_aborted", transactional_id=txn_id, partitions=partitions,
+                 fenced=txn_id in self._fenced)
+            self._fenced.discard(txn_id)
+
     def _prepare_end(self, shard: TxnShard, meta: TxnMetadata, event: Event) -> None:
-        meta.fire(event, self.now)
+        self._fire(meta, event, self.now)
         self._write(meta)
         meta.pending_markers = set(meta.partitions)
         self._send_markers(shard, meta)
@@ -409,7 +434,7 @@ class TransactionCoordinator:
         timeout.  The coordinator ends it at the cluster's transaction version (2): the epoch
         before the fence is kept as the last, so the fenced producer's own abort (EndTxn v5)
         is answered as a retry and it carries on with the new epoch."""
-        meta.fire(Event.FENCED, self.now)
+        self._fire(meta, Event.FENCED, self.now)
         meta.client_version = TV_2
         self._bump_for_end(meta)
         self._prepare_end(shard, meta, Event.FENCED_ABORT)
@@ -493,7 +518,7 @@ class TransactionCoordinator:
                                                                     self._retry_markers)
             return
         self._awaiting_markers.pop(meta.transactional_id, None)
-        meta.fire(Event.MARKERS_WRITTEN, self.now)
+        self._fire(meta, Event.MARKERS_WRITTEN, self.now)
         meta.partitions = set()
         if meta.next_producer_id != NO_PRODUCER_ID:
             meta.previous_producer_id = meta.producer_id
@@ -547,7 +572,7 @@ class TransactionCoordinator:
         removed = []
         for shard, meta in self.loaded():
             if meta.state.complete and meta.last_update_ms + expiry <= now:
-                meta.fire(Event.EXPIRED, now)
+                self._fire(meta, Event.EXPIRED, now)
                 partition = self.placement.transaction_partition(meta.transactional_id)
                 records.append(partition, now, [records.tombstone(meta.transactional_id)])
                 self.cluster.notify_append(partition)
