@@ -1,4 +1,6 @@
-"""``mockbroker serve``: run brokers until SIGTERM or SIGINT.
+"""``mockbroker serve``: run brokers until SIGTERM or SIGINT; ``mockbroker groups`` and
+``mockbroker topics``: a running broker's groups and topics in the terminal (see
+:func:`view_command`), read from its admin API.
 
 With no flags it listens on ``127.0.0.1:9092`` (brokers after the first on the next ports) and
 serves the admin API on an ephemeral port, announced in the ready line; ``--port 0`` makes
@@ -39,6 +41,9 @@ import sys
 from typing import Any, Mapping
 
 from mockbroker._version import __version__
+from mockbroker.admin import AdminClient, AdminError
+from mockbroker.core.clock import CLOCKS, make_clock
+from mockbroker.core.views import GroupView, TopicView
 from mockbroker.core.security.config import CLIENT_AUTH, SecuritySettings, check_security
 from mockbroker.core.settings import SETTINGS, coerce, resolve_settings
 from mockbroker.io.http import check_admin_token
@@ -232,6 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
     security.add_argument("--ssl-ca-location", type=_pem_file, default=None, metavar="PEM",
                           help="with your certificate: the CA(s) client certificates are "
                                "checked against (--ssl-client-auth)")
+    serve.add_argument("--clock", choices=CLOCKS, default="real",
+                       help="the broker clock: real (default), or manual, which moves only by "
+                            "POST /clock/advance {\"ms\": N}: sessions, rebalances, "
+                            "transaction timeouts, retention and fetch waits wait for it")
     admin = serve.add_argument_group("admin API")
     admin.add_argument("--admin-token", type=_admin_token, default=None, metavar="TOKEN",
                        help="require Authorization: Bearer TOKEN on every admin call but GET "
@@ -245,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         kafka.add_argument("--" + setting.name.replace(".", "-"), dest=setting.python_name,
                            default=None, metavar=setting.type.__name__.upper(),
                            help=f"default: {setting.default}")
+    _view_parsers(sub)
     return parser
 
 
@@ -330,12 +340,15 @@ def ready_line(runtime: ClusterRuntime) -> str:
         parts.append(f"ca={runtime.ssl_ca_location}")
     if runtime.admin_token:
         parts.append(f"token={runtime.admin_token}")
+    if runtime.manual_clock:
+        parts.append("clock=manual")
     return "mockbroker ready " + " ".join(parts)
 
 
 ENV_PREFIX = "MOCKBROKER_"
-#: variables of the project's other parts (the Spark fixture's), never flags of serve
-_OTHER_PARTS = ("MOCKBROKER_SPARK_",)
+#: variables of the project's other parts (the Spark fixture's, the terminal views' admin URL),
+#: never flags of serve
+_OTHER_PARTS = ("MOCKBROKER_SPARK_", "MOCKBROKER_ADMIN_URL")
 #: the names Kubernetes gives service links for a Service named mockbroker or mockbroker-<x>:
 #: <NAME>_SERVICE_HOST, <NAME>_SERVICE_PORT[_<PORT NAME>],
 #: <NAME>_PORT_<N>_<PROTO>[_PROTO|_PORT|_ADDR]
@@ -441,7 +454,8 @@ async def serve(args: argparse.Namespace) -> None:
                                                                  args.advertised_host),
                                  topics=dict(args.topic), settings=settings,
                                  security=security_settings(args), tls_files=tls_files(args),
-                                 admin_token=args.admin_token, admin_tls=args.admin_tls)
+                                 admin_token=args.admin_token, admin_tls=args.admin_tls,
+                                 clock=make_clock(args.clock))
     except ValueError as exc:
         raise SettingError(_as_flags(str(exc))) from exc
     except OSError as exc:  # only TLS files are read before listening: not a PEM, unreadable
@@ -455,11 +469,238 @@ async def serve(args: argparse.Namespace) -> None:
     await runtime.stop()
 
 
+# -- the terminal views: groups and topics -----------------------------------------------------
+
+#: the admin API of the container (MOCKBROKER_HTTP_PORT=8080); ``serve`` itself takes an
+#: ephemeral port unless given --http-port, shown as admin= in its ready line
+DEFAULT_ADMIN_URL = "http://127.0.0.1:8080"
+ADMIN_URL_VARIABLE = "MOCKBROKER_ADMIN_URL"
+#: also what ``serve --admin-token`` reads: one variable sets the token on both sides
+ADMIN_TOKEN_VARIABLE = "MOCKBROKER_ADMIN_TOKEN"
+#: what Kafka's tools print where a value is missing
+MISSING = "-"
+#: how long a view waits for the admin API
+_VIEW_TIMEOUT_S = 15.0
+
+_ADMIN_EPILOG = f"""\
+The admin API is found at --admin-url, else ${ADMIN_URL_VARIABLE}, else {DEFAULT_ADMIN_URL}
+(the container's); mockbroker serve shows its own as admin= in the ready line.  An admin API
+that requires a token (token= in the ready line) takes --token, else ${ADMIN_TOKEN_VARIABLE}.
+An unreachable or refusing admin API: a one-line error and exit 1.
+"""
+
+_GROUPS_EPILOG = """\
+Without --describe: one line per group with its type, state, number of members and
+coordinator, as kafka-consumer-groups.sh --describe --state shows them.
+
+With --describe GROUP: what kafka-consumer-groups.sh --describe --group GROUP prints, columns
+GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID: a row for
+each partition assigned to a member (members with the most partitions first, partitions by
+topic and number), then one for each other partition the group has an offset for, with - for
+its consumer.  CURRENT-OFFSET is the committed offset (- when none), LOG-END-OFFSET the high
+watermark, LAG the difference.  On stderr, as Kafka's tool does: "Consumer group 'GROUP' has no
+active members." for an empty group, a warning for one that is rebalancing.  An unknown group:
+"Error: Consumer group 'GROUP' does not exist." on stderr, and exit 1.
+
+""" + _ADMIN_EPILOG
+
+_TOPICS_EPILOG = """\
+One row per partition: TOPIC PARTITION LEADER REPLICAS ISR LOG-START-OFFSET HIGH-WATERMARK
+LAST-STABLE-OFFSET RECORDS (records = high watermark - log start offset); internal topics
+(__consumer_offsets, __transaction_state) only with --internal.
+
+""" + _ADMIN_EPILOG
+
+
+def _admin_url(text: str) -> str:
+    if not re.match(r"https?://[^/\s]+", text):
+        raise argparse.ArgumentTypeError(
+            f"expected http://HOST:PORT or https://HOST:PORT, got {text!r}")
+    return text.rstrip("/")
+
+
+def _view_parsers(sub) -> None:
+    """``groups`` and ``topics``, beside ``serve``."""
+    groups = sub.add_parser(
+        "groups", help="a running broker's groups (describe one as kafka-consumer-groups.sh)",
+        description="List the groups of a running mockbroker, or describe one as Kafka's "
+                    "kafka-consumer-groups.sh --describe does.",
+        epilog=_GROUPS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    groups.add_argument("--describe", metavar="GROUP", default=None,
+                        help="the group's partitions, committed offsets, lag and consumers")
+    topics = sub.add_parser(
+        "topics", help="a running broker's topics, partition by partition",
+        description="The topics of a running mockbroker, one row per partition.",
+        epilog=_TOPICS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    topics.add_argument("--internal", action="store_true",
+                        help="include __consumer_offsets and __transaction_state")
+    for parser in (groups, topics):
+        parser.add_argument("--admin-url", type=_admin_url, default=None, metavar="URL",
+                            help=f"the admin API (default: ${ADMIN_URL_VARIABLE}, else "
+                                 f"{DEFAULT_ADMIN_URL})")
+        parser.add_argument("--token", type=_admin_token, default=None,
+                            help=f"the admin API's token (default: ${ADMIN_TOKEN_VARIABLE})")
+        parser.add_argument("--ca-location", type=_pem_file, default=None, metavar="PEM",
+                            help="an HTTPS admin API: the CA to trust (ca= in the ready line)")
+
+
+class ViewError(Exception):
+    """What a view cannot show: the message is printed as it is, and the exit code is 1."""
+
+
+def _view_client(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                 environ: Mapping[str, str]) -> AdminClient:
+    """The admin client of --admin-url / --token, else of their variables (checked as the
+    flags are: a bad value exits 2 naming the variable)."""
+    url, token = args.admin_url, args.token
+    try:
+        if url is None and environ.get(ADMIN_URL_VARIABLE):
+            url = _admin_url(environ[ADMIN_URL_VARIABLE])
+    except argparse.ArgumentTypeError as exc:
+        parser.error(f"{ADMIN_URL_VARIABLE}: {exc}")
+    try:
+        if token is None and environ.get(ADMIN_TOKEN_VARIABLE):
+            token = _admin_token(environ[ADMIN_TOKEN_VARIABLE])
+    except argparse.ArgumentTypeError as exc:
+        parser.error(f"{ADMIN_TOKEN_VARIABLE}: {exc}")
+    return AdminClient(url or DEFAULT_ADMIN_URL, timeout=_VIEW_TIMEOUT_S, token=token,
+                       ca_location=args.ca_location)
+
+
+def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Columns as wide as their widest cell, two spaces apart; the last one unpadded."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return [("  ".join(cell.ljust(width) for cell, width in zip(row[:-1], widths))
+             + "  " + row[-1]) for row in [header, *rows]]
+
+
+def _capitalized(group_type: str) -> str:
+    return group_type[:1].upper() + group_type[1:]  # Kafka's tools print Classic, Consumer
+
+
+def list_groups(admin: AdminClient) -> list[str]:
+    """``mockbroker groups``: a line per group (with a header line)."""
+    groups = admin.groups()
+    brokers = {b.id: f"{b.host}:{b.port}" for b in admin.brokers()}
+    rows = [[g.group_id, _capitalized(g.type), g.state, str(g.members),
+             f"{brokers.get(g.coordinator, MISSING)}  ({g.coordinator})"] for g in groups]
+    return _aligned(["GROUP", "TYPE", "STATE", "#MEMBERS", "COORDINATOR (ID)"], rows)
+
+
+#: states in which Kafka's tool warns that the group is rebalancing (classic and consumer)
+_REBALANCING = ("PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
+
+
+def _partition_rows(group: GroupView, topics: dict[str, TopicView]) -> list[list[str]]:
+    """kafka-consumer-groups.sh --describe's rows, in its order: each member with partitions
+    (most partitions first; a tie keeps the group's order), its partitions by topic and number;
+    then the partitions with a committed offset and no consumer."""
+    def row(topic: str, partition: int, consumer: list[str]) -> list[str]:
+        committed = group.offsets.get(topic, {}).get(partition)
+        found = topics.get(topic)
+        log_end = found.partitions[partition].high_watermark \
+            if found is not None and partition < len(found.partitions) else None
+        lag = group.lag.get(topic, {}).get(partition)  # GET /groups/{id}'s, as /metrics
+        shown = [MISSING if v is None else str(v) for v in (committed, log_end, lag)]
+        return [group.group_id, topic, str(partition), *shown, *consumer]
+
+    def partitions(assignment: dict[str, list[int]] | None) -> list[tuple[str, int]]:
+        return sorted((t, p) for t, ps in (assignment or {}).items() for p in ps)
+
+    rows, assigned = [], set()
+    members = sorted((m for m in group.members if partitions(m.assignment)),
+                     key=lambda m: -len(partitions(m.assignment)))
+    for member in members:
+        for topic, partition in partitions(member.assignment):
+            assigned.add((topic, partition))
+            rows.append(row(topic, partition,
+                            [member.member_id, member.client_host, member.client_id]))
+    for topic, partition in partitions(
+            {t: list(ps) for t, ps in group.offsets.items()}):
+        if (topic, partition) not in assigned:
+            rows.append(row(topic, partition, [MISSING] * 3))
+    return rows
+
+
+def describe_group(admin: AdminClient, group_id: str) -> tuple[list[str], list[str]]:
+    """``mockbroker groups --describe GROUP``: (stdout lines, stderr lines) as Kafka's
+    ``kafka-consumer-groups.sh --describe --group GROUP`` prints them."""
+    try:
+        group = admin.group(group_id)
+    except AdminError as exc:
+        if exc.status == 404:
+            raise ViewError(f"Error: Consumer group '{group_id}' does not exist.") from None
+        raise
+    if group.state == "Dead":
+        raise ViewError(f"Error: Consumer group '{group_id}' does not exist.")
+    notes = []
+    if group.state == "Empty":
+        notes = ["", f"Consumer group '{group_id}' has no active members."]
+    elif group.state in _REBALANCING:
+        notes = ["", f"Warning: Consumer group '{group_id}' is rebalancing."]
+    rows = _partition_rows(group, {t.name: t for t in admin.topics(internal=True)})
+    if not rows:
+        return [], notes  # Kafka's tool prints no table without a row
+    # Kafka's widths: at least 15 for the group, topic, consumer id and host, 10 for the
+    # partition and 15 for the offsets and lag; the client id last, unpadded
+    widths = [max(15, *(len(r[i]) for r in rows)) if i in (0, 1, 6, 7) else
+              (10 if i == 2 else 15) for i in range(8)]
+    header = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+              "CONSUMER-ID", "HOST", "CLIENT-ID"]
+    lines = [" ".join(cell.ljust(width) for cell, width in zip(r[:-1], widths)) + " " + r[-1]
+             for r in [header, *rows]]
+    return ["", *lines], notes  # a blank line first, as Kafka's tool prints
+
+
+def list_topics(admin: AdminClient, internal: bool = False) -> list[str]:
+    """``mockbroker topics``: a line per partition (with a header line)."""
+    rows = [[t.name, str(p.partition), str(p.leader), ",".join(map(str, p.replicas)),
+             ",".join(map(str, p.isr)), str(p.log_start_offset), str(p.high_watermark),
+             str(p.last_stable_offset), str(p.records)]
+            for t in admin.topics(internal=internal) for p in t.partitions]
+    return _aligned(["TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "LOG-START-OFFSET",
+                     "HIGH-WATERMARK", "LAST-STABLE-OFFSET", "RECORDS"], rows)
+
+
+def view_command(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                 environ: Mapping[str, str]) -> int:
+    """Run ``groups`` or ``topics``: 0, or 1 after a one-line error on stderr."""
+    admin = _view_client(parser, args, environ)
+    try:
+        errors: list[str] = []
+        if args.command == "topics":
+            out = list_topics(admin, args.internal)
+        elif args.describe is not None:
+            out, errors = describe_group(admin, args.describe)
+        else:
+            out = list_groups(admin)
+    except ViewError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except AdminError as exc:
+        sys.stderr.write(f"mockbroker: error: the admin API at {admin.url} refused: "
+                         f"{exc.message} (HTTP {exc.status})\n")
+        return 1
+    except (OSError, ValueError) as exc:  # URLError, a refused connection, a timeout
+        reason = getattr(exc, "reason", None) or exc
+        sys.stderr.write(f"mockbroker: error: cannot reach the admin API at {admin.url}: "
+                         f"{reason}\n")
+        return 1
+    for line in errors:
+        sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+    for line in out:
+        sys.stdout.write(line + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     _environment_defaults(parser, argv, os.environ)
     args = parser.parse_args(argv)
+    if args.command in ("groups", "topics"):
+        return view_command(parser, args, os.environ)
     if args.command == "serve":
         try:
             resolve_settings({name: getattr(args, name) for name in SETTINGS

@@ -22,11 +22,13 @@ import itertools
 import logging
 import ssl
 import struct
+import time
 
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred
 from mockbroker.core.dispatch import Connection, Core
 from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import uses_sasl
+from mockbroker.io.metrics import RequestMetrics, api_key_of
 from mockbroker.io.tls import principal_name
 from mockbroker.io.tls_stream import TlsHandshakeFailed, TlsStream
 
@@ -62,7 +64,7 @@ class BrokerListener:
     def __init__(self, core: Core, broker_id: int, host: str, port: int = 0, *,
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
                  name: str = "PLAINTEXT", protocol: str = "PLAINTEXT",
-                 tls: ssl.SSLContext | None = None):
+                 tls: ssl.SSLContext | None = None, metrics: RequestMetrics | None = None):
         self.core = core
         self.broker_id = broker_id
         self.host = host
@@ -71,6 +73,8 @@ class BrokerListener:
         self.name = name
         self.protocol = protocol
         self.tls = tls
+        #: where handled requests are counted and timed (GET /metrics)
+        self.metrics = metrics if metrics is not None else RequestMetrics()
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task] = set()
 
@@ -141,25 +145,28 @@ class BrokerListener:
                 frame = await self._read_frame(reader, conn)
                 if frame is None or sender.done():
                     return
+                # timed from here to the answer written (GET /metrics)
+                request = (api_key_of(frame), time.perf_counter())
                 outcome = self.core.receive(frame, conn)
                 answer = loop.create_future()
                 if outcome.done:
                     if isinstance(outcome.value, Close):
                         broker_closes = True
                         if outcome.value.answer is None:
+                            self._handled(request)
                             self._closing(conn, outcome.value)
                             return
                         # a last answer goes out, after the earlier ones, before the close
                         last_answer = True
                         answer.set_result(outcome.value)
-                        pending.put_nowait(answer)
+                        pending.put_nowait((answer, request))
                         return
                     answer.set_result(outcome.value)
                 else:
                     waiting[outcome] = answer
                     outcome.add_callback(lambda value, outcome=outcome, answer=answer: (
                         waiting.pop(outcome, None), answer.done() or answer.set_result(value)))
-                pending.put_nowait(answer)
+                pending.put_nowait((answer, request))
         except asyncio.CancelledError:
             stopping = True  # the listener is stopping: end this connection now
         finally:
@@ -199,24 +206,33 @@ class BrokerListener:
                              conn: Connection, slots: asyncio.Semaphore) -> None:
         try:
             while True:
-                answer = await pending.get()
-                if answer is None:
+                item = await pending.get()
+                if item is None:
                     return
+                answer, request = item
                 value = await answer
                 if isinstance(value, Close):
                     self._closing(conn, value)
                     if value.answer is not None:
                         writer.write(value.answer)
                         await writer.drain()
+                        self._handled(request)
                         return  # closed by the reader once the client has had it
+                    if value is not _UNANSWERED:
+                        self._handled(request)
                     writer.close()
                     return
                 if value is not NO_RESPONSE:
                     writer.write(value)
                     await writer.drain()  # the answer is sent (or buffered below the mark)
+                self._handled(request)
                 slots.release()
         finally:
             slots.release()  # wake the reader, which sees the sender has ended
+
+    def _handled(self, request: tuple[int, float]) -> None:
+        api_key, started = request
+        self.metrics.observe(api_key, self.broker_id, time.perf_counter() - started)
 
     async def _linger(self, reader) -> None:
         """After a last answer, give the client a moment to read it and close its side before
