@@ -15,7 +15,8 @@
 # .cache/jars/kafka-tools/ and Apache Kafka's broker in .cache/jars/kafka-broker/ (the
 # conformance tests run against it too), and the other clients of the conformance tests: a
 # franz-go program built into .cache/bin/ (with Go), kafkajs in tests/clients/node/node_modules
-# (with npm) and Debian's kcat (installed when running as root).  Needs Python 3.11+, Java 17
+# (with npm) and Debian's kcat and Chromium (installed when running as root; the dashboard test
+# drives Chromium with Playwright).  Needs Python 3.11+, Java 17
 # with Maven for the jars, Go and npm.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -144,6 +145,19 @@ setup_kcat() {
   fi
 }
 
+setup_chromium() {
+  # Debian's Chromium, the browser of the dashboard test (Playwright drives /usr/bin/chromium;
+  # its own browser downloads are never used)
+  command -v chromium >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing chromium"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+  else
+    log "chromium not found and not root to install it: the dashboard test will fail"
+  fi
+}
+
 setup_node_client() {
   # the kafkajs client of the conformance tests (tests/clients/node), from the npm registry
   local dir=tests/clients/node
@@ -171,7 +185,7 @@ setup_go_client() {
 
 setup() {
   setup_venv; setup_jars; setup_spark; setup_kafka_tools; setup_kafka_broker; setup_go_client
-  setup_node_client; setup_kcat
+  setup_node_client; setup_kcat; setup_chromium
 }
 
 command=${1:-}

@@ -11,7 +11,11 @@ one), or wherever a token was given, every call but the public routes (``GET /he
 ``Authorization: Bearer TOKEN``; the token is the one given (``admin_token``) or one made at
 start (:attr:`AdminServer.token`, which ``mockbroker serve`` prints in its ready line).  A call
 without it, or with another, gets 401 with ``{"error": "<why>"}`` and a ``WWW-Authenticate:
-Bearer`` challenge (RFC 6750).  With an SSL context the server speaks HTTPS only.
+Bearer`` challenge (RFC 6750).  A GET may carry the token as the query parameter
+``access_token`` instead (RFC 6750, section 2.3), for the dashboard's event stream: a browser's
+EventSource cannot send headers.  With an SSL context the server speaks HTTPS only.
+
+``GET /`` is the dashboard (:mod:`mockbroker.io.pages`), public as it holds no data.
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ from aiohttp import hdrs, web
 
 from mockbroker.core import routes
 from mockbroker.io.admin_api import AdminApi, Call, no_such_endpoint, not_allowed
+from mockbroker.io.event_stream import EventStreams
+from mockbroker.io.metrics import serve_metrics
+from mockbroker.io.pages import serve_pages
 
 if TYPE_CHECKING:
     from mockbroker.io.runtime import ClusterRuntime
@@ -119,6 +126,8 @@ def admin_token_for(host: str, token: str | None) -> str | None:
 
 
 _REALM = 'Bearer realm="mockbroker admin API"'
+#: the query parameter a GET may carry the token in (RFC 6750, section 2.3)
+ACCESS_TOKEN = "access_token"
 
 
 def _refusal(header: str | None, expected: bytes) -> tuple[str | None, str] | None:
@@ -147,7 +156,16 @@ def _require_token(token: str):
         route, _, _ = routes.match(method, request.path)
         if route is not None and route.public:
             return await handler(request)
-        refused = _refusal(request.headers.get(hdrs.AUTHORIZATION), expected)
+        header = request.headers.get(hdrs.AUTHORIZATION)
+        if ACCESS_TOKEN in request.query:
+            # no API route takes the parameter: it goes, whether it is used or not
+            query = request.rel_url.without_query_params(ACCESS_TOKEN)
+            if header is None and method == "GET":
+                # only for reads (RFC 6750 advises against tokens in URLs): a link cannot make
+                # the API change anything
+                header = "Bearer " + request.query[ACCESS_TOKEN]
+            request = request.clone(rel_url=query)
+        refused = _refusal(header, expected)
         if refused is None:
             return await handler(request)
         code, reason = refused
@@ -160,14 +178,24 @@ def _require_token(token: str):
 
 # -- the server --------------------------------------------------------------------------------
 
+#: the app's live event streams (ended when the server stops)
+EVENT_STREAMS = web.AppKey("event_streams", EventStreams)
+
+
 def make_app(runtime: "ClusterRuntime", token: str | None = None) -> web.Application:
     """The admin API's application; with ``token``, every call but the public routes needs
     ``Authorization: Bearer <token>``."""
-    middlewares = [_errors_as_json]
+    middlewares = [_errors_as_json, serve_pages]
     if token is not None:
         middlewares.append(_require_token(token))
+    # GET /metrics (Prometheus text) and GET /events/stream (server-sent events): not JSON,
+    # so outside the router and its OpenAPI document; after the token check
+    middlewares.append(serve_metrics(runtime))
+    streams = EventStreams(runtime)
+    middlewares.append(streams.middleware)
     app = web.Application(middlewares=middlewares)
     app.add_routes(aiohttp_routes(AdminApi(runtime)))
+    app[EVENT_STREAMS] = streams
     return app
 
 
@@ -183,7 +211,8 @@ class AdminServer:
         self.port = port
         self.token = admin_token_for(host, token)
         self.ssl_context = ssl_context
-        self._runner = web.AppRunner(make_app(runtime, self.token), access_log=None)
+        self._app = make_app(runtime, self.token)
+        self._runner = web.AppRunner(self._app, access_log=None)
         self._site: web.TCPSite | None = None
 
     @property
@@ -198,4 +227,5 @@ class AdminServer:
         self.port = self._site._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
+        self._app[EVENT_STREAMS].close_all()  # else the server would wait for them to end
         await self._runner.cleanup()
