@@ -133,30 +133,24 @@ setup_kafka_broker() {
     "kafka_2.13-$(pom_property ci/kafka-broker/pom.xml kafka.version).jar"
 }
 
-setup_kcat() {
-  # kcat (Debian's package), a client of the conformance tests
-  command -v kcat >/dev/null 2>&1 && return 0
+debian_package() {
+  # debian_package NAME WHO-NEEDS-IT: Debian's package NAME (which installs the command NAME),
+  # installed when running as root; otherwise a line saying what will fail without it
+  command -v "$1" >/dev/null 2>&1 && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    log "installing kcat"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null 2>&1 ||
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null; }
+    log "installing $1"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null 2>&1 ||
+      { apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null; }
   else
-    log "kcat not found and not root to install it: the kcat conformance tests will fail"
+    log "$1 not found and not root to install it: $2 will fail"
   fi
 }
 
-setup_chromium() {
-  # Debian's Chromium, the browser of the dashboard test (Playwright drives /usr/bin/chromium;
-  # its own browser downloads are never used)
-  command -v chromium >/dev/null 2>&1 && return 0
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    log "installing chromium"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 ||
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
-  else
-    log "chromium not found and not root to install it: the dashboard test will fail"
-  fi
-}
+# kcat, a client of the conformance tests; Chromium, the browser of the dashboard test
+# (Playwright drives /usr/bin/chromium; its own browser downloads are never used)
+setup_kcat() { debian_package kcat "the kcat conformance tests"; }
+setup_chromium() { debian_package chromium "the dashboard test"; }
 
 setup_node_client() {
   # the kafkajs client of the conformance tests (tests/clients/node), from the npm registry

@@ -45,6 +45,8 @@ EVENT_TYPES = {
     "topic_created": "a topic was created (topic, partitions)",
     "partitions_created": "a topic grew (topic, partitions: the new count)",
     "topic_deleted": "a topic was deleted (topic)",
+    "segments_deleted": "retention deleted old log segments of a partition (topic, "
+                        "partition, segments, log_start_offset, previous_log_start_offset)",
     "broker_stopped": "a broker went down (broker)",
     "broker_started": "a broker came back (broker)",
     "leader_changed": "a partition got a new leader (topic, partition, leader, "

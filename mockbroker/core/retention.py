@@ -107,7 +107,14 @@ class LogRetention:
             if delete:
                 retention_ms = topic_config(cluster, topic, "retention.ms", broker)
                 retention_bytes = topic_config(cluster, topic, "retention.bytes", broker)
-            deleted += partition.log.delete_old_segments(now, retention_ms, retention_bytes,
-                                                         delete=delete)
+            start = partition.log.log_start_offset
+            removed = partition.log.delete_old_segments(now, retention_ms, retention_bytes,
+                                                        delete=delete)
+            if removed:
+                deleted += removed
+                cluster.events.emit("segments_deleted", topic=topic.name,
+                                    partition=partition.index, segments=removed,
+                                    log_start_offset=partition.log.log_start_offset,
+                                    previous_log_start_offset=start)
         self.deleted_segments += deleted
         return deleted

@@ -446,8 +446,9 @@ class EventView:
     time_ms: int = describe("when, by the broker clock")
     type: str = describe("group_state, member_joined, member_left, member_expired, "
                          "member_removed, assignment, offsets_committed, topic_created, "
-                         "partitions_created, topic_deleted, broker_stopped, broker_started, "
-                         "leader_changed, coordinator_moved, rule_fired, transaction_state, "
+                         "partitions_created, topic_deleted, segments_deleted, "
+                         "broker_stopped, broker_started, leader_changed, coordinator_moved, "
+                         "rule_fired, transaction_state, "
                          "transaction_begun, transaction_committed, transaction_aborted, "
                          "clock_advanced, reset")
 

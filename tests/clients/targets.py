@@ -44,6 +44,7 @@ MOCKBROKER_ONLY = {
     "beyond-kafka": "behaviour mockbroker adds on purpose, documented at the test",
     "security": "SASL and TLS listeners, which the Kafka target (PLAINTEXT only) does not run",
     "mockbroker": "mockbroker's own interfaces (the HTTP API, its CLI, its view of the cluster)",
+    "clock": "a broker clock the test moves, which no Kafka has",
 }
 #: broker settings of both targets
 SETTINGS = {
