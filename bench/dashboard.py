@@ -4,10 +4,11 @@ against the same run with nobody watching.
 One ``mockbroker serve`` in its own process.  Each round produces ``--messages`` records of
 100 bytes (acks=all, confluent-kafka) to a 6-partition topic while a group of ``--consumers``
 confluent-kafka consumers reads it with auto-commit every 100 ms, so the event log has offset
-commits to stream the whole time.  Rounds alternate: nobody watching, then the dashboard open
-in headless Chromium (Debian's, driven by Playwright: the page holds the live event stream
-and re-reads what the events touch), and so on, ``--rounds`` of each; the medians and their
-ratio are printed (watched / unwatched: 1.00 means watching costs nothing).  On a machine
+commits to stream the whole time.  Rounds alternate: nobody watching; headless Chromium (Debian's,
+driven by Playwright) open on a blank page of its own; the dashboard open in it (the page holds
+the live event stream and re-reads what the events touch); and so on, ``--rounds`` of each.
+The medians and their ratios are printed (watched / unwatched: 1.00 means watching costs
+nothing; watched / blank page: what the page costs beyond a browser running beside).  On a machine
 with few cores the browser competes with the broker and the producer for CPU, so the broker's
 own CPU time per 100,000 records (from ``/proc``) is printed beside the throughput: that is
 what serving the page and its stream costs the broker itself.
@@ -106,46 +107,48 @@ def main() -> None:
     chromium = shutil.which("chromium")
     if chromium is None:
         raise SystemExit("needs Debian's chromium (bash ci/dev.sh setup installs it as root)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     with served() as broker, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
         topic, _ = make_topic(broker.bootstrap, PARTITIONS, "bench-dashboard")
         readers = Readers(broker.bootstrap, topic, args.consumers, "bench-readers")
-        rates: dict[str, list[float]] = {"unwatched": [], "watched": []}
-        cpu: dict[str, list[float]] = {"unwatched": [], "watched": []}
+        rates: dict[str, list[float]] = {"unwatched": [], "blank page": [], "watched": []}
+        cpu: dict[str, list[float]] = {name: [] for name in rates}
         streamed: list[int] = []
         try:
             produce_rate(broker.bootstrap, topic, args.messages // 10)  # warm up
+            def measure(arm: str) -> None:
+                before = cpu_seconds(broker.pid)
+                rates[arm].append(produce_rate(broker.bootstrap, topic, args.messages))
+                cpu[arm].append(cpu_seconds(broker.pid) - before)
+
             for _ in range(args.rounds):
-                before = cpu_seconds(broker.pid)
-                rates["unwatched"].append(produce_rate(broker.bootstrap, topic, args.messages))
-                cpu["unwatched"].append(cpu_seconds(broker.pid) - before)
-                page = browser.new_page()
+                measure("unwatched")
+                page = browser.new_page()  # the browser busy with a page of its own
+                page.set_content("<p>" + "x" * 1000)
+                measure("blank page")
                 page.goto(broker.admin + "/")
-                page.wait_for_function(
-                    "document.querySelector('#live')?.textContent === 'live'", timeout=30_000)
+                expect(page.locator("#live")).to_have_text("live", timeout=30_000)
                 mark = last_seq(broker.admin)
-                before = cpu_seconds(broker.pid)
-                rates["watched"].append(produce_rate(broker.bootstrap, topic, args.messages))
-                cpu["watched"].append(cpu_seconds(broker.pid) - before)
+                measure("watched")
                 streamed.append(events_since(broker.admin, mark))
                 page.close()
         finally:
             readers.close()
             browser.close()
-    unwatched = statistics.median(rates["unwatched"])
-    watched = statistics.median(rates["watched"])
-    for name, values in rates.items():
-        print(f"{name:<10} " + "  ".join(f"{v:>9,.0f}" for v in values) + "  msg/s")
+    rate = {name: statistics.median(values) for name, values in rates.items()}
     per = {name: statistics.median(values) * 100_000 / args.messages
            for name, values in cpu.items()}
+    for name, values in rates.items():
+        print(f"{name:<11} " + "  ".join(f"{v:>9,.0f}" for v in values) + "  msg/s   broker "
+              f"CPU {per[name]:.2f} s per 100,000 records (median)")
     print(f"events streamed to the page per watched round: {streamed}")
-    print(f"produce, median: unwatched {unwatched:,.0f} msg/s, watched {watched:,.0f} msg/s; "
-          f"watched / unwatched = {watched / unwatched:.2f}")
-    print(f"broker CPU per 100,000 records, median: unwatched {per['unwatched']:.2f} s, "
-          f"watched {per['watched']:.2f} s; watched / unwatched = "
-          f"{per['watched'] / per['unwatched']:.2f}")
+    print(f"produce, watched / unwatched = {rate['watched'] / rate['unwatched']:.2f}; "
+          f"watched / blank page = {rate['watched'] / rate['blank page']:.2f}")
+    print(f"broker CPU per record, watched / unwatched = "
+          f"{per['watched'] / per['unwatched']:.2f}; watched / blank page = "
+          f"{per['watched'] / per['blank page']:.2f}")
 
 
 if __name__ == "__main__":
