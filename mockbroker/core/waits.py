@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockbroker.core import inspect
-from mockbroker.core.events import matches
 
 
 @dataclass(frozen=True)
