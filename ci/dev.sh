@@ -41,7 +41,8 @@ setup_venv() {
     "$py" -m venv .venv
   fi
   local stamp=.venv/.mockbroker-installed
-  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  # again when the package's description or its C source (the native record walk) changed
+  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ wire/_walk.c -nt "$stamp" ]; then
     log "installing the package and its test dependencies into .venv"
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
     .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
