@@ -126,14 +126,41 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, client_i
     return bytes(out)
 
 
+class Encoded(bytes):
+    """A response body encoded once in one version, for an answer sent again and again (a
+    broker's cache): :func:`encode_response` copies its bytes.  ``message`` is the response it
+    encodes, and reading a field of it reads the message's (``encoded.topics``)."""
+
+    message: Any
+
+    def __new__(cls, data: bytes, message: Any) -> "Encoded":
+        encoded = super().__new__(cls, data)
+        encoded.message = message
+        return encoded
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.message, name)
+
+
+def encode_response_body(api_key: int, api_version: int, body: Any) -> Encoded:
+    """A response body alone, encoded to be sent (with any correlation id) many times."""
+    out = bytearray()
+    message_struct(api_key, api_version, RESPONSE).encode(body, out)
+    return Encoded(bytes(out), body)
+
+
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any, *,
                     size_prefix: bool = True) -> bytes:
-    """A response frame as a broker sends it."""
+    """A response frame as a broker sends it; ``body`` is a message, or an :class:`Encoded`
+    one of this API and version."""
     out = bytearray(4 if size_prefix else 0)
     out += _SIZE.pack(correlation_id)
     if response_header_version(api_key, api_version) == 1:
         out.append(0)  # no tagged fields in the header
-    message_struct(api_key, api_version, RESPONSE).encode(body, out)
+    if isinstance(body, Encoded):
+        out += body
+    else:
+        message_struct(api_key, api_version, RESPONSE).encode(body, out)
     if size_prefix:
         _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)

@@ -88,6 +88,11 @@ class Cluster:
         self.timers = Timers(self.clock)
         #: what happened, in order (kept across a reset by whoever passes it in)
         self.events = events if events is not None else EventLog(self.clock)
+        #: Metadata answers already encoded, by what was asked (the Metadata handler's); every
+        #: change a Metadata answer shows (topics, partitions, leaders, ISRs, brokers and their
+        #: addresses) empties it, through :meth:`metadata_changed`
+        self.metadata_answers: dict = {}
+        self.metadata_epoch = 0
         self.brokers: dict[int, Broker] = {b.node_id: b for b in brokers}
         self.cluster_id: str = settings["cluster_id"]
         self.topics: dict[str, Topic] = {}
@@ -104,6 +109,11 @@ class Cluster:
         self.retention = LogRetention(self)
 
     # -- brokers -------------------------------------------------------------------------------
+
+    def metadata_changed(self) -> None:
+        """Something a Metadata answer shows has changed: answers kept so far are stale."""
+        self.metadata_epoch += 1
+        self.metadata_answers.clear()
 
     def live_brokers(self) -> list[Broker]:
         return [b for b in sorted(self.brokers.values(), key=lambda b: b.node_id) if b.alive]
@@ -191,6 +201,7 @@ class Cluster:
         if not validate_only:
             self.topics[name] = topic
             self.topics_by_id[topic.topic_id] = topic
+            self.metadata_changed()
             self.events.emit("topic_created", topic=name, partitions=len(topic.partitions),
                              internal=topic.internal)
         return topic
@@ -230,6 +241,7 @@ class Cluster:
         topic = self.topic_or_error(name)
         del self.topics[name]
         del self.topics_by_id[topic.topic_id]
+        self.metadata_changed()
         self.events.emit("topic_deleted", topic=name)
         return topic
 
@@ -255,6 +267,7 @@ class Cluster:
         partition.leader_epoch += 1
         partition.isr = [r for r in partition.replicas if self.brokers[r].alive] or \
             list(partition.replicas[:1])
+        self.metadata_changed()
         name = partition.topic.name
         self.events.emit("leader_changed", topic=name, partition=partition.index,
                          leader=leader, previous_leader=previous,
@@ -288,6 +301,7 @@ class Cluster:
         if not broker.alive:
             return
         broker.alive = False
+        self.metadata_changed()
         self.events.emit("broker_stopped", broker=node_id)
         for partition in self.all_partitions():
             if node_id in partition.isr:
@@ -303,6 +317,7 @@ class Cluster:
         if broker.alive:
             return
         broker.alive = True
+        self.metadata_changed()
         self.events.emit("broker_started", broker=node_id)
         for partition in self.all_partitions():
             if node_id in partition.replicas:
@@ -419,6 +434,7 @@ class Cluster:
             return
         for offset, replicas in enumerate(layout):
             topic.partitions.append(self._new_partition(topic, current + offset, replicas))
+        self.metadata_changed()
         self.events.emit("partitions_created", topic=name, partitions=count)
 
     def delete_topic_by_id(self, topic_id: uuid.UUID) -> Topic:

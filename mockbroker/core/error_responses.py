@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from wire.builder import request_class, response_class
+from wire.protocol import Encoded
 from wire.definitions import APIS
 
 _INT_TYPES = frozenset({"int8", "int16", "int32", "int64"})
@@ -256,6 +257,11 @@ def first_error(response, depth: int = 3) -> int:
     or 0: what the request log reports."""
     if response is None:
         return 0
+    if isinstance(response, Encoded):  # an answer sent many times: walked once
+        kept = response.__dict__
+        if "first_error" not in kept:
+            kept["first_error"] = first_error(response.message, depth)
+        return kept["first_error"]
     cls = type(response)
     plan = _walk_plan.get(cls)
     if plan is None:

@@ -25,7 +25,7 @@ from mockbroker.core.security.authorize import INTERNAL_TOPICS, access
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import CLUSTER_OPERATIONS, NO_OPERATIONS, TOPIC_OPERATIONS
 from mockbroker.handlers._common import address as _address
-from wire import errors, response_class
+from wire import encode_response_body, errors, response_class
 
 API_KEY = 3
 RESPONSE = response_class(API_KEY)
@@ -36,9 +36,31 @@ BY_ID_VERSION = 12
 
 @REGISTRY.handler(API_KEY, 0, 13, errors=TopicErrors(), names_topics=True)
 def handle(core, ctx, request):
+    acl = access(core, ctx)
+    if acl.enforced:  # what a principal sees is its own: nothing kept
+        return _answer(core, ctx, request, acl)
+    cluster = core.cluster
+    requested = request.topics
+    key = (ctx.api_version, ctx.listener,
+           None if requested is None else tuple((t.name, t.topic_id) for t in requested),
+           request.allow_auto_topic_creation, request.include_cluster_authorized_operations,
+           request.include_topic_authorized_operations)
+    answer = cluster.metadata_answers.get(key)
+    if answer is None:
+        epoch = cluster.metadata_epoch
+        response = _answer(core, ctx, request, acl)
+        if cluster.metadata_epoch != epoch:
+            return response  # it created a topic: the next request sees the cluster anew
+        # A large cluster's answer costs milliseconds to build and encode; clients ask again
+        # and again (every refresh, every NOT_LEADER), so it is kept until the cluster changes.
+        answer = encode_response_body(API_KEY, ctx.api_version, response)
+        cluster.metadata_answers[key] = answer
+    return answer
+
+
+def _answer(core, ctx, request, acl):
     cluster = core.cluster
     version = ctx.api_version
-    acl = access(core, ctx)
     requested = request.topics
     # v0 asks for every topic with an empty list; later versions with null.
     all_topics = requested is None or (version == 0 and not requested)

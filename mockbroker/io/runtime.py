@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockbroker.core.clock import Clock, ManualClock
 from mockbroker.core.cluster import Broker
@@ -24,7 +24,9 @@ from mockbroker.handlers import new_core
 from mockbroker.io.http import AdminServer
 from mockbroker.io.metrics import RequestMetrics
 from mockbroker.io.server import BrokerListener
-from mockbroker.io.tls import TlsMaterial, server_context
+
+if TYPE_CHECKING:  # mockbroker.io.tls imports cryptography: only a TLS listener or HTTPS needs it
+    from mockbroker.io.tls import TlsMaterial
 
 
 #: bind addresses meaning "every interface", which no client can connect to as advertised, and
@@ -87,6 +89,8 @@ class ClusterRuntime:
     def _tls_context(self, files: dict[str, str]):
         """The TLS listeners' context: the user's files, or a CA and broker certificate made
         now (kept until the cluster stops)."""
+        from mockbroker.io.tls import server_context
+
         client_auth = self.security.ssl_client_auth
         if files.get("ssl_certificate_location") or files.get("ssl_key_location"):
             self.ssl_ca_location = files.get("ssl_ca_location")
@@ -96,6 +100,8 @@ class ClusterRuntime:
 
     def _generated_tls(self) -> TlsMaterial:
         """A CA and broker certificate made now (once; kept until the cluster stops)."""
+        from mockbroker.io.tls import TlsMaterial
+
         if self.tls is None:
             self._tls_dir = tempfile.mkdtemp(prefix="mockbroker-tls-")
             hosts = sorted({self.advertised_host, "localhost", "127.0.0.1"})
@@ -106,6 +112,8 @@ class ClusterRuntime:
     def _admin_tls_context(self, files: dict[str, str]):
         """The admin API's HTTPS context: the user's certificate, or the generated one (no
         client certificates asked for)."""
+        from mockbroker.io.tls import server_context
+
         if files.get("ssl_certificate_location"):
             return server_context(files["ssl_certificate_location"], files["ssl_key_location"])
         return self._generated_tls().server_context()
@@ -158,6 +166,7 @@ class ClusterRuntime:
         broker.endpoints[listener.name] = (self.advertised_host, listener.port)
         if listener.name == self.security.listeners[0]:
             broker.port = listener.port
+        core.cluster.metadata_changed()
 
     async def stop(self) -> None:
         self.ready = False

@@ -83,8 +83,7 @@ def move_leader(under: Under, index: int) -> int:
     def move(c):
         p = c.topics[under.topic].partitions[index]
         ids = sorted(c.brokers)
-        p.leader = ids[(ids.index(p.leader) + 1) % len(ids)]
-        p.leader_epoch += 1
+        c.set_leader(p, ids[(ids.index(p.leader) + 1) % len(ids)])
         return p.leader
     return state(under, move)
 
