@@ -33,21 +33,21 @@ loopback name rather than the unroutable wildcard, and says so on stderr.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import re
-import signal
 import sys
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from mockbroker._version import __version__
-from mockbroker.admin import AdminClient, AdminError
-from mockbroker.core.clock import CLOCKS, make_clock
-from mockbroker.core.views import GroupView, TopicView
-from mockbroker.core.security.config import CLIENT_AUTH, SecuritySettings, check_security
-from mockbroker.core.settings import SETTINGS, coerce, resolve_settings
-from mockbroker.io.http import check_admin_token
-from mockbroker.io.runtime import WILDCARD_HOSTS, ClusterRuntime
+from mockbroker.io.admin_token import check_admin_token
+
+# What a command needs is imported when it runs: --version, --help and the terminal views never
+# load the broker (its core, the codec, aiohttp); only serve's flags load the settings' tables.
+if TYPE_CHECKING:
+    from mockbroker.admin import AdminClient
+    from mockbroker.core.security.config import SecuritySettings
+    from mockbroker.core.views import GroupView, TopicView
+    from mockbroker.io.runtime import ClusterRuntime
 
 
 class _Parser(argparse.ArgumentParser):
@@ -98,6 +98,8 @@ listener (or of --admin-tls) trust; token= is what the admin API requires, sent 
 def _security_value(name: str, text: str) -> SecuritySettings:
     """``check_security`` of one setting; its ValueError as argparse's error, without the
     setting's name (argparse names the flag, or the variable, itself)."""
+    from mockbroker.core.security.config import check_security
+
     try:
         return check_security({name: text})
     except ValueError as exc:
@@ -165,7 +167,9 @@ _SECURITY_DESTS = ("security_protocol", "listeners", "sasl_mechanisms", "users",
 _TLS_DESTS = ("ssl_certificate_location", "ssl_key_location", "ssl_ca_location")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(serve_flags: bool = True) -> argparse.ArgumentParser:
+    """The command line; ``serve_flags=False`` leaves ``serve``'s flags out, which saves loading
+    the settings' tables when the command is not ``serve``."""
     parser = _Parser(prog="mockbroker", description="A Kafka-wire-compatible mock broker.")
     parser.add_argument("--version", action="version", version=f"mockbroker {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -175,6 +179,18 @@ def build_parser() -> argparse.ArgumentParser:
                                        "flags on the command line win.",
                            epilog=READY_LINE,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    if serve_flags:
+        _serve_flags(serve)
+    _view_parsers(sub)
+    return parser
+
+
+def _serve_flags(serve: argparse.ArgumentParser) -> None:
+    # the flags' choices and the Kafka settings come from the core's tables
+    from mockbroker.core.clock import CLOCKS
+    from mockbroker.core.security.config import CLIENT_AUTH
+    from mockbroker.core.settings import SETTINGS
+
     serve.add_argument("--brokers", type=_positive, default=1)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=_port, default=DEFAULT_PORT,
@@ -254,8 +270,6 @@ def build_parser() -> argparse.ArgumentParser:
         kafka.add_argument("--" + setting.name.replace(".", "-"), dest=setting.python_name,
                            default=None, metavar=setting.type.__name__.upper(),
                            help=f"default: {setting.default}")
-    _view_parsers(sub)
-    return parser
 
 
 def _topics(text: str) -> list[tuple[str, int]]:
@@ -272,6 +286,8 @@ def _topics(text: str) -> list[tuple[str, int]]:
 def advertised_host(host: str, advertised: str | None) -> str:
     """The host name clients are told to use: ``advertised`` if given, else ``host``, except
     that a wildcard bind address is replaced by a loopback name (with a note on stderr)."""
+    from mockbroker.io.runtime import WILDCARD_HOSTS
+
     if advertised:
         return advertised
     if host in WILDCARD_HOSTS:
@@ -294,6 +310,8 @@ class SettingError(Exception):
 
 def security_settings(args: argparse.Namespace) -> SecuritySettings:
     """The security flags, checked together (ValueError naming what is wrong)."""
+    from mockbroker.core.security.config import check_security
+
     values = {name: getattr(args, name) for name in _SECURITY_DESTS}
     return check_security({name: value for name, value in values.items()
                            if value not in (None, [], False)})
@@ -412,6 +430,8 @@ def _environment_defaults(parser: argparse.ArgumentParser, argv: list[str],
 def _environment_value(parser: argparse.ArgumentParser, name: str, value: str,
                        action: argparse.Action) -> Any:
     """What ``--flag value`` would have given ``action``, or exit 2 naming the variable."""
+    from mockbroker.core.settings import SETTINGS, coerce
+
     flag = action.option_strings[-1]
     try:
         if action.dest in SETTINGS:  # a Kafka setting: checked now, kept as text like a flag
@@ -439,6 +459,13 @@ def _environment_value(parser: argparse.ArgumentParser, name: str, value: str,
 
 
 async def serve(args: argparse.Namespace) -> None:
+    import asyncio
+    import signal
+
+    from mockbroker.core.clock import make_clock
+    from mockbroker.core.settings import SETTINGS
+    from mockbroker.io.runtime import ClusterRuntime
+
     # Signals are caught from the start: a SIGTERM right after the ready line must still
     # close the listeners and exit 0.
     stop = asyncio.Event()
@@ -552,6 +579,8 @@ def _view_client(parser: argparse.ArgumentParser, args: argparse.Namespace,
                  environ: Mapping[str, str]) -> AdminClient:
     """The admin client of --admin-url / --token, else of their variables (checked as the
     flags are: a bad value exits 2 naming the variable)."""
+    from mockbroker.admin import AdminClient
+
     url, token = args.admin_url, args.token
     try:
         if url is None and environ.get(ADMIN_URL_VARIABLE):
@@ -625,6 +654,8 @@ def _partition_rows(group: GroupView, topics: dict[str, TopicView]) -> list[list
 def describe_group(admin: AdminClient, group_id: str) -> tuple[list[str], list[str]]:
     """``mockbroker groups --describe GROUP``: (stdout lines, stderr lines) as Kafka's
     ``kafka-consumer-groups.sh --describe --group GROUP`` prints them."""
+    from mockbroker.admin import AdminError
+
     try:
         group = admin.group(group_id)
     except AdminError as exc:
@@ -665,6 +696,8 @@ def list_topics(admin: AdminClient, internal: bool = False) -> list[str]:
 def view_command(parser: argparse.ArgumentParser, args: argparse.Namespace,
                  environ: Mapping[str, str]) -> int:
     """Run ``groups`` or ``topics``: 0, or 1 after a one-line error on stderr."""
+    from mockbroker.admin import AdminError
+
     admin = _view_client(parser, args, environ)
     try:
         errors: list[str] = []
@@ -695,13 +728,18 @@ def view_command(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    # without "serve" on the command line, parsing never reaches its flags (nor their tables)
+    parser = build_parser(serve_flags="serve" in argv)
     _environment_defaults(parser, argv, os.environ)
     args = parser.parse_args(argv)
     if args.command in ("groups", "topics"):
         return view_command(parser, args, os.environ)
     if args.command == "serve":
+        import asyncio
+
+        from mockbroker.core.settings import SETTINGS, resolve_settings
+
         try:
             resolve_settings({name: getattr(args, name) for name in SETTINGS
                               if getattr(args, name, None) is not None})

@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from mockbroker.admin import AdminClient
 from mockbroker.core.clock import CLOCKS, make_clock
 from mockbroker.core.security.config import SECURITY_NAMES, check_security
 from mockbroker.core.settings import resolve_settings
-from mockbroker.io.http import check_admin_token
+from mockbroker.io.admin_token import check_admin_token
 from mockbroker.io.local import LocalTransport
 from mockbroker.io.runtime import TLS_FILES, ClusterRuntime
-from mockbroker.io.tls import ClientCertificate
+
+if TYPE_CHECKING:  # mockbroker.io.tls imports cryptography, for TLS clusters only
+    from mockbroker.io.tls import ClientCertificate
 
 _OWN_SETTINGS = ("brokers", "host", "port", "http_port", "advertised_host", "topics",
                  "admin_token", "admin_tls", "clock")

@@ -21,17 +21,15 @@ EventSource cannot send headers.  With an SSL context the server speaks HTTPS on
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
-import re
-import secrets
 import ssl
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import hdrs, web
 
 from mockbroker.core import routes
 from mockbroker.io.admin_api import AdminApi, Call, no_such_endpoint, not_allowed
+from mockbroker.io.admin_token import admin_token_for
 from mockbroker.io.event_stream import EventStreams
 from mockbroker.io.metrics import serve_metrics
 from mockbroker.io.pages import serve_pages
@@ -82,48 +80,7 @@ async def _errors_as_json(request: web.Request, handler) -> web.StreamResponse:
 
 
 # -- the token ---------------------------------------------------------------------------------
-
-def is_loopback(host: str) -> bool:
-    """Whether a server bound to ``host`` is reachable from this machine only: 127.0.0.0/8,
-    ::1 (or an IPv4-mapped loopback address) and the name localhost.  Every other name or
-    address, the wildcards ``0.0.0.0``, ``::`` and ``""`` included, is not."""
-    name = host.strip().strip("[]").lower().rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)
-    return address.is_loopback or (mapped is not None and mapped.is_loopback)
-
-
-#: what a Bearer token may hold (RFC 6750's b64token)
-_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
-
-
-def check_admin_token(token: Any) -> str | None:
-    """``token`` if it can be sent as ``Authorization: Bearer TOKEN`` (None stays None);
-    ValueError otherwise, without echoing it."""
-    if token is None:
-        return None
-    if not isinstance(token, str):
-        raise ValueError(f"admin_token: expected a string, got {type(token).__name__}")
-    if not _TOKEN.fullmatch(token):
-        raise ValueError("admin_token: a token is letters, digits and -._~+/ (then = "
-                         "padding), as a Bearer token is written (RFC 6750); got "
-                         + ("an empty one" if not token else f"{len(token)} characters "
-                            "with others among them"))
-    return token
-
-
-def admin_token_for(host: str, token: str | None) -> str | None:
-    """The token an admin server on ``host`` requires: the one given, else a new one off
-    loopback, else none."""
-    if token is not None:
-        return check_admin_token(token)
-    return None if is_loopback(host) else secrets.token_urlsafe(32)
-
+# Which hosts need one and what it may hold: mockbroker.io.admin_token.
 
 _REALM = 'Bearer realm="mockbroker admin API"'
 #: the query parameter a GET may carry the token in (RFC 6750, section 2.3)

@@ -29,7 +29,6 @@ from mockbroker.core.dispatch import Connection, Core
 from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import uses_sasl
 from mockbroker.io.metrics import RequestMetrics, api_key_of
-from mockbroker.io.tls import principal_name
 from mockbroker.io.tls_stream import TlsHandshakeFailed, TlsStream
 
 log = logging.getLogger("mockbroker.io")
@@ -264,6 +263,9 @@ class BrokerListener:
         tls = writer.get_extra_info("ssl_object")
         if tls is None:
             return ANONYMOUS
+        # imported here: cryptography (which reads the certificate) is for TLS listeners only
+        from mockbroker.io.tls import principal_name
+
         return Principal("User", principal_name(tls.getpeercert(binary_form=True)))
 
     def _closing(self, conn: Connection, close: Close) -> None:

@@ -1,0 +1,77 @@
+"""What importing the package, the codec and the pytest plugin, and running the CLI's light
+commands, loads: each runs in a fresh interpreter, which reports the heavy modules it ended
+up with.  ``import mockbroker`` and ``--version`` must leave the broker (aiohttp, cryptography,
+the handlers, construct) unloaded; the lazily exported names must still all resolve."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("aiohttp", "cryptography", "construct", "mockbroker.handlers", "mockbroker.core",
+         "mockbroker.io.runtime", "wire.definitions")
+
+_REPORT = f"""
+import json, sys
+print(json.dumps(sorted(name for name in {HEAVY!r} if name in sys.modules)))
+"""
+
+
+def loaded_by(code: str) -> list[str]:
+    """The modules of HEAVY loaded once ``code`` has run in a fresh interpreter."""
+    done = subprocess.run([sys.executable, "-c", code + _REPORT], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_import_mockbroker_loads_no_broker():
+    assert loaded_by("import mockbroker; assert mockbroker.__version__") == []
+
+
+def test_lazy_exports_resolve():
+    loaded = loaded_by("import mockbroker\n"
+                       "for name in mockbroker.__all__: getattr(mockbroker, name)\n"
+                       "from mockbroker import MockCluster, AdminClient, DISCONNECT\n")
+    assert "mockbroker.handlers" in loaded and "aiohttp" in loaded
+    assert "cryptography" not in loaded  # only a TLS listener or admin TLS needs it
+
+
+def test_unknown_name_is_an_attribute_error():
+    import mockbroker
+
+    with pytest.raises(AttributeError, match="no_such_name"):
+        mockbroker.no_such_name  # noqa: B018
+
+
+def test_wire_errors_need_no_codec():
+    assert loaded_by("from wire import errors; assert errors.UNKNOWN_TOPIC_OR_PARTITION") == []
+
+
+def test_every_wire_name_resolves():
+    import wire
+
+    for name in wire.__all__:
+        assert getattr(wire, name) is not None, name
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["groups", "--help"],
+                                  ["topics", "--help"]])
+def test_light_commands_load_no_broker(argv):
+    code = ("import sys\nfrom mockbroker.cli import main\n"
+            f"try:\n    main({argv!r})\nexcept SystemExit as exc:\n    assert exc.code == 0\n")
+    assert loaded_by(code) == []
+
+
+def test_serve_help_loads_settings_not_the_server():
+    code = ("from mockbroker.cli import main\n"
+            "try:\n    main(['serve', '--help'])\nexcept SystemExit as exc:\n"
+            "    assert exc.code == 0\n")
+    assert loaded_by(code) == ["mockbroker.core"]  # the settings' tables, nothing else heavy
+
+
+def test_pytest_plugin_loads_no_broker():
+    assert loaded_by("import conftest_plugin.plugin") == []
