@@ -28,14 +28,19 @@ class ServedBroker:
     ready: dict[str, str] = field(default_factory=dict)
 
 
+def serve_argv(*flags: str, brokers: int = 1) -> list[str]:
+    """The command ``served`` runs: ``mockbroker serve`` on ephemeral ports, with this
+    interpreter (so the broker imports the same mockbroker as the bench)."""
+    return [sys.executable, "-m", "mockbroker.cli", "serve", "--brokers", str(brokers),
+            "--port", "0", "--http-port", "0", *flags]
+
+
 @contextlib.contextmanager
 def served(*flags: str, brokers: int = 1) -> Iterator[ServedBroker]:
     """A cluster of ``brokers`` on ephemeral ports, with any other ``serve`` flags; stopped with
     SIGTERM (killed if it does not stop in 10 s)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mockbroker.cli", "serve", "--brokers", str(brokers),
-         "--port", "0", "--http-port", "0", *flags],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(serve_argv(*flags, brokers=brokers),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
         if not line.startswith(READY):

@@ -1,121 +1,556 @@
-"""Produce-then-consume throughput with stock clients: mockbroker against another Kafka.
+"""Data-path speed and cost of mockbroker, against any other Kafka measured in the same run.
 
-For each client (confluent-kafka, kafka-python) it produces N messages of 100 bytes to a fresh
-topic, then consumes them all back, and prints messages per second for both phases.  With
-``--compare HOST:PORT`` (any Kafka broker) the same runs go against it too and the ratio
-mockbroker / other is printed; targets: >= 0.5 with confluent-kafka, >= 0.9 with kafka-python.
+mockbroker runs as ``mockbroker serve`` in its own process (``bench.served``); the other target
+is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks some):
 
-The broker runs in its own process (``python -m mockbroker.cli serve``, the interpreter running
-this script, importing mockbroker from its usual path or PYTHONPATH), as it does for a user's
-clients and as the other Kafka does: a broker sharing this interpreter would share its GIL with
-kafka-python's client threads and measure them as much as itself.
+- ``produce``: confluent-kafka (acks=all, idempotent, linger 5 ms), kafka-python (the same
+  settings) and Kafka's Java ``ProducerPerformance`` (acks=all, ``--throughput -1``), records of
+  100 B and 10 KiB, to fresh topics of 1 and 12 partitions: msg/s, MB/s, and the broker's CPU
+  seconds per million records.
+- ``consume``: the records just produced, read back by confluent-kafka (partitions assigned,
+  no group, ``fetch.wait.max.ms`` 10) and by Kafka's Java ``ConsumerPerformance`` (its fetch rate,
+  which leaves out the group join): the same three figures.
+- ``roundtrip``: one record at a time produced and acknowledged (confluent-kafka, acks=all,
+  linger 0): p50 and p99 in ms, and the broker's CPU per round trip in µs.
+- ``startup``: spawn of ``mockbroker serve --port 0`` to its ready line, median of several
+  (mockbroker only: the other target is given already running).
+- ``rss``: the broker's resident memory before and after producing ``--rss-records`` records
+  of 100 B, per record; it runs first, before other workloads free memory that would be
+  reused (and a JVM's heap, once touched, shows no growth at all).
+- ``metadata``: 100 topics x 100 partitions created through CreateTopics on each target (the
+  seconds it took are printed once), then a full Metadata request (v12, every topic) over a raw
+  socket with the project's ``wire`` codec, the median of 10 per round; client-side parsing is
+  left out, so this times the broker.  It runs last and leaves the topics deleted.
 
-    .venv/bin/python bench/throughput.py [--messages 50000] [--compare localhost:9092]
+Broker CPU and memory come from the serving process's own counters (``/proc/PID/stat`` and
+``status``): mockbroker's pid is known; the other broker's is the process listening on the
+bootstrap port (found with ``ss``) or ``--compare-pid``; without one those figures are n/a.
+They count in clock ticks (10 ms), so a run of 50,000 records resolves 0.2 s per million.
+
+Rounds alternate between the targets (mockbroker, other, mockbroker, other ...), the medians are
+printed, and for each figure the ratio mockbroker / other with the direction that is better.
+Another process using the CPU during a run skews both targets, but not evenly: compare runs on
+an idle machine.  Without ``--compare`` only mockbroker is measured.
+
+    .venv/bin/python bench/throughput.py [--compare HOST:PORT [--compare-pid PID]]
+        [--only produce,consume,roundtrip,startup,rss,metadata] [--clients confluent,java]
+        [--messages 50000] [--rounds 3] [--roundtrips 1000] [--rss-records 100000]
+
+Java workloads need Kafka's tools jars (``kafka-tools``, ``kafka-clients`` and their
+dependencies) on ``--java-classpath``, by default ``.cache/jars/kafka-tools/*`` as
+``ci/dev.sh test`` sets it up; without them (or without ``java``) they are skipped.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import os
+import re
+import shutil
+import socket
+import statistics
+import struct
+import subprocess
 import sys
 import time
 import uuid
+from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import confluent_kafka
 from confluent_kafka.admin import AdminClient, NewTopic
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaProducer
 
-# the benches run as scripts: make the repository importable for their shared helper
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.served import produce_all, served  # noqa: E402
+# the benches run as scripts: make the repository importable for their shared helpers
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+import wire  # noqa: E402
+from bench.procstat import cpu_seconds, listening_pid, rss_bytes  # noqa: E402
+from bench.served import READY, make_topic, serve_argv, served  # noqa: E402
 
-PAYLOAD = b"x" * 100
+WORKLOADS = ("produce", "consume", "roundtrip", "startup", "rss", "metadata")
+CLIENTS = ("confluent", "kafka-python", "java")
+SIZES = (100, 10240)
+PARTITIONS = (1, 12)
+META_TOPICS, META_PARTITIONS = 100, 100
+MB = 1e6  # MB/s as Kafka's tools print it would be MiB; we print decimal megabytes
+
+#: figure -> True when higher is better
+HIGHER_BETTER = {"msg/s": True, "MB/s": True, "CPU s/M rec": False, "p50 ms": False,
+                 "p99 ms": False, "CPU us/rt": False, "ready ms": False, "create s": False,
+                 "Metadata ms": False, "RSS B/rec": False}
 
 
-def make_topic(bootstrap: str) -> str:
-    name = f"bench-{uuid.uuid4().hex[:12]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+@dataclass(frozen=True)
+class Target:
+    label: str
+    bootstrap: str
+    pid: int | None  # the serving process, for its CPU and memory counters
+
+
+class Tally:
+    """Every figure of every round, in the order first seen: (workload, figure) -> label ->
+    values."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], dict[str, list[float]]] = {}
+
+    def add(self, workload: str, figure: str, label: str, value: float | None) -> None:
+        if value is not None:
+            self.values.setdefault((workload, figure), defaultdict(list))[label].append(value)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class BrokerCost:
+    """CPU seconds the target's broker uses between enter and exit (None when its pid is not
+    known)."""
+
+    def __init__(self, target: Target) -> None:
+        self.pid, self.used = target.pid, None
+
+    def __enter__(self) -> BrokerCost:
+        self.start = cpu_seconds(self.pid) if self.pid else None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pid and exc[0] is None:
+            self.used = cpu_seconds(self.pid) - self.start
+
+    def per_million(self, records: int) -> float | None:
+        return None if self.used is None else self.used / records * 1e6
+
+
+def delete_topics(bootstrap: str, names: list[str]) -> None:
+    """Delete topics once measured, so that what earlier rounds stored (in mockbroker's memory,
+    on the other's disk) weighs on no later one; a broker that refuses is left as it is."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
     try:
-        admin.create_topics([NewTopic(name, 1, 1)])[name].result(15)
-    except Exception:
-        # Brokers without CreateTopics (or with auto-creation) get the topic on first produce.
-        pass
-    return name
+        for future in admin.delete_topics(names, operation_timeout=60,
+                                          request_timeout=120).values():
+            future.result(180)
+    except Exception as exc:  # noqa: BLE001 - a leftover topic only costs memory
+        log(f"  (could not delete {len(names)} topic(s): {exc})")
 
 
-def confluent_round(bootstrap: str, n: int) -> tuple[float, float]:
-    topic = make_topic(bootstrap)
-    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5,
-                                         "enable.idempotence": True})
+def producer_config(bootstrap: str, **extra) -> dict:
+    return {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+            "linger.ms": 5, **extra}
+
+
+# ---------------------------------------------------------------- produce and consume
+
+
+def confluent_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> float:
+    """Seconds to hand ``n`` records to confluent-kafka and have them all acknowledged."""
+    failed = []
+    producer = confluent_kafka.Producer(producer_config(
+        bootstrap, **{"delivery.report.only.error": True,
+                      "on_delivery": lambda err, msg: failed.append(err)}))
+    # connected, with the topic's leaders and a producer id, off the clock
+    producer.produce(topic, b"warm-up")
+    producer.flush(30)
     start = time.perf_counter()
-    produce_all(producer, topic, PAYLOAD, n)
-    producer.flush(60)
-    produced = n / (time.perf_counter() - start)
+    for _ in range(n):
+        while True:
+            try:
+                producer.produce(topic, payload)
+                break
+            except BufferError:  # its queue is full: let it send
+                producer.poll(0.005)
+    left = producer.flush(300)
+    elapsed = time.perf_counter() - start
+    if left or failed:
+        raise RuntimeError(f"confluent-kafka: {left} unsent, {len(failed)} failed "
+                           f"({failed[:1]})")
+    return elapsed
+
+
+def kafka_python_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> float:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5,
+                             enable_idempotence=True)
+    producer.send(topic, b"warm-up").get(30)  # metadata and producer id off the clock
+    start = time.perf_counter()
+    futures = [producer.send(topic, payload) for _ in range(n)]
+    producer.flush(300)
+    elapsed = time.perf_counter() - start
+    producer.close()
+    failed = sum(1 for f in futures if not f.succeeded())
+    if failed:
+        raise RuntimeError(f"kafka-python: {failed} of {n} records not acknowledged")
+    return elapsed
+
+
+def confluent_consume(bootstrap: str, topic: str, partitions: int, n: int) -> float:
+    """Records per second reading ``n`` records back from every partition (assigned: no group
+    join), from the assignment to the last record."""
+    # librdkafka's first Fetch goes out before every partition's offset is known and is held
+    # by any broker for fetch.wait.max.ms (500 ms by default), which would swamp the rate
     consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": topic,
-                                         "enable.auto.commit": False})
-    consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
+                                         "enable.auto.commit": False, "fetch.wait.max.ms": 10})
+    consumer.list_topics(topic, timeout=15)  # connected off the clock
+    consumer.assign([confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
+                     for p in range(partitions)])
     seen = 0
     start = time.perf_counter()
-    deadline = start + 120
+    deadline = start + 300
     while seen < n and time.perf_counter() < deadline:
-        for message in consumer.consume(1000, 1.0):
+        # never ask for more than is left: consume() waits out its timeout for a full batch
+        for message in consumer.consume(min(1000, n - seen), 1.0):
             if message.error() is None:
                 seen += 1
-    consumed = seen / (time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
     consumer.close()
     if seen != n:
         raise RuntimeError(f"confluent-kafka consumed {seen} of {n}")
-    return produced, consumed
+    return n / elapsed
 
 
-def kafka_python_round(bootstrap: str, n: int) -> tuple[float, float]:
-    topic = make_topic(bootstrap)
-    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+def java_available(args: argparse.Namespace) -> bool:
+    """``java`` on the PATH, and Kafka's tools jar among the classpath's entries."""
+    jars = [jar for entry in args.java_classpath.split(":")
+            for jar in (glob.glob(entry + ".jar") if entry.endswith("*") else [entry])]
+    return shutil.which("java") is not None \
+        and any(Path(jar).name.startswith("kafka-tools-") for jar in jars)
+
+
+def java(args: argparse.Namespace, main: str, *argv: str) -> str:
+    result = subprocess.run(["java", "-cp", args.java_classpath, main, *argv],
+                            capture_output=True, text=True, timeout=600, cwd="/tmp")
+    if result.returncode:
+        raise RuntimeError(f"{main} exited {result.returncode}: {result.stderr[-500:]}")
+    return result.stdout
+
+
+def java_produce(args: argparse.Namespace, bootstrap: str, topic: str, size: int,
+                 n: int) -> float:
+    """Records per second as ``ProducerPerformance`` reports it (JVM start-up left out)."""
+    out = java(args, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
+               "--num-records", str(n), "--record-size", str(size), "--throughput", "-1",
+               "--producer-props", f"bootstrap.servers={bootstrap}", "acks=all")
+    found = re.findall(r"(\d+) records sent, ([\d.]+) records/sec", out)
+    if not found or int(found[-1][0]) != n:
+        raise RuntimeError(f"ProducerPerformance: {out[-500:]}")
+    return float(found[-1][1])
+
+
+def java_consume(args: argparse.Namespace, bootstrap: str, topic: str, n: int) -> float:
+    """Records per second as ``ConsumerPerformance`` reports its fetching (its group join and
+    JVM start-up left out)."""
+    out = java(args, "org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server",
+               bootstrap, "--topic", topic, "--num-records", str(n), "--timeout", "60000",
+               "--hide-header")
+    row = [f.strip() for f in out.strip().splitlines()[-1].split(",")]
+    if len(row) < 10 or int(row[4]) < n:
+        raise RuntimeError(f"ConsumerPerformance: {out[-500:]}")
+    return float(row[9])  # fetch.nMsg.sec
+
+
+def records_for(args: argparse.Namespace, size: int) -> int:
+    # big records: a tenth as many, so that each run moves about as many bytes as 2x the small
+    return args.messages if size <= 1024 else max(1000, args.messages // 10)
+
+
+def produce_round(args, tally: Tally, target: Target, client: str, size: int,
+                  partitions: int) -> None:
+    n = records_for(args, size)
+    name = f"{client} {'100 B' if size == 100 else f'{size // 1024} KiB'} x{partitions}p"
+    topic, got = make_topic(target.bootstrap, partitions)
+    if got != partitions:
+        raise RuntimeError(f"{target.label} made {topic} with {got} partitions, not {partitions}")
+    payload = b"x" * size
+    with BrokerCost(target) as cost:
+        if client == "confluent":
+            rate = n / confluent_produce(target.bootstrap, topic, payload, n)
+        elif client == "kafka-python":
+            rate = n / kafka_python_produce(target.bootstrap, topic, payload, n)
+        else:
+            rate = java_produce(args, target.bootstrap, topic, size, n)
+    if "produce" in args.only:
+        workload = f"produce {name}"
+        tally.add(workload, "msg/s", target.label, rate)
+        tally.add(workload, "MB/s", target.label, rate * size / MB)
+        tally.add(workload, "CPU s/M rec", target.label, cost.per_million(n))
+        log(f"  {target.label:<10} {workload:<34} {rate:>10,.0f} msg/s")
+    if "consume" in args.only and client != "kafka-python":
+        with BrokerCost(target) as cost:
+            if client == "confluent":
+                rate = confluent_consume(target.bootstrap, topic, partitions, n)
+            else:
+                rate = java_consume(args, target.bootstrap, topic, n)
+        workload = f"consume {name}"
+        tally.add(workload, "msg/s", target.label, rate)
+        tally.add(workload, "MB/s", target.label, rate * size / MB)
+        tally.add(workload, "CPU s/M rec", target.label, cost.per_million(n))
+        log(f"  {target.label:<10} {workload:<34} {rate:>10,.0f} msg/s")
+    delete_topics(target.bootstrap, [topic])
+
+
+# ---------------------------------------------------------------- one record at a time
+
+
+def roundtrip_round(args, tally: Tally, target: Target) -> None:
+    topic, _ = make_topic(target.bootstrap, 1)
+    producer = confluent_kafka.Producer({"bootstrap.servers": target.bootstrap, "acks": "all",
+                                         "linger.ms": 0})
+    for _ in range(20):  # connections, metadata and the first batches off the clock
+        producer.produce(topic, b"x" * 100)
+        producer.flush(10)
+    times = []
+    with BrokerCost(target) as cost:
+        for _ in range(args.roundtrips):
+            start = time.perf_counter()
+            producer.produce(topic, b"x" * 100)
+            if producer.flush(10):
+                raise RuntimeError(f"{target.label}: a record was not acknowledged in 10 s")
+            times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    tally.add("round trip 100 B", "p50 ms", target.label, statistics.median(times))
+    tally.add("round trip 100 B", "p99 ms", target.label, times[int(len(times) * 0.99) - 1])
+    if cost.used is not None:
+        tally.add("round trip 100 B", "CPU us/rt", target.label,
+                  cost.used / args.roundtrips * 1e6)
+    log(f"  {target.label:<10} round trip p50 {statistics.median(times):.3f} ms")
+    delete_topics(target.bootstrap, [topic])
+
+
+# ---------------------------------------------------------------- start-up
+
+
+def startup_ms(runs: int) -> float:
+    """Median ms from spawning ``mockbroker serve --port 0`` to its ready line."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.Popen(serve_argv(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                text=True)
+        line = proc.stdout.readline()
+        times.append((time.perf_counter() - start) * 1000)
+        proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()
+        if not line.startswith(READY):
+            raise RuntimeError(f"mockbroker serve did not start: {line!r}")
+    return statistics.median(times)
+
+
+# ---------------------------------------------------------------- memory per record
+
+
+def rss_round(args, tally: Tally, target: Target) -> str | None:
+    """Memory growth per record stored; returns the topic, to be deleted only once every round
+    is done (memory freed by a deleted topic is reused, not returned: later rounds would show
+    no growth)."""
+    if target.pid is None:
+        return None
+    n = args.rss_records
+    topic, _ = make_topic(target.bootstrap, 1)
+    time.sleep(0.5)  # let the topic's creation settle before the first reading
+    before = rss_bytes(target.pid)
+    confluent_produce(target.bootstrap, topic, b"x" * 100, n)
+    time.sleep(0.5)
+    per_record = (rss_bytes(target.pid) - before) / n
+    tally.add(f"RSS, {n:,} records of 100 B", "RSS B/rec", target.label, per_record)
+    log(f"  {target.label:<10} RSS {per_record:.0f} B/record")
+    return topic
+
+
+# ---------------------------------------------------------------- Metadata at 10,000 partitions
+
+
+def read_frame(sock: socket.socket) -> bytes:
+    head = b""
+    while len(head) < 4:
+        chunk = sock.recv(4 - len(head))
+        if not chunk:
+            raise ConnectionError("closed")
+        head += chunk
+    (size,) = struct.unpack(">i", head)
+    data = bytearray(size)
+    view, got = memoryview(data), 0
+    while got < size:
+        n = sock.recv_into(view[got:])
+        if not n:
+            raise ConnectionError("closed")
+        got += n
+    return bytes(data)
+
+
+def metadata_all(bootstrap: str, requests: int) -> tuple[int, list[float]]:
+    """Partitions in a full Metadata response (decoded once, off the clock) and the ms of
+    each of ``requests`` more: request sent to last byte of the response received."""
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    body = wire.request_class(3)(topics=None, allow_auto_topic_creation=False)
+    times = []
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.sendall(wire.encode_request(3, 12, 0, "bench", body))
+        _, meta = wire.decode_response(3, 12, read_frame(sock))
+        count = sum(len(t.partitions) for t in meta.topics
+                    if t.name.startswith("meta-") and t.error_code == 0)
+        for i in range(requests):
+            frame = wire.encode_request(3, 12, i + 1, "bench", body)
+            start = time.perf_counter()
+            sock.sendall(frame)
+            read_frame(sock)
+            times.append((time.perf_counter() - start) * 1000)
+    return count, times
+
+
+def create_meta_topics(target: Target, prefix: str) -> tuple[list[str], float]:
+    """Create the 100 x 100 partitions; returns the names and the seconds until a Metadata
+    request shows them all."""
+    names = [f"{prefix}-{i:03d}" for i in range(META_TOPICS)]
+    admin = AdminClient({"bootstrap.servers": target.bootstrap})
     start = time.perf_counter()
-    for _ in range(n):
-        producer.send(topic, PAYLOAD, partition=0)
-    producer.flush(60)
-    produced = n / (time.perf_counter() - start)
-    producer.close()
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=10000)
-    consumer.assign([TopicPartition(topic, 0)])
-    consumer.seek_to_beginning()
-    seen = 0
-    start = time.perf_counter()
-    for _ in consumer:
-        seen += 1
-        if seen == n:
-            break
-    consumed = seen / (time.perf_counter() - start)
-    consumer.close()
-    if seen != n:
-        raise RuntimeError(f"kafka-python consumed {seen} of {n}")
-    return produced, consumed
+    # ten topics (1,000 partitions) a request: Kafka refuses a request that would make more
+    # than 10,000 records in its metadata log ("excessively large batch operation")
+    for i in range(0, len(names), 10):
+        futures = admin.create_topics([NewTopic(n, META_PARTITIONS, 1) for n in names[i:i + 10]],
+                                      operation_timeout=300, request_timeout=360)
+        for future in futures.values():
+            future.result(400)
+    want = META_TOPICS * META_PARTITIONS
+    while metadata_all(target.bootstrap, 0)[0] < want:
+        if time.perf_counter() - start > 600:
+            raise RuntimeError(f"{target.label}: {want} partitions not all there in 600 s")
+        time.sleep(0.2)
+    return names, time.perf_counter() - start
+
+
+def metadata_workload(args, tally: Tally, targets: list[Target]) -> None:
+    workload = f"Metadata, {META_TOPICS * META_PARTITIONS:,} partitions"
+    created = {}
+    for target in targets:
+        log(f"  {target.label:<10} creating {META_TOPICS} topics x {META_PARTITIONS} partitions")
+        names, seconds = create_meta_topics(target, f"meta-{uuid.uuid4().hex[:6]}")
+        created[target.label] = names
+        tally.add(f"CreateTopics {META_TOPICS} x {META_PARTITIONS}", "create s", target.label,
+                  seconds)
+    try:
+        for _ in range(args.rounds):
+            for target in targets:
+                count, times = metadata_all(target.bootstrap, 10)
+                if count < META_TOPICS * META_PARTITIONS:
+                    raise RuntimeError(f"{target.label}: only {count} partitions listed")
+                tally.add(workload, "Metadata ms", target.label, statistics.median(times))
+                log(f"  {target.label:<10} Metadata {statistics.median(times):.1f} ms")
+    finally:
+        for target in targets:
+            delete_topics(target.bootstrap, created[target.label])
+
+
+# ---------------------------------------------------------------- the run
+
+
+def figure_text(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if abs(value) >= 99.95:
+        return f"{value:,.0f}"
+    if abs(value) >= 9.995:
+        return f"{value:.1f}"
+    return f"{value:.2f}" if abs(value) >= 0.995 else f"{value:.3g}"
+
+
+def report(tally: Tally, labels: list[str]) -> None:
+    compare = len(labels) > 1
+    head = f"{'workload':<32} {'figure':<12} {labels[0]:>11}"
+    if compare:
+        head += f" {labels[1]:>11} {'ratio':>7}  better"
+    print("\n" + head)
+    print("-" * len(head))
+    last = None
+    for (workload, figure), by_label in tally.values.items():
+        medians = [statistics.median(by_label[lb]) if by_label.get(lb) else None
+                   for lb in labels]
+        line = f"{workload if workload != last else '':<32} {figure:<12} " \
+               f"{figure_text(medians[0]):>11}"
+        last = workload
+        if compare:
+            mine, other = medians
+            ratio = mine / other if mine is not None and other else None
+            direction = "higher" if HIGHER_BETTER[figure] else "lower"
+            line += f" {figure_text(other):>11} {figure_text(ratio):>7}  {direction}"
+        print(line)
+    if compare:
+        print(f"\nratio = {labels[0]} / {labels[1]}, medians of the rounds; 'better' is the "
+              "direction in which mockbroker does better")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, default=50000)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--compare", metavar="HOST:PORT",
                         help="bootstrap of another Kafka to measure in the same run")
+    parser.add_argument("--compare-pid", type=int, metavar="PID",
+                        help="the other broker's pid (default: whoever listens on its port)")
+    parser.add_argument("--only", default=",".join(WORKLOADS),
+                        help=f"comma-separated workloads (default: all of {','.join(WORKLOADS)})")
+    parser.add_argument("--clients", default=",".join(CLIENTS),
+                        help="producers for produce/consume (default: %(default)s)")
+    parser.add_argument("--messages", type=int, default=50000,
+                        help="records of 100 B per produce run; a tenth as many of 10 KiB")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--roundtrips", type=int, default=1000,
+                        help="records produced one at a time, per round")
+    parser.add_argument("--rss-records", type=int, default=100000)
+    parser.add_argument("--startups", type=int, default=7,
+                        help="spawns of mockbroker serve to take the median of")
+    parser.add_argument("--java-classpath", default=str(ROOT / ".cache/jars/kafka-tools/*"))
     args = parser.parse_args()
+    args.only = set(args.only.split(","))
+    clients = args.clients.split(",")
+    unknown = (args.only - set(WORKLOADS)) | (set(clients) - set(CLIENTS))
+    if unknown:
+        parser.error(f"unknown workload or client: {', '.join(sorted(unknown))}")
+    if "java" in clients and not java_available(args):
+        log("java or Kafka's tools jars not found: the Java workloads are skipped")
+        clients.remove("java")
+
+    tally = Tally()
+    started, load = time.perf_counter(), os.getloadavg()[0]
     with served() as broker:
-        bootstrap = broker.bootstrap
-        targets = [("mockbroker", bootstrap)]
+        targets = [Target("mockbroker", broker.bootstrap, broker.pid)]
         if args.compare:
-            targets.append(("other", args.compare))
-        results = {}
-        for client, run in (("confluent-kafka", confluent_round), ("kafka-python", kafka_python_round)):
-            for label, bootstrap in targets:
-                produced, consumed = run(bootstrap, args.messages)
-                results[client, label] = (produced, consumed)
-                print(f"{client:<16} {label:<10} produce {produced:>10,.0f} msg/s   "
-                      f"consume {consumed:>10,.0f} msg/s")
-        if args.compare:
-            for client, target in (("confluent-kafka", 0.5), ("kafka-python", 0.9)):
-                mine, other = results[client, "mockbroker"], results[client, "other"]
-                ratio = min(mine[0] / other[0], mine[1] / other[1])
-                print(f"{client}: mockbroker / other = {ratio:.2f} (target {target})")
+            pid = args.compare_pid or listening_pid(args.compare)
+            if pid is None:
+                log(f"no pid for {args.compare}: its CPU and memory figures are n/a")
+            targets.append(Target("other", args.compare, pid))
+        log(f"targets: {', '.join(f'{t.label}={t.bootstrap} (pid {t.pid})' for t in targets)}")
+
+        if "startup" in args.only:
+            tally.add("start-up of serve", "ready ms", "mockbroker", startup_ms(args.startups))
+        if "rss" in args.only:  # first: before other workloads' memory is freed for reuse
+            kept = defaultdict(list)
+            for _ in range(args.rounds):
+                for target in targets:
+                    kept[target.bootstrap].append(rss_round(args, tally, target))
+            for bootstrap, topics in kept.items():
+                if any(topics):
+                    delete_topics(bootstrap, [t for t in topics if t])
+        if args.only & {"produce", "consume"}:
+            for client in clients:
+                for size in SIZES:
+                    for partitions in PARTITIONS:
+                        for _ in range(args.rounds):
+                            for target in targets:  # interleaved: A, B, A, B ...
+                                produce_round(args, tally, target, client, size, partitions)
+        if "roundtrip" in args.only:
+            for _ in range(args.rounds):
+                for target in targets:
+                    roundtrip_round(args, tally, target)
+        if "metadata" in args.only:
+            metadata_workload(args, tally, targets)
+    report(tally, [t.label for t in targets])
+    # other work on the machine skews the figures: say how busy it was
+    print(f"\n{args.rounds} round(s), --messages {args.messages}, "
+          f"{time.perf_counter() - started:.0f} s in all; load average {load:.1f} at the start, "
+          f"{os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
