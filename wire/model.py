@@ -23,15 +23,38 @@ class Struct:
     _struct_classes: dict[str, type["Struct"]] = {}
 
     def __init__(self, **values: Any):
-        for f in self._fields:
-            if f.name in values:
-                setattr(self, f.name, values.pop(f.name))
-            else:
-                setattr(self, f.name, self._default(f))
+        cls = type(self)
+        plan = cls.__dict__.get("_defaults_plan")
+        if plan is None:
+            plan = cls._plan_defaults()
+        for name, fresh, default in plan:
+            if name in values:
+                setattr(self, name, values.pop(name))
+            elif fresh is None:
+                setattr(self, name, default)
+            else:  # never shared between messages: a new list or struct each time
+                setattr(self, name, fresh())
         if values:
             names = ", ".join(sorted(values))
             raise TypeError(f"{type(self).__name__} has no field(s) {names}")
         self._unknown_tags = None
+
+    @classmethod
+    def _plan_defaults(cls) -> tuple[tuple[str, Any, Any], ...]:
+        """(name, maker of a fresh default or None, the shared default) per field, worked out
+        once per class: a message is built for every request and answer, and working out each
+        field's default anew took a tenth of a small request's time."""
+        plan = []
+        for f in cls._fields:
+            if f.is_struct and not f.is_array and not f.default_is_null:
+                plan.append((f.name, cls._struct_classes[f.element_type], None))
+            elif f.is_array and not f.default_is_null:
+                plan.append((f.name, list, None))
+            else:
+                plan.append((f.name, None, f.default_value()))
+        found = tuple(plan)
+        setattr(cls, "_defaults_plan", found)
+        return found
 
     @classmethod
     def _default(cls, f: Field) -> Any:

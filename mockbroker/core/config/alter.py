@@ -163,6 +163,7 @@ def _store_topic_configs(cluster: ConfigCluster, name: str, new: dict[str, str],
         # in place: the data path holds on to the topic, not to its config dict
         topic.configs.clear()
         topic.configs.update(normalised)
+        cluster.broker_configs.changed()
 
 
 

@@ -239,6 +239,9 @@ class BrokerConfigs:
         self._static_settings = dict(settings)
         self._static_replication_factor = default_replication_factor
         self.dynamic_default: dict[str, str] = {}
+        #: bumped on every change of a dynamic broker config or of a topic's overrides: what
+        #: the data path keeps of config values (per topic) is good while it stays the same
+        self.generation = 0
         self.dynamic_per_broker: dict[int, dict[str, str]] = {}
         #: group id -> that group's config overrides (kept apart from the group, which may
         #: not exist)
@@ -298,8 +301,13 @@ class BrokerConfigs:
             found.pop(0)
         return found
 
+    def changed(self) -> None:
+        """A config changed: values kept from the old ones are stale."""
+        self.generation += 1
+
     def sync_settings(self) -> None:
         """Copy cluster-wide dynamic values the data path reads into the settings."""
+        self.changed()
         for name, setting in _MIRRORED.items():
             value = self.dynamic_default.get(name)
             if value is None:
