@@ -57,6 +57,10 @@ class Under:
 
 
 def start(target: Target, partitions: int = 3, **configs: str) -> Under:
+    # The records carry timestamps of 2023 (BASE_TS): past any time-based retention, which
+    # Kafka runs 30 s after it starts and every 5 minutes after, deleting them from under a
+    # test that happens to run then.  Its topics keep their records for as long as they live.
+    configs.setdefault("retention.ms", "-1")
     return Under(target.bootstrap_servers, target.create_topic(TOPIC, partitions, **configs),
                  target.mock)
 
