@@ -87,6 +87,15 @@ class Deferred:
         A :class:`Close` or :data:`NO_RESPONSE` passes through untouched; ``fn`` failing closes
         the connection (logged) rather than escaping into whatever resolved this one, such as a
         timer callback that must not stop the other timers due with it."""
+        if self._done:  # the common case, an answer at once: no callback to keep
+            value = self._value
+            if isinstance(value, Close) or value is NO_RESPONSE:
+                return Deferred.resolved(value)
+            try:
+                return Deferred.resolved(fn(value))
+            except Exception as exc:
+                log.exception("failed to build a response")
+                return Deferred.resolved(Close(f"failed to build a response: {exc!r}"))
         mapped = Deferred()
         mapped.on_cancel = self.cancel
 
