@@ -93,9 +93,6 @@ class Cluster:
         #: addresses) empties it, through :meth:`metadata_changed`
         self.metadata_answers: dict = {}
         self.metadata_epoch = 0
-        #: the data path's topic config values, by topic and broker, for the broker configs'
-        #: generation they were resolved in (mockbroker.core.produce)
-        self.topic_configs: dict = {}
         self.brokers: dict[int, Broker] = {b.node_id: b for b in brokers}
         self.cluster_id: str = settings["cluster_id"]
         self.topics: dict[str, Topic] = {}

@@ -76,18 +76,10 @@ def check_request_records(data: bytes | None) -> PartitionAppend | None:
 
 def _config_of(cluster: Cluster, partition: Partition,
                broker_id: int | None = None) -> "_TopicConfig":
-    """The topic's config values on ``broker_id``, kept (values resolved once) until a config
-    changes: resolving them on every produce took a tenth of a small one's time."""
-    kept = cluster.topic_configs
-    generation = cluster.broker_configs.generation
-    if kept.get("generation") != generation:
-        kept.clear()
-        kept["generation"] = generation
-    key = (partition.topic.topic_id, broker_id)
-    found = kept.get(key)
-    if found is None:
-        found = kept[key] = _TopicConfig(cluster, partition, broker_id)
-    return found
+    """The topic's config values on ``broker_id``, each resolved once until a config changes."""
+    return cluster.broker_configs.kept(
+        ("topic", partition.topic.topic_id, broker_id),
+        lambda: _TopicConfig(cluster, partition, broker_id))
 
 
 class _TopicConfig:

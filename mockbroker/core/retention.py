@@ -68,28 +68,17 @@ class LogRetention:
         self._timer: Timer | None = None
         #: segments deleted since the cluster started
         self.deleted_segments = 0
-        self._segment_configs: dict[tuple, tuple[int, int]] = {}
-        self._segment_generation = -1
         self._schedule()
 
     def segment_config(self, partition: "Partition") -> tuple[int, int]:
-        """``segment.bytes`` and ``segment.ms`` of ``partition``'s topic now.  Asked on every
-        append: kept per topic and broker until a config changes (resolving and parsing them
-        took a tenth of a small produce's time)."""
+        """``segment.bytes`` and ``segment.ms`` of ``partition``'s topic now (asked on every
+        append: kept until a config changes)."""
         cluster = self.cluster
         broker = _broker_of(cluster, partition)
         topic = partition.topic
-        generation = cluster.broker_configs.generation
-        if generation != self._segment_generation:
-            self._segment_configs.clear()
-            self._segment_generation = generation
-        key = (topic.topic_id, broker)
-        found = self._segment_configs.get(key)
-        if found is None:
-            found = (topic_config(cluster, topic, "segment.bytes", broker),
-                     topic_config(cluster, topic, "segment.ms", broker))
-            self._segment_configs[key] = found
-        return found
+        return cluster.broker_configs.kept(("segment", topic.topic_id, broker), lambda: (
+            topic_config(cluster, topic, "segment.bytes", broker),
+            topic_config(cluster, topic, "segment.ms", broker)))
 
     def deadline(self) -> int | None:
         """When the next check is due."""

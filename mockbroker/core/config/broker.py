@@ -27,7 +27,7 @@ DynamicBrokerConfig, ConfigHelper and ConfigAdminManager.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from mockbroker.core.config.group import GROUP_BROKER_KEYS
 from mockbroker.core.config.topic import TOPIC_CONFIGS, TOPIC_SYNONYMS
@@ -240,8 +240,10 @@ class BrokerConfigs:
         self._static_replication_factor = default_replication_factor
         self.dynamic_default: dict[str, str] = {}
         #: bumped on every change of a dynamic broker config or of a topic's overrides: what
-        #: the data path keeps of config values (per topic) is good while it stays the same
+        #: :meth:`kept` holds is good while it stays the same
         self.generation = 0
+        self._kept: dict = {}
+        self._kept_generation = 0
         self.dynamic_per_broker: dict[int, dict[str, str]] = {}
         #: group id -> that group's config overrides (kept apart from the group, which may
         #: not exist)
@@ -304,6 +306,18 @@ class BrokerConfigs:
     def changed(self) -> None:
         """A config changed: values kept from the old ones are stale."""
         self.generation += 1
+
+    def kept(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """A value worked out from configs (``compute()``), kept under ``key`` until a config
+        changes: the data path asks for the same topic's configs on every append, and
+        resolving and parsing them anew took a tenth of a small produce's time."""
+        if self._kept_generation != self.generation:
+            self._kept.clear()
+            self._kept_generation = self.generation
+        found = self._kept.get(key)
+        if found is None:
+            found = self._kept[key] = compute()
+        return found
 
     def sync_settings(self) -> None:
         """Copy cluster-wide dynamic values the data path reads into the settings."""
