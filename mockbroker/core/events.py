@@ -68,6 +68,17 @@ EVENT_TYPES = {
 }
 
 
+def parse_types(text: str | None) -> set[str] | None:
+    """The event types a ``type=a,b`` parameter names (None: every type); ValueError naming
+    those that are no event type."""
+    types = {t.strip() for t in (text or "").split(",") if t.strip()}
+    unknown = sorted(types - set(EVENT_TYPES))
+    if unknown:
+        raise ValueError(f"unknown event type(s) {', '.join(unknown)}; the types are "
+                         f"{', '.join(EVENT_TYPES)}")
+    return types or None
+
+
 class EventLog:
     """The most recent events, oldest first, and who listens for new ones."""
 

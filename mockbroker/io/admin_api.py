@@ -20,7 +20,7 @@ from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.errors import ApiException
 from mockbroker.core.control import RuleError
 from mockbroker.core.jsonview import to_json
-from mockbroker.core.events import EVENT_TYPES
+from mockbroker.core.events import EVENT_TYPES, parse_types
 from mockbroker.core.views import (
     MAX_WAIT_MS, BrokerLatency, ClockAdvance, ClockView, Deleted, EventWait, GroupLoadingView,
     GroupWait, LagWait, NewTopic, RebalanceView, RecordsWait, Removed, Status, TargetBroker,
@@ -475,14 +475,12 @@ class AdminApi:
         _only_query(call, "events")
         since = _int_param(call, "since", default=0)
         limit = _int_param(call, "limit", minimum=1)
-        types = [t for t in (call.query.get("type") or "").split(",") if t.strip()]
-        unknown = sorted(set(t.strip() for t in types) - set(EVENT_TYPES))
-        if unknown:
-            raise _bad(f"unknown event type(s) {', '.join(unknown)}; the types are "
-                       f"{', '.join(EVENT_TYPES)}")
+        try:
+            types = parse_types(call.query.get("type"))
+        except ValueError as exc:
+            raise _bad(str(exc)) from None
         match = {name: call.query[name] for name in EVENT_FILTERS if name in call.query}
-        return self.runtime.events.since(since, types=[t.strip() for t in types] or None,
-                                         match=match, limit=limit)
+        return self.runtime.events.since(since, types=types, match=match, limit=limit)
 
     async def rebalances(self, call: Call):
         group_id = call.path["group_id"]

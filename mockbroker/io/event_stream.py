@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from mockbroker.core.events import EVENT_TYPES
+from mockbroker.core.events import parse_types
 
 if TYPE_CHECKING:
     from mockbroker.io.runtime import ClusterRuntime
@@ -57,15 +57,15 @@ class EventStreams:
             since = self.runtime.events.last_seq if text is None else int(text)
         except ValueError:
             raise web.HTTPBadRequest(reason=f"since must be an integer, got {text!r}") from None
-        types = {t.strip() for t in request.query.get("type", "").split(",") if t.strip()}
-        unknown = sorted(types - set(EVENT_TYPES))
-        if unknown:
-            raise web.HTTPBadRequest(reason=f"unknown event type(s) {', '.join(unknown)}")
+        try:
+            types = parse_types(request.query.get("type"))
+        except ValueError as exc:
+            raise web.HTTPBadRequest(reason=str(exc)) from None
         extra = sorted(set(request.query) - {"since", "type", "access_token"})
         if extra:
             raise web.HTTPBadRequest(reason=f"unknown query parameter(s) {', '.join(extra)}; "
                                             "expected since, type")
-        return since, types or None
+        return since, types
 
     @web.middleware
     async def middleware(self, request: web.Request, handler) -> web.StreamResponse:
