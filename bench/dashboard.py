@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -32,7 +31,8 @@ from pathlib import Path
 import confluent_kafka
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.served import make_topic, served  # noqa: E402
+from bench.procstat import cpu_seconds  # noqa: E402
+from bench.served import make_topic, produce_all, served  # noqa: E402
 
 PAYLOAD = b"x" * 100
 PARTITIONS = 6
@@ -64,24 +64,12 @@ class Readers:
             consumer.close()
 
 
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def produce_rate(bootstrap: str, topic: str, messages: int) -> float:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5,
                                          "acks": "all"})
     producer.list_topics(timeout=10)
     start = time.perf_counter()
-    for i in range(messages):
-        while True:
-            try:
-                producer.produce(topic, PAYLOAD, partition=i % PARTITIONS)
-                break
-            except BufferError:
-                producer.poll(0.01)
+    produce_all(producer, topic, PAYLOAD, messages, PARTITIONS)
     if producer.flush(120):
         raise SystemExit("records still unacknowledged after 120 s")
     return messages / (time.perf_counter() - start)

@@ -23,7 +23,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 # the benches run as scripts: make the repository importable for their shared helper
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.served import served  # noqa: E402
+from bench.served import produce_all, served  # noqa: E402
 
 VALUE = b"x" * 1024
 TOPIC = "bench-retention"
@@ -55,15 +55,7 @@ def run(records: int, configs: dict[str, str]) -> tuple[float, int, float]:
                                              "acks": "all", "enable.idempotence": True,
                                              "log_level": 3})
         start = time.perf_counter()
-        for i in range(records):
-            while True:
-                try:
-                    producer.produce(TOPIC, VALUE, partition=0)
-                    break
-                except BufferError:
-                    producer.poll(0.05)
-            if i % 10000 == 0:
-                producer.poll(0)
+        produce_all(producer, TOPIC, VALUE, records)
         if producer.flush(120):
             raise SystemExit("records left undelivered")
         took = time.perf_counter() - start

@@ -82,13 +82,18 @@ def make_topic(bootstrap: str, partitions: int, prefix: str = "bench") -> tuple[
     raise RuntimeError(f"topic {name} did not get leaders for its partitions")
 
 
-def produce_all(producer, topic: str, payload: bytes, n: int) -> None:
-    """Hand ``n`` records of ``payload`` to a confluent-kafka ``producer`` for partition 0,
-    serving its callbacks whenever its queue is full (not flushed)."""
-    for _ in range(n):
+def produce_all(producer, topic: str, payload: bytes, n: int,
+                partitions: int | None = 1) -> None:
+    """Hand ``n`` records of ``payload`` to a confluent-kafka ``producer``, to partitions 0,
+    1, ... ``partitions - 1`` in turn (None: wherever its partitioner puts them), serving its
+    callbacks whenever its queue is full (not flushed)."""
+    for i in range(n):
         while True:
             try:
-                producer.produce(topic, payload, partition=0)
+                if partitions is None:
+                    producer.produce(topic, payload)
+                else:
+                    producer.produce(topic, payload, partition=i % partitions)
                 break
-            except BufferError:
-                producer.poll(0.01)
+            except BufferError:  # its queue is full: let it send
+                producer.poll(0.005)

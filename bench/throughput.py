@@ -68,7 +68,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import wire  # noqa: E402
 from bench.procstat import cpu_seconds, listening_pid, rss_bytes  # noqa: E402
-from bench.served import READY, make_topic, serve_argv, served  # noqa: E402
+from bench.served import READY, make_topic, produce_all, serve_argv, served  # noqa: E402
 
 WORKLOADS = ("produce", "consume", "roundtrip", "startup", "rss", "metadata")
 CLIENTS = ("confluent", "kafka-python", "java")
@@ -155,13 +155,7 @@ def confluent_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> flo
     producer.produce(topic, b"warm-up")
     producer.flush(30)
     start = time.perf_counter()
-    for _ in range(n):
-        while True:
-            try:
-                producer.produce(topic, payload)
-                break
-            except BufferError:  # its queue is full: let it send
-                producer.poll(0.005)
+    produce_all(producer, topic, payload, n, partitions=None)
     left = producer.flush(300)
     elapsed = time.perf_counter() - start
     if left or failed:
