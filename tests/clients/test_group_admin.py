@@ -11,6 +11,7 @@ a listing; the one that needs three brokers runs on mockbroker alone.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 
 import confluent_kafka as ck
@@ -91,15 +92,36 @@ def kp_group(stack, cluster: Env, group_id: str, clients: list[str]) -> dict:
         consumer.partitions_for_topic(cluster.orders)
         consumers[client] = consumer
 
-    def settled():
-        for consumer in consumers.values():
-            consumer.poll(timeout_ms=50)
-        owned = [tp for c in consumers.values() for tp in c.assignment()]
-        return len(owned) == TOPICS["orders"] and all(c.assignment() for c in consumers.values()) \
-            and all(c.position(tp) == PER_PARTITION for c in consumers.values()
-                    for tp in c.assignment())
+    # Each consumer polls on a thread of its own: kafka-python completes a rebalance only inside
+    # poll(), and consumers polled in turn from one thread can keep rejoining one another for
+    # good (see test_groups.Member).  Each thread says what its consumer holds and whether it has
+    # read it all; the consumers are used from this thread again only once theirs have ended.
+    seen: dict[str, tuple[frozenset, bool]] = {}
+    stop = threading.Event()
 
-    wait_for("a stable group that read everything", settled)
+    def run(client: str, consumer: KafkaConsumer) -> None:
+        while not stop.is_set():
+            consumer.poll(timeout_ms=50)
+            held = frozenset(consumer.assignment())
+            seen[client] = (held, bool(held) and all(consumer.position(tp) == PER_PARTITION
+                                                     for tp in held))
+
+    threads = [threading.Thread(target=run, args=item, daemon=True)
+               for item in consumers.items()]
+    for thread in threads:
+        thread.start()
+
+    def settled():
+        views = [seen.get(client) for client in consumers]
+        return all(v is not None and v[1] for v in views) and \
+            sum(len(v[0]) for v in views) == TOPICS["orders"]
+
+    try:
+        wait_for("a stable group that read everything", settled)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(TIMEOUT_S)
     for consumer in consumers.values():
         consumer.commit()
     return consumers
