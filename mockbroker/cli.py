@@ -488,10 +488,17 @@ async def serve(args: argparse.Namespace) -> None:
     except OSError as exc:  # only TLS files are read before listening: not a PEM, unreadable
         raise SettingError(f"cannot use the TLS certificate or key: {exc}") from exc
     try:
-        await runtime.start()
+        await runtime.start(wait_for_admin=False)
     except OSError as exc:  # the runtime has closed whatever it had opened
         raise StartError(f"cannot listen on host {args.host!r}: {exc.strerror or exc}") from exc
+    # Every listener listens: the brokers answer now, and a call to the admin API waits in its
+    # socket's backlog until the HTTP application, loading meanwhile, serves it.
     print(ready_line(runtime), flush=True)
+    try:
+        await runtime.admin.up()
+    except Exception as exc:
+        await runtime.stop()
+        raise StartError(f"the admin API did not start: {exc}") from exc
     await stop.wait()
     await runtime.stop()
 

@@ -1,7 +1,8 @@
 """What importing the package, the codec and the pytest plugin, and running the CLI's light
 commands, loads: each runs in a fresh interpreter, which reports the heavy modules it ended
 up with.  ``import mockbroker`` and ``--version`` must leave the broker (aiohttp, cryptography,
-the handlers, construct) unloaded; the lazily exported names must still all resolve."""
+the handlers, construct) unloaded; the lazily exported names must still all resolve; and the
+brokers' modules load no HTTP server (the admin API loads it as it starts)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ def test_lazy_exports_resolve():
     loaded = loaded_by("import mockbroker\n"
                        "for name in mockbroker.__all__: getattr(mockbroker, name)\n"
                        "from mockbroker import MockCluster, AdminClient, DISCONNECT\n")
-    assert "mockbroker.handlers" in loaded and "aiohttp" in loaded
-    assert "cryptography" not in loaded  # only a TLS listener or admin TLS needs it
+    assert "mockbroker.handlers" in loaded
+    # the HTTP server is loaded by the admin API as it starts; TLS only by a TLS listener
+    assert "aiohttp" not in loaded and "cryptography" not in loaded
 
 
 def test_unknown_name_is_an_attribute_error():
@@ -75,3 +77,10 @@ def test_serve_help_loads_settings_not_the_server():
 
 def test_pytest_plugin_loads_no_broker():
     assert loaded_by("import conftest_plugin.plugin") == []
+
+
+def test_the_brokers_load_no_http_server():
+    # what ``mockbroker serve`` needs before its ready line: the runtime, the listeners and the
+    # handlers, not aiohttp (loaded beside the running brokers by the admin API)
+    loaded = loaded_by("import mockbroker.io.runtime, mockbroker.io.server")
+    assert "mockbroker.handlers" in loaded and "aiohttp" not in loaded

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 
+from mockbroker.core.assignments import assignment_by_name, decode_assignment
 from mockbroker.core.jsonview import from_object
 from mockbroker.core.security.acls import authorizer_of
 from mockbroker.core.security.mechanisms import PLAIN, SCRAM_HASHES
@@ -14,7 +15,7 @@ from mockbroker.core.views import (
     LoggedRequestView, MemberView, PartitionView, RecordView, TopicView, TransactionView,
     UserView,
 )
-from wire import WireError, decode_embedded, errors
+from wire import errors
 from wire.records import decode_records, read_batch_header
 from wire.apis import API_NAMES
 
@@ -188,27 +189,6 @@ def group(core, group_id: str):
         if found.group_id == group_id:
             return shard, found
     raise NotFound(f"unknown group {group_id!r}")
-
-
-def decode_assignment(protocol_type: str | None, data: bytes) -> dict[str, list[int]] | None:
-    if protocol_type != "consumer" or not data:
-        return {} if protocol_type == "consumer" else None
-    try:
-        _, assignment = decode_embedded("ConsumerProtocolAssignment", data)
-    except WireError:
-        return None
-    out: dict[str, list[int]] = {}
-    for entry in assignment.assigned_partitions:
-        out.setdefault(entry.topic, []).extend(entry.partitions)
-    return {t: sorted(ps) for t, ps in sorted(out.items())}
-
-
-def assignment_by_name(core, parts) -> dict[str, list[int]]:
-    """{topic name: partitions} of a consumer-group assignment kept by topic id."""
-    by_id = core.cluster.topics_by_id
-    return {by_id[t].name: sorted(ps) for t, ps in sorted(
-        parts.items(), key=lambda kv: by_id[kv[0]].name if kv[0] in by_id else "")
-        if t in by_id and ps}
 
 
 def _consumer_members(core, found) -> list[MemberView]:

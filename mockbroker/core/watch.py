@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from mockbroker.core import inspect
+from mockbroker.core.assignments import assignment_by_name, decode_assignment
 from mockbroker.core.events import EventLog
 
 log = logging.getLogger("mockbroker.core")
@@ -167,9 +167,9 @@ class GroupWatch:
 
     def _assignments(self, group) -> dict[str, dict[str, list[int]]]:
         if group.type == "consumer":
-            return {m.member_id: inspect.assignment_by_name(self._core, m.assigned)
+            return {m.member_id: assignment_by_name(self._core, m.assigned)
                     for m in group.members.values()}
-        return {m.member_id: inspect.decode_assignment(group.protocol_type, m.assignment) or {}
+        return {m.member_id: decode_assignment(group.protocol_type, m.assignment) or {}
                 for m in group.members.values()}
 
 

@@ -9,8 +9,8 @@ bodies are described by ``GET /openapi.json`` (:mod:`mockbroker.io.openapi`).
 Off loopback (bound to anything but 127.0.0.0/8, ::1 or localhost: another interface, or every
 one), or wherever a token was given, every call but the public routes (``GET /health``) needs
 ``Authorization: Bearer TOKEN``; the token is the one given (``admin_token``) or one made at
-start (:attr:`AdminServer.token`, which ``mockbroker serve`` prints in its ready line).  A call
-without it, or with another, gets 401 with ``{"error": "<why>"}`` and a ``WWW-Authenticate:
+start (:attr:`~mockbroker.io.admin_server.AdminServer.token`, which ``mockbroker serve`` prints
+in its ready line).  A call without it, or with another, gets 401 with ``{"error": "<why>"}`` and a ``WWW-Authenticate:
 Bearer`` challenge (RFC 6750).  A GET may carry the token as the query parameter
 ``access_token`` instead (RFC 6750, section 2.3), for the dashboard's event stream: a browser's
 EventSource cannot send headers.  With an SSL context the server speaks HTTPS only.
@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import hmac
 import logging
-import ssl
 from typing import TYPE_CHECKING
 
 from aiohttp import hdrs, web
 
 from mockbroker.core import routes
 from mockbroker.io.admin_api import AdminApi, Call, no_such_endpoint, not_allowed
-from mockbroker.io.admin_token import admin_token_for
 from mockbroker.io.event_stream import EventStreams
 from mockbroker.io.metrics import serve_metrics
 from mockbroker.io.pages import serve_pages
@@ -154,35 +152,3 @@ def make_app(runtime: "ClusterRuntime", token: str | None = None) -> web.Applica
     app.add_routes(aiohttp_routes(AdminApi(runtime)))
     app[EVENT_STREAMS] = streams
     return app
-
-
-class AdminServer:
-    """The admin API on ``host:port`` (0: an ephemeral port, known once started).
-
-    ``token``: the one callers must send (:func:`admin_token_for` decides, so off loopback
-    there always is one: :attr:`token`).  ``ssl_context``: serve HTTPS with it."""
-
-    def __init__(self, host: str, port: int, runtime: "ClusterRuntime", *,
-                 token: str | None = None, ssl_context: ssl.SSLContext | None = None):
-        self.host = host
-        self.port = port
-        self.token = admin_token_for(host, token)
-        self.ssl_context = ssl_context
-        self._app = make_app(runtime, self.token)
-        self._runner = web.AppRunner(self._app, access_log=None)
-        self._site: web.TCPSite | None = None
-
-    @property
-    def scheme(self) -> str:
-        return "https" if self.ssl_context is not None else "http"
-
-    async def start(self) -> None:
-        await self._runner.setup()
-        self._site = web.TCPSite(self._runner, self.host, self.port,
-                                 ssl_context=self.ssl_context)
-        await self._site.start()
-        self.port = self._site._server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        self._app[EVENT_STREAMS].close_all()  # else the server would wait for them to end
-        await self._runner.cleanup()

@@ -21,8 +21,8 @@ from mockbroker.core.cluster import Broker
 from mockbroker.core.events import EventLog
 from mockbroker.core.security.config import SecuritySettings, uses_tls
 from mockbroker.handlers import new_core
-from mockbroker.io.http import AdminServer
-from mockbroker.io.metrics import RequestMetrics
+from mockbroker.io.admin_server import AdminServer
+from mockbroker.io.request_metrics import RequestMetrics
 from mockbroker.io.server import BrokerListener
 
 if TYPE_CHECKING:  # mockbroker.io.tls imports cryptography: only a TLS listener or HTTPS needs it
@@ -145,7 +145,9 @@ class ClusterRuntime:
         """The token the admin API requires (``Authorization: Bearer``), or None."""
         return self.admin.token
 
-    async def start(self) -> None:
+    async def start(self, *, wait_for_admin: bool = True) -> None:
+        """Listen, and create the topics asked for; with ``wait_for_admin=False``, return before
+        the admin API's application serves (its socket listens: :meth:`AdminServer.up`)."""
         self._loop = asyncio.get_running_loop()
         self.core.timers.on_change = self._rearm
         self._rearm()  # timers the core set before the loop was ours (offset retention)
@@ -153,7 +155,7 @@ class ClusterRuntime:
             for listener in self.listeners:
                 await listener.start()
                 self._advertise(self.core, listener)
-            await self.admin.start()
+            await self.admin.start(wait=wait_for_admin)
         except BaseException:
             await self.stop()
             raise

@@ -28,7 +28,7 @@ from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred
 from mockbroker.core.dispatch import Connection, Core
 from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import uses_sasl
-from mockbroker.io.metrics import RequestMetrics, api_key_of
+from mockbroker.io.request_metrics import RequestMetrics, api_key_of
 from mockbroker.io.tls_stream import TlsHandshakeFailed, TlsStream
 
 log = logging.getLogger("mockbroker.io")
