@@ -43,17 +43,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from crc32c import crc32c as _crc32c
-
 from . import compression as _compression
 from .compression import GZIP, LZ4, NONE, SNAPPY, ZSTD  # re-exported for convenience
 from .exceptions import CorruptRecordBatchError, DecodeError, EncodeError
 from .primitives import read_varint, read_varlong, write_varint, write_varlong
 
-try:  # the same walk in C (wire/_walk.c), built by the package's set-up
-    from ._walk import check_records as _native_check
+try:  # the same walk, and the CRC, in C (wire/_walk.c), built by the package's set-up
+    from ._walk import check_records as _native_check, crc32c as _crc32c
 except ImportError:  # not built (no C compiler): the pure-Python walk does it all
     _native_check = None
+    from crc32c import crc32c as _crc32c
 
 __all__ = [
     "BATCH_HEADER_SIZE", "LOG_OVERHEAD", "MAGIC", "RECORD_BATCH_OVERHEAD",
