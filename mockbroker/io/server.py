@@ -4,7 +4,8 @@ A listener speaks one of Kafka's security protocols: PLAINTEXT, SSL (TLS; a clie
 when there is one, names the connection's principal), SASL_PLAINTEXT or SASL_SSL (each
 connection authenticates first: :mod:`mockbroker.core.security.sasl`).
 
-A connection reads size-prefixed frames and hands each to the core (:meth:`Core.receive`),
+A connection (:class:`~mockbroker.io.stream.ConnectionStream`, a protocol rather than asyncio's
+streams) reads size-prefixed frames and hands each to the core (:meth:`Core.receive`),
 which answers with a Deferred of the response bytes, nothing, or a request to close the
 connection.  Answers are written strictly in request order (a later request that finishes first
 waits for the earlier ones).  As Kafka's socket server mutes a connection while its answer is
@@ -21,7 +22,6 @@ import contextlib
 import itertools
 import logging
 import ssl
-import struct
 import time
 
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred
@@ -29,6 +29,7 @@ from mockbroker.core.dispatch import Connection, Core
 from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import uses_sasl
 from mockbroker.io.request_metrics import RequestMetrics, api_key_of
+from mockbroker.io.stream import ConnectionStream, FrameTooLarge
 from mockbroker.io.tls_stream import TlsHandshakeFailed, TlsStream
 
 log = logging.getLogger("mockbroker.io")
@@ -36,7 +37,6 @@ log = logging.getLogger("mockbroker.io")
 #: Kafka's ``socket.request.max.bytes`` default.
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 
-_SIZE = struct.Struct(">i")
 _TURNS_TO_START_A_CONNECTION = 5
 #: How many requests of one connection may be in the broker at once (read, and not yet answered
 #: on the wire).  Kafka's socket server allows one: it mutes a connection from a request's
@@ -79,8 +79,14 @@ class BrokerListener:
 
     async def start(self) -> None:
         # TLS is ours (mockbroker.io.tls_stream), on the plain stream
-        self._server = await asyncio.start_server(self._serve, self.host, self.port)
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            lambda: ConnectionStream(self._connected, self.max_request_bytes),
+            self.host, self.port)
         self.port = self._server.sockets[0].getsockname()[1]
+
+    def _connected(self, stream: ConnectionStream) -> None:
+        asyncio.get_running_loop().create_task(self._serve(stream, stream))
 
     @property
     def serving(self) -> bool:
@@ -105,7 +111,7 @@ class BrokerListener:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, reader: ConnectionStream, writer: ConnectionStream) -> None:
         task = asyncio.current_task()
         self._connections.add(task)
         if self.tls is not None:
@@ -201,7 +207,7 @@ class BrokerListener:
                 writer.close()
             self._connections.discard(task)
 
-    async def _send_in_order(self, pending: asyncio.Queue, writer: asyncio.StreamWriter,
+    async def _send_in_order(self, pending: asyncio.Queue, writer: ConnectionStream | TlsStream,
                              conn: Connection, slots: asyncio.Semaphore) -> None:
         try:
             while True:
@@ -237,27 +243,31 @@ class BrokerListener:
         """After a last answer, give the client a moment to read it and close its side before
         this one closes: a client that finds the answer and the end of the stream in one read
         may report only the end (kafka-python does, under load), and not why."""
-        if not isinstance(reader, asyncio.StreamReader):
+        if not isinstance(reader, ConnectionStream):
             return  # TLS: the client reads the answer before the close_notify that follows
         with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
             async with asyncio.timeout(_LINGER_S):
                 while await reader.read(_LINGER_READ):
                     pass  # whatever else it sent is not served
 
-    async def _read_frame(self, reader: asyncio.StreamReader, conn: Connection) -> bytes | None:
+    async def _read_frame(self, reader: ConnectionStream | TlsStream,
+                          conn: Connection) -> bytes | None:
         """The next request frame, or None when the client closed or sent a size out of range."""
         try:
-            size_bytes = await reader.readexactly(4)
-            (size,) = _SIZE.unpack(size_bytes)
+            if isinstance(reader, ConnectionStream):
+                return await reader.read_frame(self.max_request_bytes)
+            size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
             if size < 0 or size > self.max_request_bytes:
-                log.warning("broker %d: closing connection %d: request size %d outside 0..%d",
-                            self.broker_id, conn.connection_id, size, self.max_request_bytes)
-                return None
+                raise FrameTooLarge(size)
             return await reader.readexactly(size)
+        except FrameTooLarge as exc:
+            log.warning("broker %d: closing connection %d: request size %d outside 0..%d",
+                        self.broker_id, conn.connection_id, exc.size, self.max_request_bytes)
+            return None
         except (asyncio.IncompleteReadError, ConnectionError):
             return None
 
-    def _tls_principal(self, writer: asyncio.StreamWriter) -> Principal:
+    def _tls_principal(self, writer: ConnectionStream | TlsStream) -> Principal:
         """User:DN of the client certificate on a TLS connection (Kafka's default principal
         builder); User:ANONYMOUS without one."""
         tls = writer.get_extra_info("ssl_object")

@@ -1,0 +1,197 @@
+"""A listener's connection as an :class:`asyncio.Protocol`: the bytes a client sent, cut into
+Kafka's size-prefixed request frames, and its answers written back.
+
+asyncio's streams cost a coroutine step, a future and two copies for every ``readexactly``,
+two of which a request frame needs.  Here the protocol keeps what the socket delivers in one
+buffer and :meth:`ConnectionStream.read_frame` cuts a whole frame out of it with one copy,
+waking its reader once a frame is complete rather than at every chunk of it.
+
+It also offers the part of asyncio's (reader, writer) pair that the listener and
+:class:`~mockbroker.io.tls_stream.TlsStream` use (``read``, ``write``, ``drain``, ``close``,
+``is_closing``, ``get_extra_info``, ``transport``), so a TLS connection runs over it unchanged.
+
+Flow control is the streams': reading pauses while more than :data:`HIGH_WATER` bytes wait
+unread beyond the frame at the head of the buffer (so a connection the listener mutes stops
+being read, and a large frame is never paused for its own size),
+and :meth:`ConnectionStream.drain` waits while the transport's write buffer is above its mark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import struct
+from typing import Any, Callable
+
+#: unread bytes (beyond a frame still arriving) at which the socket stops being read
+HIGH_WATER = 128 * 1024
+_SIZE = struct.Struct(">i")
+
+
+class FrameTooLarge(Exception):
+    """A frame's size prefix is negative or above the listener's limit."""
+
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
+
+
+class ConnectionStream(asyncio.Protocol):
+    """One client connection; ``on_connect(stream)`` is called once it is made (the listener
+    starts the connection's task there).  ``max_frame``: the listener's largest request."""
+
+    def __init__(self, on_connect: Callable[["ConnectionStream"], Any], max_frame: int):
+        self._on_connect = on_connect
+        #: the largest frame the listener takes (a larger size prefix is refused)
+        self._max_frame = max_frame
+        self.transport: asyncio.Transport | None = None
+        self._buffer = bytearray()
+        self._eof = False
+        self._lost = False
+        self._reading_paused = False
+        #: bytes the reader waits for in all: it is woken once the buffer holds them
+        self._wanted = 1
+        self._waiter: asyncio.Future | None = None
+        self._write_paused = False
+        self._drain_waiters: collections.deque[asyncio.Future] = collections.deque()
+
+    # -- asyncio.Protocol ----------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self._on_connect(self)
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self._buffer
+        buffer += data
+        if len(buffer) >= self._wanted:
+            self._wake()
+        if not self._reading_paused and self._too_much_unread():
+            self._reading_paused = True
+            self.transport.pause_reading()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._wake()
+        return True  # half-closed: the answers already made may still be written
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = self._eof = True
+        self._wake()
+        while self._drain_waiters:
+            waiter = self._drain_waiters.popleft()
+            if not waiter.done():
+                waiter.set_exception(ConnectionResetError("Connection lost"))
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        while self._drain_waiters:
+            waiter = self._drain_waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _wait(self, wanted: int) -> None:
+        """Until the buffer holds ``wanted`` bytes or the stream ends."""
+        self._wanted = wanted
+        self._consumed()
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+            self._wanted = 1
+
+    def _too_much_unread(self) -> bool:
+        """Whether more than HIGH_WATER bytes wait beyond what the reader waits for and the
+        frame at the head of the buffer (a large frame is read whole, asked for yet or not)."""
+        buffer = self._buffer
+        wanted = self._wanted
+        if len(buffer) <= wanted + HIGH_WATER:
+            return False
+        (size,) = _SIZE.unpack_from(buffer)
+        if 0 <= size <= self._max_frame:
+            wanted = max(wanted, 4 + size)
+        return len(buffer) > wanted + HIGH_WATER
+
+    def _consumed(self) -> None:
+        if self._reading_paused and not self._too_much_unread():
+            self._reading_paused = False
+            if not self._lost:
+                self.transport.resume_reading()
+
+    async def read_frame(self, max_size: int) -> bytes | None:
+        """The next request frame (without its size prefix); None once the client has closed
+        (a frame it left unfinished is dropped).  Raises :class:`FrameTooLarge` for a size
+        prefix outside ``0..max_size``."""
+        buffer = self._buffer
+        while True:
+            if len(buffer) >= 4:
+                (size,) = _SIZE.unpack_from(buffer)
+                if size < 0 or size > max_size:
+                    raise FrameTooLarge(size)
+                end = 4 + size
+                if len(buffer) >= end:
+                    with memoryview(buffer) as view:  # one copy, not a slice and its copy
+                        frame = view[4:end].tobytes()
+                    del buffer[:end]  # a bytearray drops its head without moving the rest
+                    self._consumed()
+                    return frame
+            else:
+                end = 4
+            if self._eof:
+                buffer.clear()  # what is left can never become a frame
+                return None
+            await self._wait(end)
+
+    async def read(self, n: int) -> bytes:
+        """Up to ``n`` bytes as they arrive; b"" once the client has closed."""
+        buffer = self._buffer
+        while not buffer:
+            if self._eof:
+                return b""
+            await self._wait(1)
+        with memoryview(buffer) as view:
+            data = view[:n].tobytes()
+        del buffer[:n]
+        self._consumed()
+        return data
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        self.transport.write(data)
+
+    async def drain(self) -> None:
+        """Wait while the transport's write buffer is above its mark; raises ConnectionError
+        once the connection is lost."""
+        if self._lost:
+            raise ConnectionResetError("Connection lost")
+        if self.transport.is_closing():
+            await asyncio.sleep(0)  # let the transport report the loss
+            if self._lost:
+                raise ConnectionResetError("Connection lost")
+        if self._write_paused:
+            waiter = asyncio.get_running_loop().create_future()
+            self._drain_waiters.append(waiter)
+            await waiter
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self.transport.get_extra_info(name, default)

@@ -1,0 +1,157 @@
+"""A listener connection's framing and flow control (``mockbroker.io.stream``), fed by hand:
+frames whole however the bytes arrive, sizes out of range refused, the end of the stream, the
+socket paused while too much waits unread, and writes that wait for the transport."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+import pytest
+
+from mockbroker.io.stream import HIGH_WATER, ConnectionStream, FrameTooLarge
+
+
+class FakeTransport(asyncio.Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.paused = False
+        self.closing = False
+        self.written: list[bytes] = []
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def write(self, data) -> None:
+        self.written.append(bytes(data))
+
+    def close(self) -> None:
+        self.closing = True
+
+    def get_extra_info(self, name, default=None):
+        return {"peername": ("127.0.0.1", 5555)}.get(name, default)
+
+
+def frame(payload: bytes) -> bytes:
+    return struct.pack(">i", len(payload)) + payload
+
+
+def connected() -> tuple[ConnectionStream, FakeTransport]:
+    seen = []
+    stream = ConnectionStream(seen.append, max_frame=1 << 20)
+    transport = FakeTransport()
+    stream.connection_made(transport)
+    assert seen == [stream]  # the listener is told, and starts the connection's task
+    return stream, transport
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def test_frames_are_whole_however_the_bytes_arrive():
+    async def scenario():
+        stream, _ = connected()
+        payloads = [b"a" * 3, b"", b"b" * 70_000, b"c"]
+        data = b"".join(frame(p) for p in payloads)
+        reads = [asyncio.ensure_future(stream.read_frame(1 << 20))]
+        for i in range(0, len(data), 7):  # seven bytes at a time, a size prefix split too
+            stream.data_received(data[i:i + 7])
+            await asyncio.sleep(0)
+        got = [await reads[0]] + [await stream.read_frame(1 << 20) for _ in payloads[1:]]
+        assert got == payloads
+        stream.data_received(frame(b"x") + frame(b"yz"))  # two frames in one chunk
+        assert [await stream.read_frame(10), await stream.read_frame(10)] == [b"x", b"yz"]
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("size", [-1, 101])
+def test_a_size_out_of_range_is_refused(size):
+    async def scenario():
+        stream, _ = connected()
+        stream.data_received(struct.pack(">i", size) + b"z" * 10)
+        with pytest.raises(FrameTooLarge) as refused:
+            await stream.read_frame(100)
+        assert refused.value.size == size
+
+    run(scenario())
+
+
+def test_the_end_of_the_stream_ends_reading_and_drops_an_unfinished_frame():
+    async def scenario():
+        stream, _ = connected()
+        stream.data_received(frame(b"done") + struct.pack(">i", 50) + b"part")
+        waiting = asyncio.ensure_future(stream.read_frame(100))
+        await asyncio.sleep(0)
+        assert await asyncio.wait_for(asyncio.shield(waiting), 1) == b"done"
+        pending = asyncio.ensure_future(stream.read_frame(100))
+        await asyncio.sleep(0)
+        assert not pending.done()  # 46 bytes short: it waits
+        assert stream.eof_received() is True  # half-closed: answers may still be written
+        assert await pending is None
+        assert await stream.read(10) == b""
+
+    run(scenario())
+
+
+def test_reading_pauses_while_too_much_waits_unread_and_resumes_once_read():
+    async def scenario():
+        stream, transport = connected()
+        chunk = frame(b"r" * 1000)
+        fed = 0
+        while not transport.paused:  # nobody reads: the frames pile up, then the socket stops
+            stream.data_received(chunk)
+            fed += 1
+        assert fed * len(chunk) > HIGH_WATER
+        for _ in range(fed):
+            assert await stream.read_frame(2000) == b"r" * 1000
+        assert not transport.paused
+
+    run(scenario())
+
+
+def test_a_large_frame_arriving_is_not_paused_for_its_own_size():
+    async def scenario():
+        stream, transport = connected()
+        big = frame(b"B" * (3 * HIGH_WATER))
+        for i in range(0, len(big), 256 * 1024):  # what a socket read gives at most
+            stream.data_received(big[i:i + 256 * 1024])
+            assert not transport.paused  # a frame is read whole, asked for yet or not
+        stream.data_received(frame(b"n" * HIGH_WATER) + frame(b"m"))
+        assert transport.paused  # beyond it, what piles up unread pauses the socket
+        assert await stream.read_frame(len(big)) == b"B" * (3 * HIGH_WATER)
+        assert not transport.paused
+
+    run(scenario())
+
+
+def test_drain_waits_for_the_transport_and_fails_once_the_connection_is_lost():
+    async def scenario():
+        stream, transport = connected()
+        stream.write(b"answer")
+        assert transport.written == [b"answer"]
+        await stream.drain()  # not paused: at once
+        stream.pause_writing()
+        waiting = asyncio.ensure_future(stream.drain())
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        stream.resume_writing()
+        await asyncio.wait_for(waiting, 1)
+        stream.pause_writing()
+        lost = asyncio.ensure_future(stream.drain())
+        await asyncio.sleep(0)
+        stream.connection_lost(None)
+        with pytest.raises(ConnectionResetError):
+            await lost
+        with pytest.raises(ConnectionResetError):
+            await stream.drain()
+        assert stream.get_extra_info("peername") == ("127.0.0.1", 5555)
+
+    run(scenario())
