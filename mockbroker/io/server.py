@@ -8,7 +8,8 @@ A connection (:class:`~mockbroker.io.stream.ConnectionStream`, a protocol rather
 streams) reads size-prefixed frames and hands each to the core (:meth:`Core.receive`),
 which answers with a Deferred of the response bytes, nothing, or a request to close the
 connection.  Answers are written strictly in request order (a later request that finishes first
-waits for the earlier ones).  As Kafka's socket server mutes a connection while its answer is
+waits for the earlier ones, in the connection's sender task; one answered at once with none
+before it unwritten, most of them, is written by the reading task itself).  As Kafka's socket server mutes a connection while its answer is
 unsent, a connection is not read while :data:`MAX_IN_FLIGHT` of its requests are unanswered or
 their answers not yet written, so a client that does not read its answers stops being read
 rather than growing the broker; and once a request closes the connection, no later one is
@@ -55,6 +56,15 @@ _TLS_HANDSHAKE_TIMEOUT_S = 30
 #: what an answer that will never be given becomes when its connection ends
 _UNANSWERED = Close("the connection ends before this request is answered")
 _connection_ids = itertools.count(1)
+
+
+class _Queued:
+    """Answers of one connection handed to its sender task and not yet written."""
+
+    __slots__ = ("answers",)
+
+    def __init__(self) -> None:
+        self.answers = 0
 
 
 class BrokerListener:
@@ -138,7 +148,8 @@ class BrokerListener:
         pending: asyncio.Queue = asyncio.Queue()
         waiting: dict[Deferred, asyncio.Future] = {}
         slots = asyncio.Semaphore(MAX_IN_FLIGHT)
-        sender = asyncio.create_task(self._send_in_order(pending, writer, conn, slots))
+        queued = _Queued()
+        sender = asyncio.create_task(self._send_in_order(pending, writer, conn, slots, queued))
         stopping = False
         broker_closes = False  # a request is answered by closing the connection
         last_answer = False  # ... after one last answer (an authentication failure)
@@ -153,6 +164,18 @@ class BrokerListener:
                 # timed from here to the answer written (GET /metrics)
                 request = (api_key_of(frame), time.perf_counter())
                 outcome = self.core.receive(frame, conn)
+                if outcome.done and not queued.answers and not isinstance(outcome.value, Close):
+                    # answered at once with nothing before it unwritten: written here, in
+                    # order, without a turn of the sender
+                    if outcome.value is not NO_RESPONSE:
+                        writer.write(outcome.value)
+                    self._handled(request)
+                    slots.release()
+                    try:
+                        await writer.drain()  # muted while the client does not read
+                    except ConnectionError:
+                        return
+                    continue
                 answer = loop.create_future()
                 if outcome.done:
                     if isinstance(outcome.value, Close):
@@ -164,6 +187,7 @@ class BrokerListener:
                         # a last answer goes out, after the earlier ones, before the close
                         last_answer = True
                         answer.set_result(outcome.value)
+                        queued.answers += 1
                         pending.put_nowait((answer, request))
                         return
                     answer.set_result(outcome.value)
@@ -171,6 +195,7 @@ class BrokerListener:
                     waiting[outcome] = answer
                     outcome.add_callback(lambda value, outcome=outcome, answer=answer: (
                         waiting.pop(outcome, None), answer.done() or answer.set_result(value)))
+                queued.answers += 1
                 pending.put_nowait((answer, request))
         except asyncio.CancelledError:
             stopping = True  # the listener is stopping: end this connection now
@@ -208,7 +233,8 @@ class BrokerListener:
             self._connections.discard(task)
 
     async def _send_in_order(self, pending: asyncio.Queue, writer: ConnectionStream | TlsStream,
-                             conn: Connection, slots: asyncio.Semaphore) -> None:
+                             conn: Connection, slots: asyncio.Semaphore,
+                             queued: "_Queued") -> None:
         try:
             while True:
                 item = await pending.get()
@@ -231,6 +257,7 @@ class BrokerListener:
                     writer.write(value)
                     await writer.drain()  # the answer is sent (or buffered below the mark)
                 self._handled(request)
+                queued.answers -= 1
                 slots.release()
         finally:
             slots.release()  # wake the reader, which sees the sender has ended
