@@ -105,9 +105,11 @@ class AdminServer:
             self._runner = runner
             for sock in self._sockets:
                 await web.SockSite(runner, sock, ssl_context=self.ssl_context).start()
-        except BaseException as exc:
-            if not isinstance(exc, asyncio.CancelledError):
-                log.error("the admin API on port %d did not start: %s", self.port, exc)
+        except Exception as exc:
+            log.error("the admin API on port %d did not start: %s", self.port, exc)
+            await self._close()
+            raise
+        except asyncio.CancelledError:  # stopped before it served
             await self._close()
             raise
 
