@@ -12,8 +12,9 @@ is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks 
   which leaves out the group join): the same three figures.
 - ``roundtrip``: one record at a time produced and acknowledged (confluent-kafka, acks=all,
   linger 0): p50 and p99 in ms, and the broker's CPU per round trip in µs.
-- ``startup``: spawn of ``mockbroker serve --port 0`` to its ready line, median of several
-  (mockbroker only: the other target is given already running).
+- ``startup``: spawn of ``mockbroker serve --port 0`` to its ready line, to the answer to an
+  ApiVersions request sent right after it, and to the answer to ``GET /health`` sent after
+  that; medians of several (mockbroker only: the other target is given already running).
 - ``rss``: the broker's resident memory before and after producing ``--rss-records`` records
   of 100 B, per record; it runs first, before other workloads free memory that would be
   reused (and a JVM's heap, once touched, shows no growth at all).
@@ -54,6 +55,7 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
@@ -315,21 +317,37 @@ def roundtrip_round(args, tally: Tally, target: Target) -> None:
 # ---------------------------------------------------------------- start-up
 
 
-def startup_ms(runs: int) -> float:
-    """Median ms from spawning ``mockbroker serve --port 0`` to its ready line."""
-    times = []
+def startup_ms(runs: int) -> dict[str, float]:
+    """Medians, in ms from spawning ``mockbroker serve --port 0``: to its ready line; to the
+    answer to an ApiVersions request sent at once after it; and to the answer to ``GET
+    /health`` sent after that (the admin API's HTTP server loads beside the running brokers,
+    so a call made early waits for it)."""
+    times: dict[str, list[float]] = {"ready ms": [], "first answer ms": [],
+                                     "admin answer ms": []}
+    body = wire.request_class(18)(client_software_name="bench", client_software_version="1")
     for _ in range(runs):
         start = time.perf_counter()
         proc = subprocess.Popen(serve_argv(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 text=True)
-        line = proc.stdout.readline()
-        times.append((time.perf_counter() - start) * 1000)
-        proc.terminate()
-        proc.wait(10)
-        proc.stdout.close()
-        if not line.startswith(READY):
-            raise RuntimeError(f"mockbroker serve did not start: {line!r}")
-    return statistics.median(times)
+        try:
+            line = proc.stdout.readline()
+            times["ready ms"].append((time.perf_counter() - start) * 1000)
+            if not line.startswith(READY):
+                raise RuntimeError(f"mockbroker serve did not start: {line!r}")
+            ready = dict(part.split("=", 1) for part in line[len(READY):].split())
+            host, port = ready["bootstrap"].rsplit(":", 1)
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                sock.sendall(wire.encode_request(18, 3, 1, "bench", body))
+                read_frame(sock)
+            times["first answer ms"].append((time.perf_counter() - start) * 1000)
+            with urllib.request.urlopen(f"{ready['admin']}/health", timeout=30) as answer:
+                answer.read()
+            times["admin answer ms"].append((time.perf_counter() - start) * 1000)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+            proc.stdout.close()
+    return {figure: statistics.median(values) for figure, values in times.items()}
 
 
 # ---------------------------------------------------------------- memory per record
@@ -453,7 +471,7 @@ def figure_text(value: float | None) -> str:
 
 def report(tally: Tally, labels: list[str]) -> None:
     compare = len(labels) > 1
-    head = f"{'workload':<32} {'figure':<12} {labels[0]:>11}"
+    head = f"{'workload':<32} {'figure':<15} {labels[0]:>11}"
     if compare:
         head += f" {labels[1]:>11} {'ratio':>7}  better"
     print("\n" + head)
@@ -462,7 +480,7 @@ def report(tally: Tally, labels: list[str]) -> None:
     for (workload, figure), by_label in tally.values.items():
         medians = [statistics.median(by_label[lb]) if by_label.get(lb) else None
                    for lb in labels]
-        line = f"{workload if workload != last else '':<32} {figure:<12} " \
+        line = f"{workload if workload != last else '':<32} {figure:<15} " \
                f"{figure_text(medians[0]):>11}"
         last = workload
         if compare:
@@ -518,7 +536,8 @@ def main() -> None:
         log(f"targets: {', '.join(f'{t.label}={t.bootstrap} (pid {t.pid})' for t in targets)}")
 
         if "startup" in args.only:
-            tally.add("start-up of serve", "ready ms", "mockbroker", startup_ms(args.startups))
+            for figure, ms in startup_ms(args.startups).items():
+                tally.add("start-up of serve", figure, "mockbroker", ms)
         if "rss" in args.only:  # first: before other workloads' memory is freed for reuse
             kept = defaultdict(list)
             for _ in range(args.rounds):
