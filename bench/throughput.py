@@ -81,7 +81,8 @@ MB = 1e6  # MB/s as Kafka's tools print it would be MiB; we print decimal megaby
 
 #: figure -> True when higher is better
 HIGHER_BETTER = {"msg/s": True, "MB/s": True, "CPU s/M rec": False, "p50 ms": False,
-                 "p99 ms": False, "CPU us/rt": False, "ready ms": False, "create s": False,
+                 "p99 ms": False, "CPU us/rt": False, "ready ms": False, "first answer ms": False,
+                 "admin answer ms": False, "create s": False,
                  "Metadata ms": False, "RSS B/rec": False}
 
 
