@@ -33,6 +33,7 @@ loopback name rather than the unroutable wildcard, and says so on stderr.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import sys
@@ -491,6 +492,9 @@ async def serve(args: argparse.Namespace) -> None:
         await runtime.start(wait_for_admin=False)
     except OSError as exc:  # the runtime has closed whatever it had opened
         raise StartError(f"cannot listen on host {args.host!r}: {exc.strerror or exc}") from exc
+    # What start-up made lives as long as the process: kept out of every later collection
+    gc.freeze()
+    gc.enable()
     # Every listener listens: the brokers answer now, and a call to the admin API waits in its
     # socket's backlog until the HTTP application, loading meanwhile, serves it.
     print(ready_line(runtime), flush=True)
@@ -736,6 +740,19 @@ def view_command(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "serve" not in argv:
+        return _command(argv)
+    # The broker's start-up makes many long-lived objects (codecs, handlers, config tables) and
+    # no garbage: the collector has nothing to find among them until serve freezes them, once
+    # it listens, and collects again.
+    gc.disable()
+    try:
+        return _command(argv)
+    finally:
+        gc.enable()
+
+
+def _command(argv: list[str]) -> int:
     # without "serve" on the command line, parsing never reaches its flags (nor their tables)
     parser = build_parser(serve_flags="serve" in argv)
     _environment_defaults(parser, argv, os.environ)
