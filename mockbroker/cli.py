@@ -93,6 +93,9 @@ every broker of every listener, in the order the listeners were given (PLAINTEXT
 PLAINTEXT://h:9093,SASL_SSL://h:9094,...); ca= is the PEM file of the CA that clients of a TLS
 listener (or of --admin-tls) trust; token= is what the admin API requires, sent as
 "Authorization: Bearer TOKEN" (it does off loopback, or when given --admin-token).
+
+The brokers answer from then on.  The admin API's HTTP server finishes loading just after: a
+call made before it serves waits and is then answered.
 """
 
 
