@@ -27,6 +27,7 @@ from mockbroker.core.config.broker import BrokerConfigs
 from mockbroker.core.config.topic import new_topic_configs, topic_value_from_broker
 from mockbroker.core.errors import ApiException
 from mockbroker.core.events import EventLog
+from mockbroker.core.kept import Kept
 from mockbroker.core.log import PartitionLog
 # topic_name_error is also imported from here (the admin HTTP API, fault specs)
 from mockbroker.core.names import colliding_topic, topic_name_error
@@ -91,8 +92,7 @@ class Cluster:
         #: Metadata answers already encoded, by what was asked (the Metadata handler's); every
         #: change a Metadata answer shows (topics, partitions, leaders, ISRs, brokers and their
         #: addresses) empties it, through :meth:`metadata_changed`
-        self.metadata_answers: dict = {}
-        self.metadata_epoch = 0
+        self.metadata_answers = Kept()
         self.brokers: dict[int, Broker] = {b.node_id: b for b in brokers}
         self.cluster_id: str = settings["cluster_id"]
         self.topics: dict[str, Topic] = {}
@@ -112,8 +112,7 @@ class Cluster:
 
     def metadata_changed(self) -> None:
         """Something a Metadata answer shows has changed: answers kept so far are stale."""
-        self.metadata_epoch += 1
-        self.metadata_answers.clear()
+        self.metadata_answers.changed()
 
     def live_brokers(self) -> list[Broker]:
         return [b for b in sorted(self.brokers.values(), key=lambda b: b.node_id) if b.alive]

@@ -39,23 +39,16 @@ def handle(core, ctx, request):
     acl = access(core, ctx)
     if acl.enforced:  # what a principal sees is its own: nothing kept
         return _answer(core, ctx, request, acl)
-    cluster = core.cluster
     requested = request.topics
     key = (ctx.api_version, ctx.listener,
            None if requested is None else tuple((t.name, t.topic_id) for t in requested),
            request.allow_auto_topic_creation, request.include_cluster_authorized_operations,
            request.include_topic_authorized_operations)
-    answer = cluster.metadata_answers.get(key)
-    if answer is None:
-        epoch = cluster.metadata_epoch
-        response = _answer(core, ctx, request, acl)
-        if cluster.metadata_epoch != epoch:
-            return response  # it created a topic: the next request sees the cluster anew
-        # A large cluster's answer costs milliseconds to build and encode; clients ask again
-        # and again (every refresh, every NOT_LEADER), so it is kept until the cluster changes.
-        answer = encode_response_body(API_KEY, ctx.api_version, response)
-        cluster.metadata_answers[key] = answer
-    return answer
+    # A large cluster's answer costs milliseconds to build and encode; clients ask again and
+    # again (every refresh, every NOT_LEADER), so it is kept until the cluster changes (one
+    # that creates a topic as it is worked out is not kept: the next request sees the topic).
+    return core.cluster.metadata_answers.get(key, lambda: encode_response_body(
+        API_KEY, ctx.api_version, _answer(core, ctx, request, acl)))
 
 
 def _answer(core, ctx, request, acl):

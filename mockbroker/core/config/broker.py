@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from mockbroker.core.config.group import GROUP_BROKER_KEYS
+from mockbroker.core.kept import Kept
 from mockbroker.core.config.topic import TOPIC_CONFIGS, TOPIC_SYNONYMS
 from mockbroker.core.config.values import (
     B, I, INT_MAX, L, LONG_MAX, LS, S, SH, ConfigKey, ConfigSource, InvalidValue, OneOf, Range,
@@ -239,11 +240,9 @@ class BrokerConfigs:
         self._static_settings = dict(settings)
         self._static_replication_factor = default_replication_factor
         self.dynamic_default: dict[str, str] = {}
-        #: bumped on every change of a dynamic broker config or of a topic's overrides: what
-        #: :meth:`kept` holds is good while it stays the same
-        self.generation = 0
-        self._kept: dict = {}
-        self._kept_generation = 0
+        #: values worked out from configs (:meth:`kept`), until a dynamic broker config or a
+        #: topic's overrides change
+        self._kept = Kept()
         self.dynamic_per_broker: dict[int, dict[str, str]] = {}
         #: group id -> that group's config overrides (kept apart from the group, which may
         #: not exist)
@@ -305,19 +304,13 @@ class BrokerConfigs:
 
     def changed(self) -> None:
         """A config changed: values kept from the old ones are stale."""
-        self.generation += 1
+        self._kept.changed()
 
     def kept(self, key: Any, compute: Callable[[], Any]) -> Any:
         """A value worked out from configs (``compute()``), kept under ``key`` until a config
         changes: the data path asks for the same topic's configs on every append, and
         resolving and parsing them anew took a tenth of a small produce's time."""
-        if self._kept_generation != self.generation:
-            self._kept.clear()
-            self._kept_generation = self.generation
-        found = self._kept.get(key)
-        if found is None:
-            found = self._kept[key] = compute()
-        return found
+        return self._kept.get(key, compute)
 
     def sync_settings(self) -> None:
         """Copy cluster-wide dynamic values the data path reads into the settings."""
