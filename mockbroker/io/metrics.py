@@ -8,9 +8,9 @@ Two kinds of series:
   leaves them out) and ``kafka_consumergroup_*``.  Committed offsets and lag are those of
   ``GET /groups/{group_id}`` (:func:`mockbroker.core.inspect.group_view`), never computed
   again here, so the two always agree;
-- the broker's own traffic, counted by :class:`RequestMetrics` in the I/O layer
-  (:mod:`mockbroker.io.request_metrics`, which the listeners import without the HTTP server) (the core reads
-  no time): ``mockbroker_requests_total{api,broker}`` and the histogram
+- the broker's own traffic, counted by :class:`RequestMetrics` in the I/O layer (the core reads
+  no time; :mod:`mockbroker.io.request_metrics`, which the listeners import without the HTTP
+  server): ``mockbroker_requests_total{api,broker}`` and the histogram
   ``mockbroker_request_duration_seconds{api}``, from a request frame read to its answer
   written.
 

@@ -7,13 +7,13 @@ connection authenticates first: :mod:`mockbroker.core.security.sasl`).
 A connection (:class:`~mockbroker.io.stream.ConnectionStream`, a protocol rather than asyncio's
 streams) reads size-prefixed frames and hands each to the core (:meth:`Core.receive`),
 which answers with a Deferred of the response bytes, nothing, or a request to close the
-connection.  Answers are written strictly in request order (a later request that finishes first
-waits for the earlier ones, in the connection's sender task; one answered at once with none
-before it unwritten, most of them, is written by the reading task itself).  As Kafka's socket server mutes a connection while its answer is
-unsent, a connection is not read while :data:`MAX_IN_FLIGHT` of its requests are unanswered or
-their answers not yet written, so a client that does not read its answers stops being read
-rather than growing the broker; and once a request closes the connection, no later one is
-handled.
+connection.  Answers are written strictly in request order: a later request that finishes first
+waits for the earlier ones, in the connection's sender task, and one answered at once with none
+before it unwritten (most of them) is written by the reading task itself.  As Kafka's socket
+server mutes a connection while its answer is unsent, a connection is not read while
+:data:`MAX_IN_FLIGHT` of its requests are unanswered or their answers not yet written, so a
+client that does not read its answers stops being read rather than growing the broker; and once
+a request closes the connection, no later one is handled.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class BrokerListener:
         self.port = self._server.sockets[0].getsockname()[1]
 
     def _connected(self, stream: ConnectionStream) -> None:
-        asyncio.get_running_loop().create_task(self._serve(stream, stream))
+        asyncio.get_running_loop().create_task(self._serve(stream))
 
     @property
     def serving(self) -> bool:
@@ -121,35 +121,35 @@ class BrokerListener:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _serve(self, reader: ConnectionStream, writer: ConnectionStream) -> None:
+    async def _serve(self, plain: ConnectionStream) -> None:
         task = asyncio.current_task()
         self._connections.add(task)
+        stream: ConnectionStream | TlsStream = plain
         if self.tls is not None:
-            stream = TlsStream(reader, writer, self.tls)
+            stream = TlsStream(plain, plain, self.tls)
             try:
                 await asyncio.wait_for(stream.handshake(), _TLS_HANDSHAKE_TIMEOUT_S)
             except (TlsHandshakeFailed, asyncio.TimeoutError, ConnectionError) as exc:
                 log.info("broker %d: %s connection refused: %s", self.broker_id, self.name,
                          exc or "the TLS handshake timed out")
-                writer.close()
+                plain.close()
                 self._connections.discard(task)
                 return
             except asyncio.CancelledError:
-                writer.transport.abort()
+                plain.transport.abort()
                 self._connections.discard(task)
                 raise
-            reader = writer = stream
-        peer = writer.get_extra_info("peername")
+        peer = stream.get_extra_info("peername")
         conn = Connection(self.broker_id, next(_connection_ids),
                           peer[0] if isinstance(peer, tuple) else "127.0.0.1",
-                          listener=self.name, principal=self._tls_principal(writer),
+                          listener=self.name, principal=self._tls_principal(stream),
                           sasl=self.core.new_session() if uses_sasl(self.protocol) else None)
         loop = asyncio.get_running_loop()
         pending: asyncio.Queue = asyncio.Queue()
         waiting: dict[Deferred, asyncio.Future] = {}
         slots = asyncio.Semaphore(MAX_IN_FLIGHT)
         queued = _Queued()
-        sender = asyncio.create_task(self._send_in_order(pending, writer, conn, slots, queued))
+        sender = asyncio.create_task(self._send_in_order(pending, stream, conn, slots, queued))
         stopping = False
         broker_closes = False  # a request is answered by closing the connection
         last_answer = False  # ... after one last answer (an authentication failure)
@@ -158,7 +158,7 @@ class BrokerListener:
                 await slots.acquire()  # muted while MAX_IN_FLIGHT answers are not yet written
                 if sender.done():
                     return  # the connection closes instead of answering an earlier request
-                frame = await self._read_frame(reader, conn)
+                frame = await self._read_frame(stream, conn)
                 if frame is None or sender.done():
                     return
                 # timed from here to the answer written (GET /metrics)
@@ -167,14 +167,11 @@ class BrokerListener:
                 if outcome.done and not queued.answers and not isinstance(outcome.value, Close):
                     # answered at once with nothing before it unwritten: written here, in
                     # order, without a turn of the sender
-                    if outcome.value is not NO_RESPONSE:
-                        writer.write(outcome.value)
-                    self._handled(request)
-                    slots.release()
                     try:
-                        await writer.drain()  # muted while the client does not read
+                        await self._deliver(stream, outcome.value, request)
                     except ConnectionError:
                         return
+                    slots.release()
                     continue
                 answer = loop.create_future()
                 if outcome.done:
@@ -207,7 +204,7 @@ class BrokerListener:
                 with contextlib.suppress(asyncio.TimeoutError, ConnectionError):
                     await asyncio.wait_for(asyncio.shield(sender), timeout=_FLUSH_TIMEOUT_S)
                 if last_answer and sender.done():
-                    await self._linger(reader)
+                    await self._linger(stream)
             for outcome, answer in list(waiting.items()):
                 outcome.cancel()  # its client is gone: release what it waits on
                 if not answer.done():
@@ -227,9 +224,9 @@ class BrokerListener:
                     await asyncio.wait([sender])
                 if not sender.cancelled():
                     sender.exception()  # a write to a client that went away: nothing to report
-                writer.transport.abort()  # answers a client is not reading are dropped
+                stream.transport.abort()  # answers a client is not reading are dropped
             else:
-                writer.close()
+                stream.close()
             self._connections.discard(task)
 
     async def _send_in_order(self, pending: asyncio.Queue, writer: ConnectionStream | TlsStream,
@@ -253,14 +250,21 @@ class BrokerListener:
                         self._handled(request)
                     writer.close()
                     return
-                if value is not NO_RESPONSE:
-                    writer.write(value)
-                    await writer.drain()  # the answer is sent (or buffered below the mark)
-                self._handled(request)
+                await self._deliver(writer, value, request)
                 queued.answers -= 1
                 slots.release()
         finally:
             slots.release()  # wake the reader, which sees the sender has ended
+
+    async def _deliver(self, writer: ConnectionStream | TlsStream, value: bytes,
+                       request: tuple[int, float]) -> None:
+        """Write an answer (nothing for NO_RESPONSE) and count its request handled; waits while
+        the transport's buffer is above its mark, muting the connection of a client that does
+        not read."""
+        if value is not NO_RESPONSE:
+            writer.write(value)
+            await writer.drain()  # the answer is sent (or buffered below the mark)
+        self._handled(request)
 
     def _handled(self, request: tuple[int, float]) -> None:
         api_key, started = request
