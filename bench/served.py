@@ -28,6 +28,13 @@ class ServedBroker:
     ready: dict[str, str] = field(default_factory=dict)
 
 
+def ready_fields(line: str) -> dict[str, str]:
+    """The fields of ``serve``'s ready line (bootstrap=, admin=, and any others)."""
+    if not line.startswith(READY):
+        raise RuntimeError(f"mockbroker serve did not start: {line!r}")
+    return dict(part.split("=", 1) for part in line[len(READY):].split())
+
+
 def serve_argv(*flags: str, brokers: int = 1) -> list[str]:
     """The command ``served`` runs: ``mockbroker serve`` on ephemeral ports, with this
     interpreter (so the broker imports the same mockbroker as the bench)."""
@@ -45,7 +52,7 @@ def served(*flags: str, brokers: int = 1) -> Iterator[ServedBroker]:
         line = proc.stdout.readline()
         if not line.startswith(READY):
             raise SystemExit(f"mockbroker serve did not start (exit {proc.poll()}): {line!r}")
-        fields = dict(part.split("=", 1) for part in line.split()[2:])
+        fields = ready_fields(line)
         yield ServedBroker(fields["bootstrap"], fields["admin"], proc.pid, fields)
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -70,7 +70,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import wire  # noqa: E402
 from bench.procstat import cpu_seconds, listening_pid, rss_bytes  # noqa: E402
-from bench.served import READY, make_topic, produce_all, serve_argv, served  # noqa: E402
+from bench.served import make_topic, produce_all, ready_fields, serve_argv, served  # noqa: E402
 
 WORKLOADS = ("produce", "consume", "roundtrip", "startup", "rss", "metadata")
 CLIENTS = ("confluent", "kafka-python", "java")
@@ -333,9 +333,7 @@ def startup_ms(runs: int) -> dict[str, float]:
         try:
             line = proc.stdout.readline()
             times["ready ms"].append((time.perf_counter() - start) * 1000)
-            if not line.startswith(READY):
-                raise RuntimeError(f"mockbroker serve did not start: {line!r}")
-            ready = dict(part.split("=", 1) for part in line[len(READY):].split())
+            ready = ready_fields(line)
             host, port = ready["bootstrap"].rsplit(":", 1)
             with socket.create_connection((host, int(port)), timeout=30) as sock:
                 sock.sendall(wire.encode_request(18, 3, 1, "bench", body))
