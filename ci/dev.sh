@@ -191,7 +191,9 @@ case "$command" in
   test)  setup
          # the layering contracts in pyproject.toml first: a broken one fails the command
          .venv/bin/lint-imports --no-logo
-         .venv/bin/python -m pytest -n auto --junitxml=.cache/test-report.xml "$@"
+         # worksteal: a worker that runs dry takes queued tests from one held up by a slow one
+         .venv/bin/python -m pytest -n auto --dist worksteal \
+           --junitxml=.cache/test-report.xml "$@"
          # a whole run also checks that the README's conformance matrix is what it showed
          if [ $# -eq 0 ]; then
            .venv/bin/python ci/conformance.py .cache/test-report.xml --check README.md
