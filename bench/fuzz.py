@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import confluent_kafka as ck  # noqa: E402
 
+from bench.served import ready_fields  # noqa: E402
 from tests.fuzz import driver  # noqa: E402
 from tests.fuzz.frames import TOPICS  # noqa: E402
 
@@ -120,10 +121,10 @@ def main() -> int:
                                *retention_flags, *args.serve_flag],
                               stdout=subprocess.PIPE, text=True)
     try:
-        line = broker.stdout.readline()
-        if not line.startswith("mockbroker ready "):
-            raise SystemExit(f"mockbroker serve did not start (exit {broker.wait()})")
-        ready = dict(part.split("=", 1) for part in line.split()[2:])
+        try:
+            ready = ready_fields(broker.stdout.readline())
+        except RuntimeError as exc:
+            raise SystemExit(f"{exc} (exit {broker.wait()})") from None
         bootstrap, admin = ready["bootstrap"], ready["admin"]
         if args.retention_bytes is not None:
             for topic in TOPICS:

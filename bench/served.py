@@ -49,10 +49,10 @@ def served(*flags: str, brokers: int = 1) -> Iterator[ServedBroker]:
     proc = subprocess.Popen(serve_argv(*flags, brokers=brokers),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
     try:
-        line = proc.stdout.readline()
-        if not line.startswith(READY):
-            raise SystemExit(f"mockbroker serve did not start (exit {proc.poll()}): {line!r}")
-        fields = ready_fields(line)
+        try:
+            fields = ready_fields(proc.stdout.readline())
+        except RuntimeError as exc:
+            raise SystemExit(f"{exc} (exit {proc.poll()})") from None
         yield ServedBroker(fields["bootstrap"], fields["admin"], proc.pid, fields)
     finally:
         proc.send_signal(signal.SIGTERM)
