@@ -11,9 +11,10 @@ one), or wherever a token was given, every call but the public routes (``GET /he
 ``Authorization: Bearer TOKEN``; the token is the one given (``admin_token``) or one made at
 start (:attr:`~mockbroker.io.admin_server.AdminServer.token`, which ``mockbroker serve`` prints
 in its ready line).  A call without it, or with another, gets 401 with ``{"error": "<why>"}``
-and a ``WWW-Authenticate: Bearer`` challenge (RFC 6750).  A GET may carry the token as the query parameter
-``access_token`` instead (RFC 6750, section 2.3), for the dashboard's event stream: a browser's
-EventSource cannot send headers.  With an SSL context the server speaks HTTPS only.
+and a ``WWW-Authenticate: Bearer`` challenge (RFC 6750).  A GET may carry the token as the
+query parameter ``access_token`` instead (RFC 6750, section 2.3), for the dashboard's event
+stream: a browser's EventSource cannot send headers.  With an SSL context the server speaks
+HTTPS only.
 
 ``GET /`` is the dashboard (:mod:`mockbroker.io.pages`), public as it holds no data.
 """

@@ -30,13 +30,13 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from mockbroker.core.config.group import GROUP_BROKER_KEYS
-from mockbroker.core.kept import Kept
 from mockbroker.core.config.topic import TOPIC_CONFIGS, TOPIC_SYNONYMS
 from mockbroker.core.config.values import (
     B, I, INT_MAX, L, LONG_MAX, LS, S, SH, ConfigKey, ConfigSource, InvalidValue, OneOf, Range,
     Setting,
 )
 from mockbroker.core.errors import ApiException
+from mockbroker.core.kept import Kept
 from wire import errors
 
 _key = ConfigKey
