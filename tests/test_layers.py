@@ -52,7 +52,7 @@ def test_the_tree_keeps_every_contract():
 
 
 # Reaching up into io drags the whole of io along, chains included: asyncio, the handler
-# registry (whose package imports every handler) and the front door.  Those contracts may break
+# registry (whose package holds the served table) and the front door.  Those contracts may break
 # too; the one the case names must.
 THROUGH_IO = {"sans-io", "handlers-independent", "groups-beside-data-path"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from wire.definitions import APIS
 
 #: Kafka's API names (``"Produce"``, ``"JoinGroup"``) to keys, and back.
-API_KEYS: dict[str, int] = {spec.name: key for key, spec in APIS.items()}
-API_NAMES: dict[int, str] = {key: spec.name for key, spec in APIS.items()}
+API_NAMES: dict[int, str] = APIS.names()
+API_KEYS: dict[str, int] = {name: key for key, name in API_NAMES.items()}
 
 
 def resolve_api(value: int | str) -> int:

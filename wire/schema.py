@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from importlib import import_module
 from typing import Any
 
 PRIMITIVES = frozenset({
@@ -159,6 +161,42 @@ class Api:
     @property
     def max_version(self) -> int:
         return self.request.valid.hi
+
+
+class ApiIndex(Mapping[int, Api]):
+    """API key → :class:`Api`, importing an API's definition module the first time its key is
+    looked up: a broker that is asked for a few APIs never builds the definitions of the rest.
+    Names and membership are answered from the index alone."""
+
+    def __init__(self, package: str, index: dict[int, tuple[str, str]]):
+        self._package = package
+        #: API key → (Kafka's name, the definition module's name)
+        self._index = index
+        self._loaded: dict[int, Api] = {}
+
+    def __getitem__(self, api_key: int) -> Api:
+        found = self._loaded.get(api_key)
+        if found is None:
+            name, module = self._index[api_key]
+            found = import_module(f"{self._package}.{module}").API
+            if found.key != api_key or found.name != name:
+                raise ImportError(f"{self._package}.{module} defines {found.name} "
+                                  f"(key {found.key}), not {name} (key {api_key})")
+            self._loaded[api_key] = found
+        return found
+
+    def __contains__(self, api_key: object) -> bool:
+        return api_key in self._index
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def names(self) -> dict[int, str]:
+        """API key → Kafka's name for it, without loading any definition."""
+        return {key: name for key, (name, _) in self._index.items()}
 
 
 def F(name: str, type: str, versions: str = "0+", *, nullable: str | None = None,

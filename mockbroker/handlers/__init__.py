@@ -1,63 +1,70 @@
-"""One module per API.  Each registers the versions it serves on :data:`REGISTRY`, from which
-ApiVersions is built, so a version without a handler can never be advertised.
+"""One module per API, and the table of what the broker serves.
+
+:data:`SERVED` says, for each API key, which module handles it and which versions it serves;
+ApiVersions is built from it.  A handler module registers its function on :data:`REGISTRY` with
+``@REGISTRY.handler(API_KEY, ...)``, and is imported the first time its API is asked for: a
+broker that is only asked for Metadata and Produce never loads the transaction handlers.  The
+registry checks each range against the codec when its module loads, and the tests load them all,
+so a version the codec cannot read is never advertised.
 
 A handler is ``handle(core, ctx, request) -> response | Deferred | Close | None``: it translates
 between wire messages and calls on :class:`mockbroker.core.dispatch.Core`; the logic lives in
 the core.  The core is given this registry (:func:`new_core`); it never imports the handlers.
 """
 
-from mockbroker.handlers.registry import ApiRegistry
+from mockbroker.handlers.registry import ApiRegistry, Served
 
-REGISTRY = ApiRegistry()
+#: API key → the module that handles it and the versions it serves
+SERVED = {
+    # advertised from 0 as Kafka 4 does, served from 3 (see the Produce handler)
+    0: Served('produce', 3, 13, advertised_min=0),
+    1: Served('fetch', 4, 18),
+    2: Served('list_offsets', 1, 11),
+    3: Served('metadata', 0, 13),
+    8: Served('offset_commit', 2, 10),
+    9: Served('offset_fetch', 1, 10),
+    10: Served('find_coordinator', 0, 6),
+    11: Served('join_group', 0, 9),
+    12: Served('heartbeat', 0, 4),
+    13: Served('leave_group', 0, 5),
+    14: Served('sync_group', 0, 5),
+    15: Served('describe_groups', 0, 6),
+    16: Served('list_groups', 0, 5),
+    17: Served('sasl_handshake', 0, 1),
+    18: Served('api_versions', 0, 5),
+    19: Served('create_topics', 2, 7),
+    20: Served('delete_topics', 1, 6),
+    21: Served('delete_records', 0, 2),
+    22: Served('init_producer_id', 0, 5),
+    23: Served('offset_for_leader_epoch', 2, 4),
+    24: Served('add_partitions_to_txn', 0, 5),
+    25: Served('add_offsets_to_txn', 0, 4),
+    26: Served('end_txn', 0, 5),
+    27: Served('write_txn_markers', 1, 2),
+    28: Served('txn_offset_commit', 0, 6),
+    29: Served('describe_acls', 1, 3),
+    30: Served('create_acls', 1, 3),
+    31: Served('delete_acls', 1, 3),
+    32: Served('describe_configs', 1, 4),
+    33: Served('alter_configs', 0, 2),
+    35: Served('describe_log_dirs', 1, 5),
+    36: Served('sasl_authenticate', 0, 2),
+    37: Served('create_partitions', 0, 3),
+    42: Served('delete_groups', 0, 3),
+    44: Served('incremental_alter_configs', 0, 1),
+    47: Served('offset_delete', 0, 0),
+    50: Served('describe_user_scram_credentials', 0, 0),
+    51: Served('alter_user_scram_credentials', 0, 0),
+    60: Served('describe_cluster', 0, 2),
+    61: Served('describe_producers', 0, 0),
+    65: Served('describe_transactions', 0, 0),
+    66: Served('list_transactions', 0, 2),
+    68: Served('consumer_group_heartbeat', 0, 1),
+    69: Served('consumer_group_describe', 0, 1),
+    75: Served('describe_topic_partitions', 0, 0),
+}
 
-# Importing a handler module registers it.
-from mockbroker.handlers import (  # noqa: E402,F401
-    add_offsets_to_txn,
-    add_partitions_to_txn,
-    alter_user_scram_credentials,
-    alter_configs,
-    consumer_group_describe,
-    consumer_group_heartbeat,
-    api_versions,
-    create_acls,
-    create_partitions,
-    create_topics,
-    delete_acls,
-    delete_groups,
-    delete_records,
-    delete_topics,
-    describe_acls,
-    describe_cluster,
-    describe_configs,
-    describe_groups,
-    describe_log_dirs,
-    describe_producers,
-    describe_topic_partitions,
-    describe_transactions,
-    describe_user_scram_credentials,
-    end_txn,
-    fetch,
-    find_coordinator,
-    heartbeat,
-    incremental_alter_configs,
-    init_producer_id,
-    join_group,
-    leave_group,
-    list_groups,
-    list_offsets,
-    list_transactions,
-    metadata,
-    offset_commit,
-    offset_delete,
-    offset_fetch,
-    offset_for_leader_epoch,
-    produce,
-    sasl_authenticate,
-    sasl_handshake,
-    sync_group,
-    txn_offset_commit,
-    write_txn_markers,
-)
+REGISTRY = ApiRegistry(SERVED, __name__)
 
 
 def new_core(brokers, settings=None, clock=None, security=None, events=None):

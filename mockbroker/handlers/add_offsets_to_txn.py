@@ -19,7 +19,7 @@ API_KEY = 25
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 4)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     if not acl.transactional_id(Op.WRITE, request.transactional_id):

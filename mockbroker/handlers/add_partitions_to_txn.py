@@ -83,7 +83,7 @@ def _by_topic(codes: dict):
             for name, results in by_topic.items()]
 
 
-@REGISTRY.handler(API_KEY, 0, 5)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     if ctx.api_version >= 4 and not access(core, ctx).cluster(Op.CLUSTER_ACTION):
         return RESPONSE(throttle_time_ms=0, error_code=errors.CLUSTER_AUTHORIZATION_FAILED,

@@ -56,10 +56,11 @@ def _is_valid(request, version: int) -> bool:
 
 def _names_another_broker(core, ctx, request) -> bool:
     return (ctx.api_version >= 5 and request.cluster_id is not None
-            and (request.cluster_id != core.cluster.cluster_id or request.node_id != ctx.broker_id))
+            and (request.cluster_id != core.cluster.cluster_id
+                 or request.node_id != ctx.broker_id))
 
 
-@REGISTRY.handler(API_KEY, 0, 5, unsupported=unsupported_version)
+@REGISTRY.handler(API_KEY, unsupported=unsupported_version)
 def handle(core, ctx, request):
     if not _is_valid(request, ctx.api_version):
         return RESPONSE(error_code=errors.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)

@@ -76,7 +76,7 @@ def _describe(core, ctx, group_id: str):
             for m in group.members.values()])
 
 
-@REGISTRY.handler(API_KEY, 0, 1)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     if not acl.enforced:

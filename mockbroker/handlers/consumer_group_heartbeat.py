@@ -19,7 +19,7 @@ API_KEY = 68
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 1)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     if not acl.group(Op.READ, request.group_id):

@@ -22,7 +22,7 @@ RESPONSE = response_class(API_KEY)
 ERRORS = (KeyedShape("creations", "resource_name", "results", "error_code"),)
 
 
-@REGISTRY.handler(API_KEY, 1, 3, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     creations = request.creations
     authorizer, refusal = acl_api_gate(

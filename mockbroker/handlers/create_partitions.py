@@ -22,7 +22,7 @@ RESPONSE = response_class(API_KEY)
 ERRORS = (KeyedShape("topics", "name", "results", "name"),)
 
 
-@REGISTRY.handler(API_KEY, 0, 3, errors=ERRORS, names_topics=True)
+@REGISTRY.handler(API_KEY, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     acl = access(core, ctx)

@@ -37,7 +37,7 @@ CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 ERRORS = (KeyedShape("topics", "name", "topics", "name"),)
 
 
-@REGISTRY.handler(API_KEY, 2, 7, errors=ERRORS, names_topics=True)
+@REGISTRY.handler(API_KEY, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     names = [t.name for t in request.topics]

@@ -23,7 +23,7 @@ RESPONSE = response_class(API_KEY)
 ERRORS = (KeyedShape("filters", "resource_name_filter", "filter_results", "error_code"),)
 
 
-@REGISTRY.handler(API_KEY, 1, 3, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     filters = request.filters
     authorizer, refusal = acl_api_gate(

@@ -25,7 +25,7 @@ RESPONSE = response_class(API_KEY)
 ERRORS = (KeyedShape("groups_names", None, "results", "group_id"),)
 
 
-@REGISTRY.handler(API_KEY, 0, 3, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     group_ids = list(dict.fromkeys(request.groups_names))
     deletable = access(core, ctx).allowed(Op.DELETE, ResourceType.GROUP, group_ids)

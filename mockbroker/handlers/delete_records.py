@@ -26,7 +26,7 @@ ERRORS = PartitionShape("topics", "name", "partitions", "partition_index", "topi
                         "partitions", "partition_index")
 
 
-@REGISTRY.handler(API_KEY, 0, 2, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     deletable = access(core, ctx).allowed(Op.DELETE, ResourceType.TOPIC,

@@ -33,7 +33,7 @@ ERRORS = (KeyedShape("topics", "name", "responses", "name"),
           KeyedShape("topic_names", None, "responses", "name"))
 
 
-@REGISTRY.handler(API_KEY, 1, 6, errors=ERRORS, names_topics=True)
+@REGISTRY.handler(API_KEY, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     version = ctx.api_version

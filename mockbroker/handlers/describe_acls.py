@@ -18,7 +18,7 @@ API_KEY = 29
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 1, 3)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     authorizer, refusal = acl_api_gate(
         core, ctx, [request], ("resource_type_filter", "pattern_type_filter", "operation",

@@ -20,7 +20,7 @@ RESPONSE = response_class(API_KEY)
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
 
 
-@REGISTRY.handler(API_KEY, 0, 2)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     cluster = core.cluster
     version = ctx.api_version

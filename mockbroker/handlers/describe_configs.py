@@ -24,7 +24,7 @@ RESPONSE = response_class(API_KEY)
 ERRORS = (KeyedShape("resources", "resource_name", "results", "resource_name"),)
 
 
-@REGISTRY.handler(API_KEY, 1, 4, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     include_documentation = request.include_documentation if ctx.api_version >= 3 else False
     acl = access(core, ctx)

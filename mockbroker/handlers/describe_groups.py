@@ -62,7 +62,7 @@ def _describe(core, ctx, group_id: str):
 ERRORS = (KeyedShape("groups", None, "groups", "group_id"),)
 
 
-@REGISTRY.handler(API_KEY, 0, 6, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     asked = ctx.api_version >= 3 and request.include_authorized_operations
     acl = access(core, ctx)

@@ -26,7 +26,7 @@ RESPONSE = response_class(API_KEY)
 LOG_DIR = "/tmp/kafka-logs"
 
 
-@REGISTRY.handler(API_KEY, 1, 5, names_topics=True)
+@REGISTRY.handler(API_KEY, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     if not access(core, ctx).cluster(Op.DESCRIBE):

@@ -39,7 +39,7 @@ def _partition(core, ctx, partition, index: int):
             for pid, entry in sorted(state.producers.items())])
 
 
-@REGISTRY.handler(API_KEY, 0, 0, names_topics=True)
+@REGISTRY.handler(API_KEY, names_topics=True)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     return RESPONSE(throttle_time_ms=0, topics=[

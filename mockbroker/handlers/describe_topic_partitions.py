@@ -34,7 +34,7 @@ ZERO_UUID = uuid.UUID(int=0)
 ERRORS = (KeyedShape("topics", "name", "topics", "name"),)
 
 
-@REGISTRY.handler(API_KEY, 0, 0, errors=ERRORS, names_topics=True)
+@REGISTRY.handler(API_KEY, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     cursor = request.cursor

@@ -44,7 +44,7 @@ def _state(core, ctx, acl, transactional_id: str):
                 for topic, partitions in by_topic.items()])
 
 
-@REGISTRY.handler(API_KEY, 0, 0)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     return RESPONSE(throttle_time_ms=0, transaction_states=[

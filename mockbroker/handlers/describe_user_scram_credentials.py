@@ -12,7 +12,7 @@ API_KEY = 50
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 0)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     authorizer = authorizer_of(core)
     if authorizer is not None and cluster_denial(authorizer, ctx, AclOperation.DESCRIBE):

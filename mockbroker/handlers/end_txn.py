@@ -20,7 +20,7 @@ API_KEY = 26
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 5)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     if not access(core, ctx).transactional_id(Op.WRITE, request.transactional_id):
         return RESPONSE(throttle_time_ms=0, producer_id=-1, producer_epoch=-1,

@@ -48,7 +48,7 @@ def _session_names(core, broker_id: int, request) -> set:
     return names
 
 
-@REGISTRY.handler(API_KEY, 4, 18, errors=ERRORS, names=_session_names)
+@REGISTRY.handler(API_KEY, errors=ERRORS, names=_session_names)
 def handle(core, ctx, request):
     version = ctx.api_version
     by_id = version >= TOPIC_IDS

@@ -44,7 +44,7 @@ def _lookup(core, key: str, key_type: int, listener: str, acl):
 ERRORS = (KeyedShape("coordinator_keys", None, "coordinators", "key"),)
 
 
-@REGISTRY.handler(API_KEY, 0, 6, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     if ctx.api_version < 4:

@@ -19,7 +19,7 @@ RESPONSE = response_class(API_KEY)
 ERRORS = (KeyedShape("resources", "resource_name", "responses", "resource_name"),)
 
 
-@REGISTRY.handler(API_KEY, 0, 1, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     resources = [AlterResource(r.resource_type, r.resource_name,
                                [(c.name, c.config_operation, c.value) for c in r.configs])

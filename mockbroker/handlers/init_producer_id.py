@@ -21,7 +21,7 @@ API_KEY = 22
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 5)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     if request.transactional_id is not None:

@@ -30,7 +30,7 @@ def _response(result: JoinResult, version: int):
                  for m, i, md in result.members])
 
 
-@REGISTRY.handler(API_KEY, 0, 9)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     if not access(core, ctx).group(Op.READ, request.group_id):
         return RESPONSE(error_code=errors.GROUP_AUTHORIZATION_FAILED, generation_id=-1,

@@ -14,7 +14,7 @@ API_KEY = 13
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 5)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     if not access(core, ctx).group(Op.READ, request.group_id):
         return RESPONSE(error_code=errors.GROUP_AUTHORIZATION_FAILED, members=[])

@@ -19,7 +19,7 @@ from wire import errors, response_class
 API_KEY = 16
 RESPONSE = response_class(API_KEY)
 
-@REGISTRY.handler(API_KEY, 0, 5)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     every_group = acl.cluster(Op.DESCRIBE)

@@ -24,7 +24,7 @@ ERRORS = PartitionShape("topics", "name", "partitions", "partition_index", "topi
                         "partitions", "partition_index")
 
 
-@REGISTRY.handler(API_KEY, 1, 11, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     """Answered as Kafka does: once per distinct partition, grouped by topic, so a partition
     asked for twice gets one INVALID_REQUEST, and a topic named twice one entry.

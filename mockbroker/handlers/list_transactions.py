@@ -18,7 +18,7 @@ API_KEY = 66
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 2)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     try:
         found, unknown = core.transactions.list(

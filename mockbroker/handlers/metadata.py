@@ -34,7 +34,7 @@ NO_TOPIC_ID = uuid.UUID(int=0)
 BY_ID_VERSION = 12
 
 
-@REGISTRY.handler(API_KEY, 0, 13, errors=TopicErrors(), names_topics=True)
+@REGISTRY.handler(API_KEY, errors=TopicErrors(), names_topics=True)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     if acl.enforced:  # what a principal sees is its own: nothing kept

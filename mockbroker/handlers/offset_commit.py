@@ -47,7 +47,7 @@ def java_length(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-@REGISTRY.handler(API_KEY, 2, 10, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     by_id = ctx.api_version >= 10

@@ -23,7 +23,7 @@ API_KEY = 47
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 0, names_partitions=True)
+@REGISTRY.handler(API_KEY, names_partitions=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     acl = access(core, ctx)

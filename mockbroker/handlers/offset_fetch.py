@@ -78,7 +78,7 @@ def _partition(cls, partition, entry, error=errors.NONE):
 ERRORS = (KeyedShape("groups", "group_id", "groups", "group_id"),)
 
 
-@REGISTRY.handler(API_KEY, 1, 10, errors=ERRORS, names_topics=True)
+@REGISTRY.handler(API_KEY, errors=ERRORS, names_topics=True)
 def handle(core, ctx, request):
     version = ctx.api_version
     acl = access(core, ctx)

@@ -22,7 +22,7 @@ ERRORS = PartitionShape("topics", "topic", "partitions", "partition", "topics", 
                         "partitions", "partition")
 
 
-@REGISTRY.handler(API_KEY, 2, 4, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     acl = access(core, ctx)

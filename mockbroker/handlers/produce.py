@@ -35,7 +35,7 @@ ERRORS = PartitionShape("topic_data", "name", "partition_data", "index", "respon
                         "partition_responses", "index", acks_zero_closes=True)
 
 
-@REGISTRY.handler(API_KEY, 3, 13, advertised_min=0, errors=ERRORS)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     version = ctx.api_version

@@ -1,19 +1,34 @@
-"""Which API versions a broker serves, for its ApiVersions response.
+"""Which API versions a broker serves, for its ApiVersions response, and who serves them.
 
 The codec defines every version Kafka defines; a broker serves a subset, one handler per API.
-An :class:`ApiRegistry` records what the handlers registered and refuses a range the codec cannot
-read, so a broker can never advertise a version it would fail to decode.  The core is given a
-registry and dispatches through it; it never imports the handlers itself.
+An :class:`ApiRegistry` is built from a table of :class:`Served` entries (API key → module and
+version range) and answers ApiVersions from it alone; the module of an API is imported the first
+time a request of that API is dispatched, and its handler registers then.  A registration whose
+range the codec cannot read is refused, so a broker can never serve a version it would fail to
+decode.  The core is given a registry and dispatches through it; it never imports the handlers
+itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from importlib import import_module
+from typing import Any, Callable, Iterator, NamedTuple
 
 from mockbroker.core.error_responses import PartitionShape
 from wire.apis import API_NAMES
 from wire.definitions import APIS
+
+
+class Served(NamedTuple):
+    """What a broker serves of one API: the module whose handler serves it, and the versions."""
+
+    module: str
+    min_version: int
+    max_version: int
+    #: the minimum ApiVersions reports, when it differs from what is served
+    advertised_min: int | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class Registration:
@@ -43,10 +58,21 @@ class Registration:
 
 
 class ApiRegistry:
-    """API key → the version range served and the handler that serves it."""
+    """API key → the version range served and the handler that serves it.
 
-    def __init__(self) -> None:
+    Given ``served`` (API key → :class:`Served`) and the package its modules live in, it loads a
+    handler the first time :meth:`get` asks for its API; :meth:`register` adds one directly."""
+
+    def __init__(self, served: dict[int, Served] | None = None,
+                 package: str | None = None) -> None:
+        self._served: dict[int, Served] = dict(served or {})
+        self._package = package
         self._entries: dict[int, Registration] = {}
+        #: API key → (min, max, advertised min) for ApiVersions, without loading a handler
+        self._ranges: dict[int, tuple[int, int, int]] = {
+            key: (s.min_version, s.max_version,
+                  s.min_version if s.advertised_min is None else s.advertised_min)
+            for key, s in self._served.items()}
 
     def register(self, api_key: int, min_version: int, max_version: int, handler: Any, *,
                  advertised_min: int | None = None, unsupported: Callable | None = None,
@@ -68,29 +94,50 @@ class ApiRegistry:
             api_key, min_version, max_version, handler, advertised_min, unsupported, errors,
             names_topics or names_partitions or partitioned, names_partitions or partitioned,
             names)
+        self._ranges[api_key] = (min_version, max_version,
+                                 min_version if advertised_min is None else advertised_min)
 
-    def handler(self, api_key: int, min_version: int, max_version: int,
-                **options: Any) -> Callable:
-        """Decorator form of :meth:`register`."""
+    def handler(self, api_key: int, **options: Any) -> Callable:
+        """Decorator: registers a handler module's function for ``api_key``, with the versions
+        the served table gives it."""
+        served = self._served.get(api_key)
+        if served is None:
+            raise ValueError(f"API key {api_key} is not in the served table")
+
         def decorate(fn):
-            self.register(api_key, min_version, max_version, fn, **options)
+            self.register(api_key, served.min_version, served.max_version, fn,
+                          advertised_min=served.advertised_min, **options)
             return fn
         return decorate
 
     def get(self, api_key: int) -> Registration | None:
-        return self._entries.get(api_key)
+        """The registration of ``api_key``, loading its handler module on first use; None when
+        it is not served."""
+        entry = self._entries.get(api_key)
+        if entry is None and api_key in self._served:
+            entry = self._load(api_key)
+        return entry
+
+    def _load(self, api_key: int) -> Registration:
+        module = f"{self._package}.{self._served[api_key].module}"
+        import_module(module)  # its decorator registers it (the import lock makes this once)
+        entry = self._entries.get(api_key)
+        if entry is None:
+            raise ImportError(f"{module} registered no handler for API key {api_key}")
+        return entry
 
     def supports(self, api_key: int, api_version: int) -> bool:
-        entry = self._entries.get(api_key)
-        return entry is not None and entry.min_version <= api_version <= entry.max_version
+        found = self._ranges.get(api_key)
+        return found is not None and found[0] <= api_version <= found[1]
 
     def __iter__(self) -> Iterator[Registration]:
-        return iter(sorted(self._entries.values(), key=lambda r: r.api_key))
+        """Every registration, by API key (which loads every handler)."""
+        return iter([self.get(key) for key in sorted(self._ranges)])
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._ranges)
 
     def api_versions(self) -> list[tuple[int, int, int]]:
-        """(api key, min version, max version) for every registered API, by key."""
-        return [(r.api_key, r.min_version if r.advertised_min is None else r.advertised_min,
-                 r.max_version) for r in self]
+        """(api key, min version, max version) for every served API, by key, as ApiVersions
+        reports them."""
+        return [(key, advertised, hi) for key, (_, hi, advertised) in sorted(self._ranges.items())]

@@ -11,7 +11,7 @@ API_KEY = 36
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 2)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     return RESPONSE(error_code=errors.ILLEGAL_SASL_STATE,
                     error_message="SaslAuthenticate request received after successful "

@@ -15,6 +15,6 @@ API_KEY = 17
 RESPONSE = response_class(API_KEY)
 
 
-@REGISTRY.handler(API_KEY, 0, 1)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     return RESPONSE(error_code=errors.ILLEGAL_SASL_STATE, mechanisms=[])

@@ -24,7 +24,7 @@ def _response(result: SyncResult):
                     protocol_name=result.protocol_name, assignment=result.assignment)
 
 
-@REGISTRY.handler(API_KEY, 0, 5)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     if ctx.api_version >= PROTOCOL_REQUIRED_VERSION and \
             (request.protocol_type is None or request.protocol_name is None):

@@ -56,7 +56,7 @@ def _settle(core, ctx, request) -> tuple[object | None, int]:
     return group, errors.NONE
 
 
-@REGISTRY.handler(API_KEY, 0, 6, names_topics=True)
+@REGISTRY.handler(API_KEY, names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     by_id = ctx.api_version >= 6

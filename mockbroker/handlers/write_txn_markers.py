@@ -29,7 +29,7 @@ def _write(core, ctx, marker, topic: str, index: int) -> int:
     return errors.NONE
 
 
-@REGISTRY.handler(API_KEY, 1, 2)
+@REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     if acl.cluster(Op.ALTER) or acl.cluster(Op.CLUSTER_ACTION):
