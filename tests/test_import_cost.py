@@ -84,3 +84,39 @@ def test_the_brokers_load_no_http_server():
     # handlers, not aiohttp (loaded beside the running brokers by the admin API)
     loaded = loaded_by("import mockbroker.io.runtime, mockbroker.io.server")
     assert "mockbroker.handlers" in loaded and "aiohttp" not in loaded
+
+
+def test_a_started_broker_loads_only_what_its_requests_need():
+    """Built and answering ApiVersions, a broker has loaded no API handler beyond ApiVersions',
+    no SASL exchange (no users, no login yet) and no config API; a SASL cluster with users
+    derives their credentials at once."""
+    code = """
+import json, sys
+import wire
+from mockbroker.core.cluster import Broker
+from mockbroker.core.dispatch import Connection
+from mockbroker.handlers import new_core
+
+core = new_core([Broker(0, "127.0.0.1", 9092)])
+body = wire.request_class(18)(client_software_name="probe", client_software_version="1")
+frame = wire.encode_request(18, 3, 1, "probe", body, size_prefix=False)
+assert core.receive(frame, Connection(0, 1)).value
+print(json.dumps(sorted(name for name in sys.modules
+                        if name.startswith(("mockbroker.handlers.", "mockbroker.core.config.",
+                                            "mockbroker.core.security.mechanisms")))))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [name for name in loaded if name.startswith("mockbroker.handlers.")] == \
+        ["mockbroker.handlers.api_versions", "mockbroker.handlers.registry"]
+    assert "mockbroker.core.security.mechanisms" not in loaded
+    assert "mockbroker.core.config.alter" not in loaded
+    assert "mockbroker.core.config.describe" not in loaded
+
+    from mockbroker.core.security.config import Security, check_security
+
+    with_users = Security(check_security({"listeners": ("SASL_PLAINTEXT",),
+                                          "users": {"alice": "secret"}}))
+    assert "alice" in with_users._credentials.users()

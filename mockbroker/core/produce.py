@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from mockbroker.core.cluster import Cluster, Partition
-from mockbroker.core.config import topic_value_from_broker
+from mockbroker.core.config.topic import topic_value_from_broker
 from mockbroker.core.errors import ApiException
 from mockbroker.core.log import validator
 from mockbroker.core.replica import replica_error

@@ -12,8 +12,6 @@ trust.  With ``admin_tls`` the admin API serves HTTPS with the same certificate;
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.core.clock import Clock, ManualClock
@@ -103,6 +101,8 @@ class ClusterRuntime:
         from mockbroker.io.tls import TlsMaterial
 
         if self.tls is None:
+            import tempfile
+
             self._tls_dir = tempfile.mkdtemp(prefix="mockbroker-tls-")
             hosts = sorted({self.advertised_host, "localhost", "127.0.0.1"})
             self.tls = TlsMaterial.generate(self._tls_dir, hosts)
@@ -178,6 +178,8 @@ class ClusterRuntime:
         for listener in self.listeners:
             await listener.stop()
         if self._tls_dir is not None:
+            import shutil
+
             shutil.rmtree(self._tls_dir, ignore_errors=True)
             self._tls_dir = None
 

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from mockbroker.core import config
+from mockbroker.core.config.alter import (
+    AlterResource, alter, alter_broker, alter_topic, incremental_alter_broker,
+    incremental_alter_topic,
+)
+from mockbroker.core.config.describe import describe, describe_broker, describe_topic
+from mockbroker.core.config.topic import TOPIC_CONFIGS, created_topic_configs, new_topic_configs
 from mockbroker.core.errors import ApiException
-from mockbroker.core.config import ConfigSource, ConfigType, OpType, ResourceType
+from mockbroker.core.config.values import ConfigSource, ConfigType, OpType, ResourceType
 from mockbroker.core.dispatch import Core
 from tests.core import harness
 from wire import errors
@@ -22,12 +27,12 @@ def make_core(brokers: int = 3, **settings) -> Core:
 
 
 def described(core, topic="orders", broker_id=0, synonyms=False) -> dict:
-    return {e.name: e for e in config.describe_topic(core.cluster, topic, broker_id, synonyms)}
+    return {e.name: e for e in describe_topic(core.cluster, topic, broker_id, synonyms)}
 
 
 def broker_described(core, broker_id=0, name=None, synonyms=False) -> dict:
     name = str(broker_id) if name is None else name
-    return {e.name: e for e in config.describe_broker(core.cluster, name, broker_id, synonyms)}
+    return {e.name: e for e in describe_broker(core.cluster, name, broker_id, synonyms)}
 
 
 def refused(fn, *args, **kwargs) -> ApiException:
@@ -40,7 +45,7 @@ def refused(fn, *args, **kwargs) -> ApiException:
 
 def test_a_new_topic_reports_every_kafka_topic_config_at_its_default():
     entries = described(make_core())
-    assert set(entries) == set(config.TOPIC_CONFIGS)
+    assert set(entries) == set(TOPIC_CONFIGS)
     assert len(entries) == 33
     expected = {
         "cleanup.policy": ("delete", ConfigType.LIST),
@@ -84,7 +89,7 @@ def test_a_new_topic_reports_every_kafka_topic_config_at_its_default():
 def test_kafka_4_has_no_message_downconversion_config():
     core = make_core()
     assert "message.downconversion.enable" not in described(core)
-    error = refused(config.incremental_alter_topic, core.cluster, "orders",
+    error = refused(incremental_alter_topic, core.cluster, "orders",
                     [("message.downconversion.enable", SET, "true")], validate_only=False)
     assert error.error_code == errors.INVALID_CONFIG
     assert str(error) == "Unknown topic config name: message.downconversion.enable"
@@ -105,7 +110,7 @@ def test_synonyms_name_the_broker_config_a_default_comes_from():
 
 def test_documentation_only_when_asked():
     core = make_core()
-    entries = config.describe_topic(core.cluster, "orders", 0, include_documentation=True)
+    entries = describe_topic(core.cluster, "orders", 0, include_documentation=True)
     assert all(e.documentation for e in entries)
 
 
@@ -151,28 +156,28 @@ def test_broker_configs_identity_read_only_flags_and_the_mocks_own_defaults():
 
 def test_describe_broker_must_name_the_broker_it_is_sent_to():
     core = make_core()
-    error = refused(config.describe_broker, core.cluster, "1", 0)
+    error = refused(describe_broker, core.cluster, "1", 0)
     assert error.error_code == errors.INVALID_REQUEST
     assert "expected 0 or empty string, but received 1" in str(error)
-    error = refused(config.describe_broker, core.cluster, "x", 0)
+    error = refused(describe_broker, core.cluster, "x", 0)
     assert error.error_code == errors.INVALID_REQUEST
 
 
 def test_describe_unknown_and_invalid_topics():
     core = make_core()
-    assert refused(config.describe_topic, core.cluster, "nope", 0).error_code == \
+    assert refused(describe_topic, core.cluster, "nope", 0).error_code == \
         errors.UNKNOWN_TOPIC_OR_PARTITION
-    error = refused(config.describe_topic, core.cluster, "bad name", 0)
+    error = refused(describe_topic, core.cluster, "bad name", 0)
     assert error.error_code == errors.INVALID_TOPIC_EXCEPTION
     assert str(error).startswith("Topic name is invalid: ")
 
 
 def test_describe_filters_by_configuration_keys():
     core = make_core()
-    entries = config.describe(core.cluster, ResourceType.TOPIC, "orders", 0,
+    entries = describe(core.cluster, ResourceType.TOPIC, "orders", 0,
                                ["retention.ms", "no.such.config"], False, False)
     assert [e.name for e in entries] == ["retention.ms"]
-    error = refused(config.describe, core.cluster, ResourceType.CLIENT_METRICS, "g", 0, None, False,
+    error = refused(describe, core.cluster, ResourceType.CLIENT_METRICS, "g", 0, None, False,
                     False)
     assert error.error_code == errors.INVALID_REQUEST
 
@@ -206,24 +211,24 @@ def test_describe_filters_by_configuration_keys():
 ])
 def test_bad_values_are_invalid_config_with_kafkas_message(name, value, message):
     core = make_core()
-    error = refused(config.new_topic_configs, core.cluster, [(name, value)])
+    error = refused(new_topic_configs, core.cluster, [(name, value)])
     assert error.error_code == errors.INVALID_CONFIG
     assert str(error) == message
 
 
 def test_cross_config_rules_use_the_effective_values():
     core = make_core()
-    error = refused(config.new_topic_configs, core.cluster,
+    error = refused(new_topic_configs, core.cluster,
                     [("min.compaction.lag.ms", "10"), ("max.compaction.lag.ms", "5")])
     assert error.error_code == errors.INVALID_CONFIG
     assert "min.compaction.lag.ms (10) > max.compaction.lag.ms (5)" in str(error)
-    assert config.new_topic_configs(core.cluster, [("min.compaction.lag.ms", "10")]) == \
+    assert new_topic_configs(core.cluster, [("min.compaction.lag.ms", "10")]) == \
         {"min.compaction.lag.ms": "10"}
 
 
 def test_values_are_normalised_as_kafka_prints_them():
     core = make_core()
-    assert config.new_topic_configs(core.cluster, [
+    assert new_topic_configs(core.cluster, [
         ("retention.ms", " 1000 "), ("cleanup.policy", "compact , delete"),
         ("preallocate", "TRUE"), ("min.cleanable.dirty.ratio", "0.25"),
         ("message.timestamp.type", "LogAppendTime "), ("retention.bytes", "+7"),
@@ -234,7 +239,7 @@ def test_values_are_normalised_as_kafka_prints_them():
 
 def test_null_values_are_named():
     core = make_core()
-    error = refused(config.new_topic_configs, core.cluster,
+    error = refused(new_topic_configs, core.cluster,
                     [("retention.ms", None), ("segment.ms", None)])
     assert error.error_code == errors.INVALID_CONFIG
     assert str(error) == "Null value not supported for topic configs: retention.ms,segment.ms"
@@ -245,7 +250,7 @@ def test_null_values_are_named():
     (1234567.5, "1234567.5"), (-0.0, "-0.0"), (0.1, "0.1"), (1e21, "1.0E21"),
 ])
 def test_doubles_print_like_java(value, text):
-    assert config.TOPIC_CONFIGS["min.cleanable.dirty.ratio"].to_string(value) == text
+    assert TOPIC_CONFIGS["min.cleanable.dirty.ratio"].to_string(value) == text
 
 
 # -- incremental and legacy alters --------------------------------------------------------
@@ -253,7 +258,7 @@ def test_doubles_print_like_java(value, text):
 def test_incremental_set_delete_append_subtract():
     core = make_core()
     topic = core.cluster.topics["orders"]
-    alter = config.incremental_alter_topic
+    alter = incremental_alter_topic
     alter(core.cluster, "orders", [("retention.ms", SET, "1000"),
                                    ("cleanup.policy", APPEND, "compact")], validate_only=False)
     assert topic.configs == {"retention.ms": "1000", "cleanup.policy": "delete,compact"}
@@ -275,14 +280,14 @@ def test_incremental_set_delete_append_subtract():
 
 def test_subtract_everything_leaves_an_empty_list():
     core = make_core()
-    config.incremental_alter_topic(core.cluster, "orders", [("cleanup.policy", SUBTRACT,
+    incremental_alter_topic(core.cluster, "orders", [("cleanup.policy", SUBTRACT,
                                                               "delete")], validate_only=False)
     assert described(core)["cleanup.policy"].value == ""
 
 
 def test_append_to_a_config_that_is_not_a_list_is_refused():
     core = make_core()
-    error = refused(config.incremental_alter_topic, core.cluster, "orders",
+    error = refused(incremental_alter_topic, core.cluster, "orders",
                     [("retention.ms", APPEND, "5")], validate_only=False)
     assert error.error_code == errors.INVALID_CONFIG
     assert str(error) == "Can't APPEND to key retention.ms because its type is not LIST."
@@ -291,16 +296,16 @@ def test_append_to_a_config_that_is_not_a_list_is_refused():
 def test_a_bad_change_leaves_every_config_as_it_was():
     core = make_core()
     topic = core.cluster.topics["orders"]
-    config.incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000")],
+    incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000")],
                                     validate_only=False)
-    refused(config.incremental_alter_topic, core.cluster, "orders",
+    refused(incremental_alter_topic, core.cluster, "orders",
             [("segment.ms", SET, "1"), ("retention.bytes", SET, "lots")], validate_only=False)
     assert topic.configs == {"retention.ms": "1000"}
 
 
 def test_validate_only_checks_without_changing():
     core = make_core()
-    config.incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000")],
+    incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000")],
                                     validate_only=True)
     assert core.cluster.topics["orders"].configs == {}
 
@@ -308,10 +313,10 @@ def test_validate_only_checks_without_changing():
 def test_legacy_alter_replaces_every_override():
     core = make_core()
     topic = core.cluster.topics["orders"]
-    config.incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000"),
+    incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000"),
                                                              ("segment.ms", SET, "2000")],
                                     validate_only=False)
-    config.alter_topic(core.cluster, "orders", {"max.message.bytes": "5000"},
+    alter_topic(core.cluster, "orders", {"max.message.bytes": "5000"},
                         validate_only=False)
     assert topic.configs == {"max.message.bytes": "5000"}
 
@@ -319,36 +324,36 @@ def test_legacy_alter_replaces_every_override():
 def test_alter_errors_in_the_controllers_order():
     core = make_core()
     # a bad config is reported before the topic is looked up
-    assert refused(config.incremental_alter_topic, core.cluster, "nope",
+    assert refused(incremental_alter_topic, core.cluster, "nope",
                    [("retention.ms", SET, "x")], validate_only=False).error_code == \
         errors.INVALID_CONFIG
-    error = refused(config.incremental_alter_topic, core.cluster, "nope",
+    error = refused(incremental_alter_topic, core.cluster, "nope",
                     [("retention.ms", SET, "1")], validate_only=False)
     assert error.error_code == errors.UNKNOWN_TOPIC_OR_PARTITION
     assert str(error) == "The topic 'nope' does not exist."
-    assert refused(config.alter_topic, core.cluster, "", {}, validate_only=False
+    assert refused(alter_topic, core.cluster, "", {}, validate_only=False
                    ).error_code == errors.INVALID_REQUEST
 
 
 def test_resource_level_request_checks():
     core = make_core()
-    topic = config.AlterResource(ResourceType.TOPIC, "orders", [("retention.ms", SET, "1")])
-    duplicate_keys = config.AlterResource(ResourceType.TOPIC, "orders", [
+    topic = AlterResource(ResourceType.TOPIC, "orders", [("retention.ms", SET, "1")])
+    duplicate_keys = AlterResource(ResourceType.TOPIC, "orders", [
         ("retention.ms", SET, "1"), ("retention.ms", SET, "2")])
-    null_set = config.AlterResource(ResourceType.TOPIC, "orders", [("retention.ms", SET, None)])
-    unknown_type = config.AlterResource(99, "x", [])
-    results = config.alter(core.cluster, [topic, topic], 0, incremental=True,
+    null_set = AlterResource(ResourceType.TOPIC, "orders", [("retention.ms", SET, None)])
+    unknown_type = AlterResource(99, "x", [])
+    results = alter(core.cluster, [topic, topic], 0, incremental=True,
                             validate_only=False)
     assert [code for code, _ in results] == [errors.INVALID_REQUEST] * 2
-    results = config.alter(core.cluster, [duplicate_keys], 0, incremental=True,
+    results = alter(core.cluster, [duplicate_keys], 0, incremental=True,
                             validate_only=False)
     assert results == [(errors.INVALID_REQUEST, "Error due to duplicate config keys")]
-    results = config.alter(core.cluster, [null_set], 0, incremental=True, validate_only=False)
+    results = alter(core.cluster, [null_set], 0, incremental=True, validate_only=False)
     assert results == [(errors.INVALID_REQUEST, "Null value not supported for : retention.ms")]
-    results = config.alter(core.cluster, [unknown_type], 0, incremental=True,
+    results = alter(core.cluster, [unknown_type], 0, incremental=True,
                             validate_only=False)
     assert results[0][0] == errors.INVALID_REQUEST
-    results = config.alter(core.cluster, [topic], 0, incremental=True, validate_only=False)
+    results = alter(core.cluster, [topic], 0, incremental=True, validate_only=False)
     assert results == [(errors.NONE, None)]
     assert core.cluster.topics["orders"].configs == {"retention.ms": "1"}
 
@@ -358,7 +363,7 @@ def test_resource_level_request_checks():
 def test_a_dynamic_cluster_default_reaches_topics_and_the_data_path():
     core = make_core()
     cluster = core.cluster
-    config.incremental_alter_broker(cluster, "", 0, [("message.max.bytes", SET, "2048")],
+    incremental_alter_broker(cluster, "", 0, [("message.max.bytes", SET, "2048")],
                                      validate_only=False)
     assert cluster.settings["message_max_bytes"] == 2048
     entries = described(core, broker_id=1, synonyms=True)
@@ -366,10 +371,10 @@ def test_a_dynamic_cluster_default_reaches_topics_and_the_data_path():
     assert entries["max.message.bytes"].source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
     assert entries["max.message.bytes"].synonyms[0] == (
         "message.max.bytes", "2048", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
-    default = {e.name: e for e in config.describe_broker(cluster, "", 0)}
+    default = {e.name: e for e in describe_broker(cluster, "", 0)}
     assert list(default) == ["message.max.bytes"]
     assert default["message.max.bytes"].source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
-    config.incremental_alter_broker(cluster, "", 0, [("message.max.bytes", DELETE, None)],
+    incremental_alter_broker(cluster, "", 0, [("message.max.bytes", DELETE, None)],
                                      validate_only=False)
     assert cluster.settings["message_max_bytes"] == 1048588
     assert described(core)["max.message.bytes"].source == ConfigSource.DEFAULT_CONFIG
@@ -378,9 +383,9 @@ def test_a_dynamic_cluster_default_reaches_topics_and_the_data_path():
 def test_per_broker_values_win_over_cluster_defaults():
     core = make_core()
     cluster = core.cluster
-    config.incremental_alter_broker(cluster, "", 0, [("log.retention.ms", SET, "1000")],
+    incremental_alter_broker(cluster, "", 0, [("log.retention.ms", SET, "1000")],
                                      validate_only=False)
-    config.incremental_alter_broker(cluster, "1", 1, [("log.retention.ms", SET, "2000")],
+    incremental_alter_broker(cluster, "1", 1, [("log.retention.ms", SET, "2000")],
                                      validate_only=False)
     assert described(core, broker_id=0)["retention.ms"].value == "1000"
     on_one = described(core, broker_id=1, synonyms=True)["retention.ms"]
@@ -418,7 +423,7 @@ def test_topic_defaults_convert_broker_hours_and_minutes():
 ])
 def test_broker_changes_kafka_refuses(name, ops, code, text):
     core = make_core()
-    error = refused(config.incremental_alter_broker, core.cluster, name, 0, ops,
+    error = refused(incremental_alter_broker, core.cluster, name, 0, ops,
                     validate_only=False)
     assert error.error_code == code
     assert text in str(error)
@@ -427,7 +432,7 @@ def test_broker_changes_kafka_refuses(name, ops, code, text):
 
 def test_custom_broker_configs_are_kept_but_hidden():
     core = make_core()
-    config.alter_broker(core.cluster, "0", 0, {"my.custom.thing": "secret"}, validate_only=False)
+    alter_broker(core.cluster, "0", 0, {"my.custom.thing": "secret"}, validate_only=False)
     entry = broker_described(core)["my.custom.thing"]
     assert entry.value is None and entry.sensitive and entry.type == ConfigType.UNKNOWN
     assert entry.source == ConfigSource.DYNAMIC_BROKER_CONFIG
@@ -435,9 +440,9 @@ def test_custom_broker_configs_are_kept_but_hidden():
 
 def test_created_topic_configs_report_where_each_value_comes_from():
     core = make_core(message_max_bytes=5000)
-    config.incremental_alter_broker(core.cluster, "", 0, [("log.segment.bytes", SET,
+    incremental_alter_broker(core.cluster, "", 0, [("log.segment.bytes", SET,
                                                              "2097152")], validate_only=False)
-    entries = {e.name: e for e in config.created_topic_configs(core.cluster,
+    entries = {e.name: e for e in created_topic_configs(core.cluster,
                                                                 {"retention.ms": "10"})}
     assert [e for e in entries] == sorted(entries)
     assert (entries["retention.ms"].value, entries["retention.ms"].source) == \
@@ -452,11 +457,11 @@ def test_created_topic_configs_report_where_each_value_comes_from():
 
 def test_reset_forgets_dynamic_broker_configs():
     core = make_core()
-    config.incremental_alter_broker(core.cluster, "", 0, [("message.max.bytes", SET, "100")],
+    incremental_alter_broker(core.cluster, "", 0, [("message.max.bytes", SET, "100")],
                                      validate_only=False)
     core.cluster.broker_configs.reset()
     assert core.cluster.settings["message_max_bytes"] == 1048588
-    assert config.describe_broker(core.cluster, "", 0) == []
+    assert describe_broker(core.cluster, "", 0) == []
 
 
 # -- topic operations the config model backs -----------------------------------------------

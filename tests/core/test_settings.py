@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from mockbroker.cli import build_parser
-from mockbroker.core import config
-from mockbroker.core.config.broker import BROKER_CONFIG_KEYS
+from mockbroker.core.config.broker import BROKER_CONFIG_KEYS, BROKER_CONFIGS
+from mockbroker.core.config.describe import describe_broker
 from mockbroker.core.config.values import KAFKA_DEFAULT, ConfigSource
 from tests.core.harness import make_core
 from mockbroker.core.settings import SETTINGS, coerce, resolve_settings
@@ -26,7 +26,7 @@ def test_every_setting_is_one_entry_of_the_broker_config_table():
         assert name == key.name.replace(".", "_")
         assert key in BROKER_CONFIG_KEYS
         # a Kafka config is described and altered as one; the mock's own settings are not
-        assert (key.name in config.BROKER_CONFIGS) == key.setting.kafka, name
+        assert (key.name in BROKER_CONFIGS) == key.setting.kafka, name
         # the mock's default is Kafka's unless the entry says otherwise
         if key.setting.default is KAFKA_DEFAULT:
             assert setting.default == key.default, name
@@ -38,9 +38,9 @@ def test_the_mocks_own_defaults_and_rules():
     defaults = resolve_settings({})
     assert set(defaults) == set(SETTINGS)
     assert defaults["group_initial_rebalance_delay_ms"] == 0
-    assert config.BROKER_CONFIGS["group.initial.rebalance.delay.ms"].default == 3000
+    assert BROKER_CONFIGS["group.initial.rebalance.delay.ms"].default == 3000
     assert defaults["cluster_id"] == "mockbroker-cluster-0000"
-    assert "cluster.id" not in config.BROKER_CONFIGS
+    assert "cluster.id" not in BROKER_CONFIGS
     assert defaults["broker_rack"] == ""
     assert defaults["message_max_bytes"] == 1048588
     assert defaults["log_message_timestamp_type"] == "CreateTime"
@@ -88,12 +88,12 @@ def test_every_cli_flag_of_the_kafka_group_is_a_setting_and_so_a_broker_config()
         name = flag[2:].replace("-", ".")
         assert dest == name.replace(".", "_")
         assert SETTINGS[dest].name == name
-        assert name in config.BROKER_CONFIGS or not SETTINGS[dest].key.setting.kafka
+        assert name in BROKER_CONFIGS or not SETTINGS[dest].key.setting.kafka
 
 
 def test_a_setting_that_differs_from_kafka_is_a_static_broker_config():
     core = make_core(offsets_retention_check_interval_ms=1000, cluster_id="abc")
-    entries = {e.name: e for e in config.describe_broker(core.cluster, "0", 0)}
+    entries = {e.name: e for e in describe_broker(core.cluster, "0", 0)}
     checked = entries["offsets.retention.check.interval.ms"]
     assert (checked.value, checked.source) == ("1000", ConfigSource.STATIC_BROKER_CONFIG)
     delay = entries["group.initial.rebalance.delay.ms"]  # the mock's own default: 0

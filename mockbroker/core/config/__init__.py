@@ -16,29 +16,7 @@ CreateTopics).  One concern per module:
 The dependencies go one way: values <- topic, group <- broker <- describe, alter.  The operations take
 the cluster as an argument (:class:`ConfigCluster` says what they use of it); nothing here
 imports the cluster module, which imports this package to own its :class:`BrokerConfigs`.
+
+Import from the module that holds a name: this package imports none of them, so a broker that
+never answers a config API never loads DescribeConfigs and the alter operations.
 """
-
-from mockbroker.core.config.alter import (
-    AlterResource, alter, alter_broker, alter_topic, incremental_alter_broker,
-    incremental_alter_topic,
-)
-from mockbroker.core.config.broker import (
-    BROKER_CONFIGS, BROKER_DEFAULTS, SETTING_CONFIGS, BrokerConfigs, broker_synonyms,
-)
-from mockbroker.core.config.describe import describe, describe_broker, describe_topic
-from mockbroker.core.config.topic import (
-    TOPIC_CONFIGS, TOPIC_SYNONYMS, ConfigCluster, created_topic_configs, new_topic_configs,
-    topic_value_from_broker, validate_topic_overrides,
-)
-from mockbroker.core.config.values import (
-    ConfigEntry, ConfigKey, ConfigSource, ConfigType, InvalidValue, OpType, ResourceType, Setting,
-)
-
-__all__ = [
-    "AlterResource", "BROKER_CONFIGS", "BROKER_DEFAULTS", "BrokerConfigs", "ConfigCluster",
-    "ConfigEntry", "ConfigKey", "ConfigSource", "ConfigType", "InvalidValue", "OpType",
-    "ResourceType", "SETTING_CONFIGS", "Setting", "TOPIC_CONFIGS", "TOPIC_SYNONYMS", "alter",
-    "alter_broker", "alter_topic", "broker_synonyms", "created_topic_configs", "describe",
-    "describe_broker", "describe_topic", "incremental_alter_broker", "incremental_alter_topic",
-    "new_topic_configs", "topic_value_from_broker", "validate_topic_overrides",
-]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal
 from enum import IntEnum
 from math import copysign, inf, isnan
 from typing import Any
@@ -96,6 +95,8 @@ def _java_double(x: float) -> str:
         return "Infinity" if x > 0 else "-Infinity"
     if x == 0:
         return "-0.0" if copysign(1.0, x) < 0 else "0.0"
+    from decimal import Decimal  # only a double config printed needs it
+
     sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
     text = "".join(map(str, digits))
     point = len(text) + exponent  # digits before the decimal point

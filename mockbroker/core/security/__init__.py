@@ -16,6 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: the SASL mechanisms (their exchanges are in :mod:`~mockbroker.core.security.mechanisms`,
+#: loaded when a client first authenticates)
+PLAIN = "PLAIN"
+SCRAM_SHA_256 = "SCRAM-SHA-256"
+SCRAM_SHA_512 = "SCRAM-SHA-512"
+OAUTHBEARER = "OAUTHBEARER"
+#: every mechanism this broker can serve, in the order a listing shows them
+MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, OAUTHBEARER)
+
 
 @dataclass(frozen=True, slots=True)
 class Principal:

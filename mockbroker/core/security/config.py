@@ -9,12 +9,13 @@ authorizer=...)`` and the matching flags and variables all come here; a bad valu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from mockbroker.core.clock import Clock
-from mockbroker.core.security import Principal
-from mockbroker.core.security.mechanisms import (MECHANISMS, Credentials, TokenValidator,
-                                                 unsecured_jws)
+from mockbroker.core.security import MECHANISMS, Principal
+
+if TYPE_CHECKING:  # the mechanisms load when a cluster has users or a client authenticates
+    from mockbroker.core.security.mechanisms import Credentials, TokenValidator
 
 #: Kafka's security protocols, each the name of a listener that uses it
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -139,16 +140,33 @@ class Security:
         self.settings = settings
         self.clock = clock or Clock()
         self.mechanisms: tuple[str, ...] = settings.sasl_mechanisms
-        self.credentials = Credentials(settings.users)
+        self._credentials: Credentials | None = None
+        if settings.users:  # their SCRAM credentials are derived now, not at the first login
+            self._credentials = self.credentials
         self.super_users = tuple(Principal.parse(s) for s in settings.super_users)
         self.connections_max_reauth_ms = settings.connections_max_reauth_ms
-        self.token_validator: TokenValidator = settings.token_validator or unsecured_jws
         self.authorizer = None
         if settings.authorizer:
             from mockbroker.core.security.acls import Authorizer
             self.authorizer = Authorizer(
                 super_users=list(self.super_users),
                 allow_everyone_if_no_acl_found=settings.allow_everyone_if_no_acl_found)
+
+    @property
+    def credentials(self) -> Credentials:
+        """The users' PLAIN passwords and SCRAM credentials."""
+        if self._credentials is None:
+            from mockbroker.core.security.mechanisms import Credentials
+            self._credentials = Credentials(self.settings.users)
+        return self._credentials
+
+    @property
+    def token_validator(self) -> TokenValidator:
+        """What checks an OAUTHBEARER token: the user's, or unsecured JWS as Kafka's default."""
+        if self.settings.token_validator is not None:
+            return self.settings.token_validator
+        from mockbroker.core.security.mechanisms import unsecured_jws
+        return unsecured_jws
 
     def users(self) -> Iterable[str]:
         return self.credentials.users()

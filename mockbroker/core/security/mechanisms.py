@@ -26,15 +26,9 @@ import secrets
 from dataclasses import dataclass
 from typing import Callable
 
+from mockbroker.core.security import OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_SHA_512
 from wire.errors import (DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL,
                          UNSUPPORTED_SASL_MECHANISM)
-
-PLAIN = "PLAIN"
-SCRAM_SHA_256 = "SCRAM-SHA-256"
-SCRAM_SHA_512 = "SCRAM-SHA-512"
-OAUTHBEARER = "OAUTHBEARER"
-#: every mechanism this broker can serve, in the order a listing shows them
-MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, OAUTHBEARER)
 
 #: SCRAM hash functions by mechanism, with the least iterations Kafka accepts for each
 SCRAM_HASHES = {SCRAM_SHA_256: "sha256", SCRAM_SHA_512: "sha512"}

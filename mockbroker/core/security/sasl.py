@@ -28,17 +28,14 @@ from typing import TYPE_CHECKING
 import wire
 from mockbroker.core.deferred import Close, Deferred, later
 from mockbroker.core.error_responses import CannotExpress, error_response, first_error
-from mockbroker.core.security import Principal
-from mockbroker.core.security.mechanisms import (OAUTHBEARER, PLAIN, SCRAM_HASHES,
-                                                 AuthenticationFailed, Exchange,
-                                                 OAuthBearerExchange, PlainExchange,
-                                                 ScramExchange)
+from mockbroker.core.security import OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, Principal
 from wire import errors
 from wire.apis import API_NAMES
 
 if TYPE_CHECKING:
     from mockbroker.core.dispatch import Connection, Core
     from mockbroker.core.security.config import Security
+    from mockbroker.core.security.mechanisms import Exchange
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
 _API_KEY = struct.Struct(">h")
@@ -180,10 +177,13 @@ class SaslSession:
         return _answer(header, response(error_code=errors.NONE, mechanisms=enabled))
 
     def _exchange(self, mechanism: str) -> Exchange:
+        # the exchanges (hashlib, hmac, json) load with the first client that authenticates
+        from mockbroker.core.security.mechanisms import (OAuthBearerExchange, PlainExchange,
+                                                         ScramExchange)
         security = self.security
         if mechanism == PLAIN:
             return PlainExchange(security.credentials)
-        if mechanism in SCRAM_HASHES:
+        if mechanism in (SCRAM_SHA_256, SCRAM_SHA_512):
             return ScramExchange(mechanism, security.credentials)
         if mechanism == OAUTHBEARER:
             return OAuthBearerExchange(security.token_validator, security.clock.now_ms)
@@ -191,6 +191,8 @@ class SaslSession:
 
     def _authenticate(self, request: wire.Request, now_ms: int, core: "Core",
                       conn: "Connection") -> Deferred:
+        from mockbroker.core.security.mechanisms import AuthenticationFailed
+
         header = request.header
         response = wire.response_class(SASL_AUTHENTICATE)
         if header.api_version > 0:
@@ -234,6 +236,8 @@ class SaslSession:
         return None, delay
 
     def _bare_token(self, frame: bytes, now_ms: int) -> Deferred:
+        from mockbroker.core.security.mechanisms import AuthenticationFailed
+
         try:
             token = self._step(frame)
         except AuthenticationFailed as exc:
@@ -243,6 +247,8 @@ class SaslSession:
         return Deferred.resolved(_SIZE.pack(len(token)) + token)
 
     def _step(self, token: bytes) -> bytes:
+        from mockbroker.core.security.mechanisms import AuthenticationFailed
+
         exchange = self.exchange
         answer = exchange.step(token)
         if exchange.done and self._previous is not None:
