@@ -203,6 +203,7 @@ def generate(jars: list[Path], out_dir: Path, kafka_version: str) -> list[str]:
     specs = load_specs(jars)
     out_dir.mkdir(parents=True, exist_ok=True)
     modules = []
+    entries = []  # the index's lines: key, Kafka's name, module
     for request, response in client_facing_apis(specs):
         name = request["name"][: -len("Request")]
         module = snake_case(name)
@@ -211,6 +212,7 @@ def generate(jars: list[Path], out_dir: Path, kafka_version: str) -> list[str]:
                       kafka_version)
         (out_dir / f"{module}.py").write_text(text)
         modules.append(module)
+        entries.append(f"    {request['apiKey']}: ({name!r}, {module!r}),")
     embedded = [(snake_case(n).upper(), specs[n]) for n in EMBEDDED]
     (out_dir / "embedded.py").write_text(
         render(embedded, None, "Headers and the formats a broker embeds in messages and logs",
@@ -220,10 +222,7 @@ def generate(jars: list[Path], out_dir: Path, kafka_version: str) -> list[str]:
              '"""', "", "from wire.schema import ApiIndex", "",
              f"KAFKA_VERSION = {kafka_version!r}", "",
              "#: API key → (Kafka's name, the module that defines it)",
-             "INDEX = {"]
-    index.extend(f"    {request['apiKey']}: ({request['name'][: -len('Request')]!r}, {m!r}),"
-                 for (request, _), m in zip(client_facing_apis(specs), modules))
-    index.extend(["}", "", "APIS = ApiIndex(__name__, INDEX)", ""])
+             "INDEX = {", *entries, "}", "", "APIS = ApiIndex(__name__, INDEX)", ""]
     (out_dir / "__init__.py").write_text("\n".join(index))
     return modules
 
