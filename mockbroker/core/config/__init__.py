@@ -13,9 +13,10 @@ CreateTopics).  One concern per module:
 - :mod:`~mockbroker.core.config.describe`: DescribeConfigs;
 - :mod:`~mockbroker.core.config.alter`: AlterConfigs and IncrementalAlterConfigs.
 
-The dependencies go one way: values <- topic, group <- broker <- describe, alter.  The operations take
-the cluster as an argument (:class:`ConfigCluster` says what they use of it); nothing here
-imports the cluster module, which imports this package to own its :class:`BrokerConfigs`.
+The dependencies go one way: values <- topic, group <- broker <- describe, alter.  The
+operations take the cluster as an argument (:class:`ConfigCluster` says what they use of it);
+nothing here imports the cluster module, which imports this package to own its
+:class:`BrokerConfigs`.
 
 Import from the module that holds a name: this package imports none of them, so a broker that
 never answers a config API never loads DescribeConfigs and the alter operations.
