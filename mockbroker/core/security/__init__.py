@@ -26,6 +26,10 @@ OAUTHBEARER = "OAUTHBEARER"
 MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, OAUTHBEARER)
 
 
+class AuthenticationFailed(Exception):
+    """A SASL exchange failed; ``str(exc)`` is the message the client is shown."""
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
     """A Kafka principal: ``type:name`` (``User:alice``)."""

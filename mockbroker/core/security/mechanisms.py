@@ -26,7 +26,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Callable
 
-from mockbroker.core.security import OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_SHA_512
+from mockbroker.core.security import (OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_SHA_512,
+                                      AuthenticationFailed)
 from wire.errors import (DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL,
                          UNSUPPORTED_SASL_MECHANISM)
 
@@ -49,10 +50,6 @@ def _check_scram_user(name: str, kind: int) -> tuple[int, str] | None:
     if kind not in SCRAM_NAMES:
         return UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"
     return None
-
-
-class AuthenticationFailed(Exception):
-    """The exchange failed; ``str(exc)`` is the message the client is shown."""
 
 
 # -- credentials --------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 import wire
 from mockbroker.core.deferred import Close, Deferred, later
 from mockbroker.core.error_responses import CannotExpress, error_response, first_error
-from mockbroker.core.security import OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, Principal
+from mockbroker.core.security import (OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_SHA_512,
+                                      AuthenticationFailed, Principal)
 from wire import errors
 from wire.apis import API_NAMES
 
@@ -191,8 +192,6 @@ class SaslSession:
 
     def _authenticate(self, request: wire.Request, now_ms: int, core: "Core",
                       conn: "Connection") -> Deferred:
-        from mockbroker.core.security.mechanisms import AuthenticationFailed
-
         header = request.header
         response = wire.response_class(SASL_AUTHENTICATE)
         if header.api_version > 0:
@@ -236,8 +235,6 @@ class SaslSession:
         return None, delay
 
     def _bare_token(self, frame: bytes, now_ms: int) -> Deferred:
-        from mockbroker.core.security.mechanisms import AuthenticationFailed
-
         try:
             token = self._step(frame)
         except AuthenticationFailed as exc:
@@ -247,8 +244,6 @@ class SaslSession:
         return Deferred.resolved(_SIZE.pack(len(token)) + token)
 
     def _step(self, token: bytes) -> bytes:
-        from mockbroker.core.security.mechanisms import AuthenticationFailed
-
         exchange = self.exchange
         answer = exchange.step(token)
         if exchange.done and self._previous is not None:
