@@ -88,8 +88,9 @@ def test_the_brokers_load_no_http_server():
 
 def test_a_started_broker_loads_only_what_its_requests_need():
     """Built and answering ApiVersions, a broker has loaded no API handler beyond ApiVersions',
-    no SASL exchange (no users, no login yet) and no config API; a SASL cluster with users
-    derives their credentials at once."""
+    no SASL exchange (no users, no login yet) and no config API; the first EndTxn request loads
+    EndTxn's handler and definition, and is answered.  A SASL cluster with users derives their
+    credentials at once."""
     code = """
 import json, sys
 import wire
@@ -98,22 +99,40 @@ from mockbroker.core.dispatch import Connection
 from mockbroker.handlers import new_core
 
 core = new_core([Broker(0, "127.0.0.1", 9092)])
-body = wire.request_class(18)(client_software_name="probe", client_software_version="1")
-frame = wire.encode_request(18, 3, 1, "probe", body, size_prefix=False)
-assert core.receive(frame, Connection(0, 1)).value
-print(json.dumps(sorted(name for name in sys.modules
-                        if name.startswith(("mockbroker.handlers.", "mockbroker.core.config.",
-                                            "mockbroker.core.security.mechanisms")))))
+conn = Connection(0, 1)
+
+def ask(api_key, version, body):
+    frame = wire.encode_request(api_key, version, 7, "probe", body, size_prefix=False)
+    return wire.decode_response(api_key, version, core.receive(frame, conn).value[4:])[1]
+
+def loaded():
+    return sorted(name for name in sys.modules
+                  if name.startswith(("mockbroker.handlers.", "mockbroker.core.config.",
+                                      "mockbroker.core.security.mechanisms",
+                                      "wire.definitions.end_txn")))
+
+versions = ask(18, 3, wire.request_class(18)(client_software_name="probe",
+                                             client_software_version="1"))
+before = loaded()
+answer = ask(26, 5, wire.request_class(26)(transactional_id="t", producer_id=1,
+                                           producer_epoch=0, committed=True))
+print(json.dumps([len(versions.api_keys), before, answer.error_code, loaded()]))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    count, loaded, error_code, after = json.loads(done.stdout.strip().splitlines()[-1])
+    from mockbroker.handlers import SERVED
+
+    assert count == len(SERVED)
     assert [name for name in loaded if name.startswith("mockbroker.handlers.")] == \
         ["mockbroker.handlers.api_versions", "mockbroker.handlers.registry"]
+    assert "wire.definitions.end_txn" not in loaded
     assert "mockbroker.core.security.mechanisms" not in loaded
     assert "mockbroker.core.config.alter" not in loaded
     assert "mockbroker.core.config.describe" not in loaded
+    assert error_code != 0  # a transactional id never initialised: Kafka's refusal
+    assert {"mockbroker.handlers.end_txn", "wire.definitions.end_txn"} <= set(after)
 
     from mockbroker.core.security.config import Security, check_security
 
