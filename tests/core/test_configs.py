@@ -175,7 +175,7 @@ def test_describe_unknown_and_invalid_topics():
 def test_describe_filters_by_configuration_keys():
     core = make_core()
     entries = describe(core.cluster, ResourceType.TOPIC, "orders", 0,
-                               ["retention.ms", "no.such.config"], False, False)
+                        ["retention.ms", "no.such.config"], False, False)
     assert [e.name for e in entries] == ["retention.ms"]
     error = refused(describe, core.cluster, ResourceType.CLIENT_METRICS, "g", 0, None, False,
                     False)
@@ -281,7 +281,7 @@ def test_incremental_set_delete_append_subtract():
 def test_subtract_everything_leaves_an_empty_list():
     core = make_core()
     incremental_alter_topic(core.cluster, "orders", [("cleanup.policy", SUBTRACT,
-                                                              "delete")], validate_only=False)
+                                                       "delete")], validate_only=False)
     assert described(core)["cleanup.policy"].value == ""
 
 
@@ -297,7 +297,7 @@ def test_a_bad_change_leaves_every_config_as_it_was():
     core = make_core()
     topic = core.cluster.topics["orders"]
     incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000")],
-                                    validate_only=False)
+                             validate_only=False)
     refused(incremental_alter_topic, core.cluster, "orders",
             [("segment.ms", SET, "1"), ("retention.bytes", SET, "lots")], validate_only=False)
     assert topic.configs == {"retention.ms": "1000"}
@@ -306,7 +306,7 @@ def test_a_bad_change_leaves_every_config_as_it_was():
 def test_validate_only_checks_without_changing():
     core = make_core()
     incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000")],
-                                    validate_only=True)
+                             validate_only=True)
     assert core.cluster.topics["orders"].configs == {}
 
 
@@ -314,10 +314,10 @@ def test_legacy_alter_replaces_every_override():
     core = make_core()
     topic = core.cluster.topics["orders"]
     incremental_alter_topic(core.cluster, "orders", [("retention.ms", SET, "1000"),
-                                                             ("segment.ms", SET, "2000")],
-                                    validate_only=False)
+                                                      ("segment.ms", SET, "2000")],
+                             validate_only=False)
     alter_topic(core.cluster, "orders", {"max.message.bytes": "5000"},
-                        validate_only=False)
+                 validate_only=False)
     assert topic.configs == {"max.message.bytes": "5000"}
 
 
@@ -343,15 +343,15 @@ def test_resource_level_request_checks():
     null_set = AlterResource(ResourceType.TOPIC, "orders", [("retention.ms", SET, None)])
     unknown_type = AlterResource(99, "x", [])
     results = alter(core.cluster, [topic, topic], 0, incremental=True,
-                            validate_only=False)
+                     validate_only=False)
     assert [code for code, _ in results] == [errors.INVALID_REQUEST] * 2
     results = alter(core.cluster, [duplicate_keys], 0, incremental=True,
-                            validate_only=False)
+                     validate_only=False)
     assert results == [(errors.INVALID_REQUEST, "Error due to duplicate config keys")]
     results = alter(core.cluster, [null_set], 0, incremental=True, validate_only=False)
     assert results == [(errors.INVALID_REQUEST, "Null value not supported for : retention.ms")]
     results = alter(core.cluster, [unknown_type], 0, incremental=True,
-                            validate_only=False)
+                     validate_only=False)
     assert results[0][0] == errors.INVALID_REQUEST
     results = alter(core.cluster, [topic], 0, incremental=True, validate_only=False)
     assert results == [(errors.NONE, None)]
@@ -364,7 +364,7 @@ def test_a_dynamic_cluster_default_reaches_topics_and_the_data_path():
     core = make_core()
     cluster = core.cluster
     incremental_alter_broker(cluster, "", 0, [("message.max.bytes", SET, "2048")],
-                                     validate_only=False)
+                              validate_only=False)
     assert cluster.settings["message_max_bytes"] == 2048
     entries = described(core, broker_id=1, synonyms=True)
     assert entries["max.message.bytes"].value == "2048"
@@ -375,7 +375,7 @@ def test_a_dynamic_cluster_default_reaches_topics_and_the_data_path():
     assert list(default) == ["message.max.bytes"]
     assert default["message.max.bytes"].source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
     incremental_alter_broker(cluster, "", 0, [("message.max.bytes", DELETE, None)],
-                                     validate_only=False)
+                              validate_only=False)
     assert cluster.settings["message_max_bytes"] == 1048588
     assert described(core)["max.message.bytes"].source == ConfigSource.DEFAULT_CONFIG
 
@@ -384,9 +384,9 @@ def test_per_broker_values_win_over_cluster_defaults():
     core = make_core()
     cluster = core.cluster
     incremental_alter_broker(cluster, "", 0, [("log.retention.ms", SET, "1000")],
-                                     validate_only=False)
+                              validate_only=False)
     incremental_alter_broker(cluster, "1", 1, [("log.retention.ms", SET, "2000")],
-                                     validate_only=False)
+                              validate_only=False)
     assert described(core, broker_id=0)["retention.ms"].value == "1000"
     on_one = described(core, broker_id=1, synonyms=True)["retention.ms"]
     assert on_one.value == "2000" and on_one.source == ConfigSource.DYNAMIC_BROKER_CONFIG
@@ -441,9 +441,9 @@ def test_custom_broker_configs_are_kept_but_hidden():
 def test_created_topic_configs_report_where_each_value_comes_from():
     core = make_core(message_max_bytes=5000)
     incremental_alter_broker(core.cluster, "", 0, [("log.segment.bytes", SET,
-                                                             "2097152")], validate_only=False)
+                                                      "2097152")], validate_only=False)
     entries = {e.name: e for e in created_topic_configs(core.cluster,
-                                                                {"retention.ms": "10"})}
+                                                         {"retention.ms": "10"})}
     assert [e for e in entries] == sorted(entries)
     assert (entries["retention.ms"].value, entries["retention.ms"].source) == \
         ("10", ConfigSource.TOPIC_CONFIG)
@@ -458,7 +458,7 @@ def test_created_topic_configs_report_where_each_value_comes_from():
 def test_reset_forgets_dynamic_broker_configs():
     core = make_core()
     incremental_alter_broker(core.cluster, "", 0, [("message.max.bytes", SET, "100")],
-                                     validate_only=False)
+                              validate_only=False)
     core.cluster.broker_configs.reset()
     assert core.cluster.settings["message_max_bytes"] == 1048588
     assert describe_broker(core.cluster, "", 0) == []
