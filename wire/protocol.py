@@ -25,6 +25,8 @@ _SIZE = struct.Struct(">i")
 
 @dataclass(slots=True)
 class RequestHeader:
+    """A request header (v1 or v2, by the API and version)."""
+
     api_key: int
     api_version: int
     correlation_id: int
@@ -34,6 +36,8 @@ class RequestHeader:
 
 @dataclass(slots=True)
 class Request:
+    """A decoded request: its header and its body."""
+
     header: RequestHeader
     body: Any
     #: bytes the frame held after the body (Kafka ignores them; librdkafka sends some)

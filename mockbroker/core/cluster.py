@@ -41,6 +41,8 @@ COORDINATOR_TOPICS = {"__consumer_offsets": "group", "__transaction_state": "tra
 
 @dataclass(slots=True)
 class Broker:
+    """One broker: its id, where clients reach it, and whether it is up."""
+
     node_id: int
     #: the address of its first listener
     host: str
@@ -58,6 +60,8 @@ class Broker:
 
 @dataclass(slots=True, eq=False)
 class Partition:
+    """One partition of a topic: its replicas, its leader and ISR, and its log."""
+
     topic: "Topic"
     index: int
     replicas: list[int]
@@ -69,6 +73,8 @@ class Partition:
 
 @dataclass(slots=True, eq=False)
 class Topic:
+    """A topic: its name, its id, its partitions and its config overrides."""
+
     name: str
     topic_id: uuid.UUID
     partitions: list[Partition] = field(default_factory=list)

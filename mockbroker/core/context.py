@@ -10,6 +10,8 @@ from mockbroker.core.security import ANONYMOUS, Principal
 
 @dataclass(frozen=True, slots=True)
 class InjectedError:
+    """An error a control rule puts on some partitions of a request the handler answers."""
+
     error_code: int
     #: ``hits(topic name, partition) -> bool``: the partitions that get the error
     hits: Callable[[str | None, int], bool]

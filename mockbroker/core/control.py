@@ -49,7 +49,6 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from mockbroker.core import error_responses
 from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.deferred import Close, Deferred, later, never
 from mockbroker.core.context import InjectedError
@@ -101,6 +100,8 @@ DISCONNECT = Close("a control callback disconnects")
 
 @dataclass(slots=True)
 class Rule:
+    """One control rule: which requests it picks, and what it does to them."""
+
     id: int
     action: str
     api: int | None = None
@@ -275,6 +276,8 @@ class ControlTable:
             raise RuleError("action delay needs a delay_ms above 0")
         rule.delay_ms = delay_ms
         if action == "error" and rule.api is not None:
+            from mockbroker.core import error_responses  # with the first error rule
+
             served = self._core.registry.get(rule.api)
             if not error_responses.can_express(rule.api, served.max_version,
                                                served.error_shape):
@@ -486,6 +489,8 @@ def _control(core, rule: Rule) -> None:
 def _error_answer(core, rule: Rule, handler, request, ctx):
     """The request answered with the rule's error, in the API's shape; for APIs that name
     partitions only the rule's partitions fail and the rest is handled as usual."""
+    from mockbroker.core import error_responses  # with the first error a rule injects
+
     api_key, version, body, code = request.api_key, request.api_version, request.body, \
         rule.error
     shape = core.registry.get(api_key).error_shape

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import wire
 from mockbroker.core.clock import Clock
@@ -22,7 +23,6 @@ from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, 
 from mockbroker.core.context import InjectedError, RequestContext
 from mockbroker.core.control import ControlTable, apply
 from mockbroker.core.events import EventLog
-from mockbroker.core.fetch_sessions import FetchSessions
 from mockbroker.core.producers import ProducerIds
 from mockbroker.core.request_names import named_groups
 from mockbroker.core.requests import LoggedRequest, RequestLog
@@ -34,6 +34,9 @@ from mockbroker.core.transactions.coordinator import TransactionCoordinator
 from mockbroker.core.watch import GROUP_REQUESTS, GroupWatch
 from wire import Request, RequestHeader
 from wire.apis import API_NAMES
+
+if TYPE_CHECKING:
+    from mockbroker.core.fetch_sessions import FetchSessions
 
 log = logging.getLogger("mockbroker.core")
 
@@ -81,8 +84,6 @@ class Core:
                                                    self.groups.placement, self.producers)
         self.transactions.offsets_marker_listeners.append(self.groups.on_transaction_marker)
         self.control = ControlTable(self)
-        self.fetch_sessions = FetchSessions(
-            self.settings["max_incremental_fetch_session_cache_slots"])
         self.requests = RequestLog()
         #: tells the event log how groups change, after each request, timer or call
         self.watch = GroupWatch(self, self.events)
@@ -94,6 +95,13 @@ class Core:
     @property
     def clock(self) -> Clock:
         return self.cluster.clock
+
+    @cached_property
+    def fetch_sessions(self) -> FetchSessions:
+        """Every broker's incremental fetch sessions (KIP-227), made with the first Fetch."""
+        from mockbroker.core.fetch_sessions import FetchSessions
+
+        return FetchSessions(self.settings["max_incremental_fetch_session_cache_slots"])
 
     @property
     def timers(self):

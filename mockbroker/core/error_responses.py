@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from wire.builder import request_class, response_class
-from wire.protocol import Encoded
 from wire.definitions import APIS
 
 _INT_TYPES = frozenset({"int8", "int16", "int32", "int64"})
@@ -245,37 +244,3 @@ def _copy(struct, **changes):
         setattr(clone, name, changes.get(name, getattr(struct, name)))
     clone._unknown_tags = struct._unknown_tags
     return clone
-
-
-# -- reading errors back out --------------------------------------------------------------------
-
-_walk_plan: dict[type, tuple[bool, tuple[str, ...]]] = {}
-
-
-def first_error(response, depth: int = 3) -> int:
-    """The first non-zero ``error_code`` in a response (top level first, then nested lists),
-    or 0: what the request log reports."""
-    if response is None:
-        return 0
-    if isinstance(response, Encoded):  # an answer sent many times: walked once
-        kept = response.__dict__
-        if "first_error" not in kept:
-            kept["first_error"] = first_error(response.message, depth)
-        return kept["first_error"]
-    cls = type(response)
-    plan = _walk_plan.get(cls)
-    if plan is None:
-        fields = getattr(cls, "_fields", ())
-        plan = (any(f.name == "error_code" for f in fields),
-                tuple(f.name for f in fields if f.is_struct and f.is_array))
-        _walk_plan[cls] = plan
-    has_error, lists = plan
-    if has_error and response.error_code:
-        return response.error_code
-    if depth:
-        for name in lists:
-            for item in getattr(response, name) or ():
-                code = first_error(item, depth - 1)
-                if code:
-                    return code
-    return 0

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Feature:
+    """A feature ApiVersions reports: the range it supports and the finalized level."""
+
     name: str
     min_supported: int
     max_supported: int

@@ -73,6 +73,8 @@ class SessionPartition:
 
 @dataclass(slots=True, eq=False)
 class FetchSession:
+    """An incremental fetch session (KIP-227) a broker keeps for one consumer."""
+
     id: int
     broker_id: int
     created_ms: int

@@ -3,8 +3,6 @@ request log's filters), whether it names topics by name or by id."""
 
 from __future__ import annotations
 
-from mockbroker.core import error_responses
-
 
 def topic_name(cluster, item, name_field: str) -> str | None:
     name = getattr(item, name_field, None)
@@ -21,6 +19,8 @@ def topic_name(cluster, item, name_field: str) -> str | None:
 def named_partitions(cluster, shape, body) -> set[tuple[str, int | None]]:
     """Every (topic, partition or None) a request names; ``shape`` is its API's declared error
     shape, which says where a partitioned request names them."""
+    from mockbroker.core import error_responses  # loaded already by a handler with a shape
+
     if isinstance(shape, error_responses.PartitionShape):
         return set(error_responses.request_partitions(
             shape, body, lambda item, name_field: topic_name(cluster, item, name_field)))

@@ -11,8 +11,8 @@ import itertools
 from collections import deque
 from dataclasses import dataclass, field
 
-from mockbroker.core import error_responses
 from mockbroker.core.deferred import NO_RESPONSE, Close
+from wire.protocol import Encoded
 
 #: What became of a request.
 
@@ -21,6 +21,8 @@ OUTCOMES = ("pending", "answered", "no response", "dropped", "disconnected", "fa
 
 @dataclass(slots=True)
 class LoggedRequest:
+    """One request in the log: who sent it, when, to which broker, and its outcome."""
+
     seq: int
     time_ms: int
     broker: int
@@ -50,7 +52,7 @@ class LoggedRequest:
             self.outcome = "no response"
         else:
             self.outcome = "answered"
-            self.error_code = error_responses.first_error(response)
+            self.error_code = first_error(response)
 
 
 class RequestLog:
@@ -72,3 +74,37 @@ class RequestLog:
 
     def clear(self) -> None:
         self._entries.clear()
+
+
+# -- reading errors back out --------------------------------------------------------------------
+
+_walk_plan: dict[type, tuple[bool, tuple[str, ...]]] = {}
+
+
+def first_error(response, depth: int = 3) -> int:
+    """The first non-zero ``error_code`` in a response (top level first, then nested lists),
+    or 0: what the request log reports."""
+    if response is None:
+        return 0
+    if isinstance(response, Encoded):  # an answer sent many times: walked once
+        kept = response.__dict__
+        if "first_error" not in kept:
+            kept["first_error"] = first_error(response.message, depth)
+        return kept["first_error"]
+    cls = type(response)
+    plan = _walk_plan.get(cls)
+    if plan is None:
+        fields = getattr(cls, "_fields", ())
+        plan = (any(f.name == "error_code" for f in fields),
+                tuple(f.name for f in fields if f.is_struct and f.is_array))
+        _walk_plan[cls] = plan
+    has_error, lists = plan
+    if has_error and response.error_code:
+        return response.error_code
+    if depth:
+        for name in lists:
+            for item in getattr(response, name) or ():
+                code = first_error(item, depth - 1)
+                if code:
+                    return code
+    return 0

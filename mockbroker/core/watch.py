@@ -46,6 +46,8 @@ GROUP_REQUESTS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
 
 @dataclass(frozen=True, slots=True)
 class MemberSnapshot:
+    """A member as the watch last saw it."""
+
     client_id: str
     client_host: str
     instance_id: str | None
@@ -55,6 +57,8 @@ class MemberSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class GroupSnapshot:
+    """A group as the watch last saw it: type, state, generation and members."""
+
     group_type: str
     state: str
     generation: int

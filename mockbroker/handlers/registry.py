@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Callable, Iterator, NamedTuple
 
-from mockbroker.core.error_responses import PartitionShape
 from wire.apis import API_NAMES
 from wire.definitions import APIS
 
@@ -32,6 +31,8 @@ class Served(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Registration:
+    """One API's handler, the versions it serves, and what control rules need of it."""
+
     api_key: int
     min_version: int
     max_version: int
@@ -89,7 +90,11 @@ class ApiRegistry:
             raise ValueError(f"{spec.name} is already registered")
         if advertised_min is not None and advertised_min > min_version:
             raise ValueError(f"{spec.name}: advertised minimum above the served minimum")
-        partitioned = isinstance(errors, PartitionShape)
+        partitioned = False
+        if errors is not None:  # loaded by the handler module that declares a shape
+            from mockbroker.core.error_responses import PartitionShape
+
+            partitioned = isinstance(errors, PartitionShape)
         self._entries[api_key] = Registration(
             api_key, min_version, max_version, handler, advertised_min, unsupported, errors,
             names_topics or names_partitions or partitioned, names_partitions or partitioned,

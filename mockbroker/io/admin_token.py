@@ -15,11 +15,11 @@ def is_loopback(host: str) -> bool:
     """Whether a server bound to ``host`` is reachable from this machine only: 127.0.0.0/8,
     ::1 (or an IPv4-mapped loopback address) and the name localhost.  Every other name or
     address, the wildcards ``0.0.0.0``, ``::`` and ``""`` included, is not."""
+    name = host.strip().strip("[]").lower().rstrip(".")
+    if name in ("localhost", "127.0.0.1", "::1") or name.endswith(".localhost"):
+        return True  # the usual answers, without loading ipaddress for them
     import ipaddress  # here: checking a token (the CLI, at every start) needs no address
 
-    name = host.strip().strip("[]").lower().rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
     try:
         address = ipaddress.ip_address(name)
     except ValueError:

@@ -14,6 +14,7 @@ from mockbroker.core.deferred import Close
 from mockbroker.core import inspect
 from mockbroker.core.control import ControlTable, RuleError
 from mockbroker.core.jsonview import to_json
+from mockbroker.core.requests import first_error
 from mockbroker.handlers import REGISTRY
 from tests.wire.strategies import message_values
 from tests.core.harness import make_core, send
@@ -282,7 +283,7 @@ def test_every_served_api_and_version_can_answer_an_error_that_encodes(api_key, 
         expect_error = shape is None or bool(getattr(body, shape.request_list))
     frame = wire.encode_response(api_key, version, 3, response)
     _, decoded = wire.decode_response(api_key, version, frame[4:])
-    assert error_responses.first_error(decoded) == (code if expect_error else 0)
+    assert first_error(decoded) == (code if expect_error else 0)
 
 
 # -- delay, drop, disconnect, latency ---------------------------------------------------------------

@@ -139,6 +139,8 @@ _LIST_SEPARATOR = re.compile(r"\s*,\s*")
 
 @dataclass(frozen=True, slots=True)
 class Range:
+    """A number between ``lo`` and ``hi`` (either may be open), as ConfigDef's ``Range``."""
+
     lo: int | None = None
     hi: int | None = None
 
@@ -160,6 +162,8 @@ class Range:
 
 @dataclass(frozen=True, slots=True)
 class OneOf:
+    """A string (or each item of a list) among ``choices``, as ConfigDef's ``ValidString``."""
+
     choices: tuple[str, ...]
 
     def check(self, name: str, value: Any) -> None:

@@ -12,28 +12,21 @@ and KIP-848's "consumer" (:mod:`~mockbroker.core.groups.consumer`), each with it
 and protocol, all sharing placement, timers (:mod:`~mockbroker.core.groups.timers`), offsets
 (:mod:`~mockbroker.core.groups.offsets`), records, and group administration
 (:mod:`~mockbroker.core.groups.admin`).  Time comes only from the cluster's clock.
+
+A broker that has no group yet has loaded none of this but placement and timers: the group
+types, their protocols, the offsets and the records load with the first group request (or the
+first shard with records to replay), which keeps them out of a broker's start-up.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from mockbroker.core.cluster import Cluster, Partition
-from mockbroker.core.groups import records
-from mockbroker.core.groups.admin import GroupAdmin
-from mockbroker.core.groups.classic.group import ClassicGroup
-from mockbroker.core.groups.consumer.group import ConsumerGroup
-from mockbroker.core.groups.classic.protocol import ClassicProtocol
-from mockbroker.core.groups.consumer import records as consumer_records
-from mockbroker.core.groups.consumer.protocol import ConsumerProtocol
-from mockbroker.core.groups.offsets import Offsets
 from mockbroker.core.groups.placement import OFFSETS_TOPIC, Placement, coordinating_shard
 from mockbroker.core.groups.timers import GroupTimers, TimerKey, TimerKind
 
-#: record type of a group-metadata record -> the group type that loads it
-LOADERS = {records.GROUP_METADATA_TYPE: ClassicGroup.from_record}
-#: the group type that holds offsets committed for a group with no metadata record
-OFFSETS_ONLY_GROUP = ClassicGroup
 RETENTION = TimerKey(TimerKind.RETENTION)
 
 
@@ -56,14 +49,45 @@ class GroupCoordinator:
         self.shards: dict[int, Shard] = {}
         self.timers = GroupTimers(cluster.timers, cluster.events)
         self.placement = Placement(cluster, settings, self._load)
-        self.offsets = Offsets(self)
-        self.classic = ClassicProtocol(self)
-        self.consumer = ConsumerProtocol(self)
-        #: group type -> its protocol
-        self.protocols = {ClassicGroup.type: self.classic, ConsumerGroup.type: self.consumer}
-        self.admin = GroupAdmin(self)
         cluster.leadership_listeners.append(self._on_leadership_change)
         self._schedule_retention_check()
+
+    # -- the parts, built on first use -----------------------------------------------------------
+
+    @cached_property
+    def offsets(self):
+        from mockbroker.core.groups.offsets import Offsets
+
+        return Offsets(self)
+
+    @cached_property
+    def classic(self):
+        """JoinGroup, SyncGroup, Heartbeat and LeaveGroup: the classic protocol."""
+        from mockbroker.core.groups.classic.protocol import ClassicProtocol
+
+        return ClassicProtocol(self)
+
+    @cached_property
+    def consumer(self):
+        """ConsumerGroupHeartbeat and ConsumerGroupDescribe: KIP-848's protocol."""
+        from mockbroker.core.groups.consumer.protocol import ConsumerProtocol
+
+        return ConsumerProtocol(self)
+
+    @cached_property
+    def protocols(self) -> dict:
+        """Group type -> its protocol."""
+        from mockbroker.core.groups.classic.group import ClassicGroup
+        from mockbroker.core.groups.consumer.group import ConsumerGroup
+
+        return {ClassicGroup.type: self.classic, ConsumerGroup.type: self.consumer}
+
+    @cached_property
+    def admin(self):
+        """Listing, describing and deleting groups, and the admin API's knobs."""
+        from mockbroker.core.groups.admin import GroupAdmin
+
+        return GroupAdmin(self)
 
     @property
     def now(self) -> int:
@@ -98,12 +122,18 @@ class GroupCoordinator:
     def _metadata_tombstones(group) -> list:
         """What deletes a group's own records (not its offsets): the group metadata of a
         classic group, the epochs of a consumer group (its members' are gone already)."""
+        from mockbroker.core.groups import records
+        from mockbroker.core.groups.consumer import records as consumer_records
+        from mockbroker.core.groups.consumer.group import ConsumerGroup
+
         if group.type == ConsumerGroup.type:
             return consumer_records.group_tombstones(group.group_id)
         return [records.group_tombstone(group.group_id)]
 
     def delete_group(self, shard: Shard, group) -> None:
         """Tombstones for the group's offsets and metadata; the group is Dead and gone."""
+        from mockbroker.core.groups import records
+
         partition = self.placement.offsets_partition(group.group_id)
         records.append(partition, self.now, [
             records.offset_tombstone(group.group_id, topic, index)
@@ -118,6 +148,8 @@ class GroupCoordinator:
         member of the other protocol joins, or one with members by online migration, which
         passes the records saying so (``entries``).  By default the old type's records get
         tombstones.  The committed offsets, which belong to the group id, carry over."""
+        from mockbroker.core.groups import records
+
         partition = self.placement.offsets_partition(old.group_id)
         records.append(partition, self.now,
                        self._metadata_tombstones(old) if entries is None else entries)
@@ -162,16 +194,23 @@ class GroupCoordinator:
             finish()
 
     def _replay(self, partition: Partition) -> dict:
+        from mockbroker.core.groups import records
+        from mockbroker.core.groups.classic.group import ClassicGroup
+        from mockbroker.core.groups.consumer import records as consumer_records
+
+        #: record type of a group-metadata record -> the group type that loads it
+        loaders = {records.GROUP_METADATA_TYPE: ClassicGroup.from_record}
         now = self.now
         replayed = records.replay(partition.log)
-        groups = {group_id: LOADERS[kind](group_id, value, now)
+        groups = {group_id: loaders[kind](group_id, value, now)
                   for group_id, (kind, value) in replayed.metadata.items()}
+        # a group with offsets but no metadata record is held as a classic group, as in Kafka
         for group_id, entries in replayed.offsets.items():
             group = groups.get(group_id)
             if group is None and not entries:
                 continue  # every offset it had was deleted: no group is left
             if group is None:
-                group = groups[group_id] = OFFSETS_ONLY_GROUP(group_id, now)
+                group = groups[group_id] = ClassicGroup(group_id, now)
             group.offsets = entries
         for group_id, found in replayed.consumer.items():
             if found.group_epoch is not None:
@@ -181,7 +220,7 @@ class GroupCoordinator:
         for group_id, by_producer in replayed.pending.items():
             group = groups.get(group_id)
             if group is None:
-                group = groups[group_id] = OFFSETS_ONLY_GROUP(group_id, now)
+                group = groups[group_id] = ClassicGroup(group_id, now)
             group.pending_offsets = by_producer
         return groups
 

@@ -31,6 +31,8 @@ class TimerKind(Enum):
 
 @dataclass(frozen=True, slots=True)
 class TimerKey:
+    """What a group timer is for: its kind, and the group and member it watches."""
+
     kind: TimerKind
     group_id: str | None = None
     member_id: str | None = None

@@ -34,6 +34,8 @@ _INT32 = struct.Struct(">i")
 
 @dataclass(slots=True)
 class StoredBatch:
+    """A record batch as the log holds it: its offsets, max timestamp and bytes."""
+
     base_offset: int
     last_offset: int
     max_timestamp: int
@@ -81,6 +83,8 @@ class AbortedTransaction:
 
 @dataclass(slots=True)
 class AppendResult:
+    """Where an append put a batch, or where the batch it duplicates went."""
+
     base_offset: int
     log_append_time: int  # -1 unless the topic uses LogAppendTime
     duplicate: bool = False

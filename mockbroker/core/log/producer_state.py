@@ -24,6 +24,8 @@ INT32_MAX = (1 << 31) - 1
 
 @dataclass(slots=True)
 class ProducerBatch:
+    """One of the last batches a producer wrote: its sequence range and offsets."""
+
     first_seq: int
     last_seq: int
     base_offset: int
@@ -33,6 +35,8 @@ class ProducerBatch:
 
 @dataclass(slots=True)
 class ProducerEntry:
+    """What a partition remembers of one producer id: its epoch and its last batches."""
+
     epoch: int = NO_PRODUCER_EPOCH
     batches: deque = field(default_factory=lambda: deque(maxlen=PRODUCER_BATCHES_KEPT))
     #: the epoch of the coordinator that wrote the producer's last marker here (-1: none yet)

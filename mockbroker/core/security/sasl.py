@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import wire
 from mockbroker.core.deferred import Close, Deferred, later
-from mockbroker.core.error_responses import CannotExpress, error_response, first_error
+from mockbroker.core.requests import first_error
 from mockbroker.core.security import (OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_SHA_512,
                                       AuthenticationFailed, Principal)
 from wire import errors
@@ -288,6 +288,8 @@ def _name(api_key: int) -> str:
 
 
 def _illegal_state(request: wire.Request) -> tuple | None:
+    from mockbroker.core.error_responses import CannotExpress, error_response  # seldom needed
+
     try:
         return request.header, error_response(request.api_key, request.api_version,
                                               request.body, errors.ILLEGAL_SASL_STATE)

@@ -17,6 +17,8 @@ MAX_EPOCH = 32767
 
 @dataclass(slots=True)
 class TxnMetadata:
+    """The coordinator's state of one transactional id."""
+
     transactional_id: str
     producer_id: int
     producer_epoch: int
