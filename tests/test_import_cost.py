@@ -88,9 +88,10 @@ def test_the_brokers_load_no_http_server():
 
 def test_a_started_broker_loads_only_what_its_requests_need():
     """Built and answering ApiVersions, a broker has loaded no API handler beyond ApiVersions',
-    no SASL exchange (no users, no login yet) and no config API; the first EndTxn request loads
-    EndTxn's handler and definition, and is answered.  A SASL cluster with users derives their
-    credentials at once."""
+    no SASL exchange (no users, no login yet), no config API, no group type, no transaction
+    coordinator, no fetch session and no record format; the first EndTxn request loads EndTxn's
+    handler and definition and the transaction coordinator, and is answered.  A SASL cluster
+    with users derives their credentials at once."""
     code = """
 import json, sys
 import wire
@@ -109,7 +110,10 @@ def loaded():
     return sorted(name for name in sys.modules
                   if name.startswith(("mockbroker.handlers.", "mockbroker.core.config.",
                                       "mockbroker.core.security.mechanisms",
-                                      "wire.definitions.end_txn")))
+                                      "wire.definitions.end_txn", "mockbroker.core.groups.",
+                                      "mockbroker.core.transactions.", "wire.records",
+                                      "mockbroker.core.fetch_sessions",
+                                      "mockbroker.core.error_responses")))
 
 versions = ask(18, 3, wire.request_class(18)(client_software_name="probe",
                                              client_software_version="1"))
@@ -131,8 +135,16 @@ print(json.dumps([len(versions.api_keys), before, answer.error_code, loaded()]))
     assert "mockbroker.core.security.mechanisms" not in loaded
     assert "mockbroker.core.config.alter" not in loaded
     assert "mockbroker.core.config.describe" not in loaded
+    # what serves groups, transactions, fetches and records loads with their first request
+    assert not {"mockbroker.core.groups.classic.protocol",
+                "mockbroker.core.groups.consumer.protocol", "mockbroker.core.groups.records",
+                "mockbroker.core.groups.offsets", "mockbroker.core.transactions.coordinator",
+                "mockbroker.core.fetch_sessions", "mockbroker.core.error_responses",
+                "wire.records"} & set(loaded)
+    assert "mockbroker.core.groups.placement" in loaded  # where groups will live: built at start
     assert error_code != 0  # a transactional id never initialised: Kafka's refusal
-    assert {"mockbroker.handlers.end_txn", "wire.definitions.end_txn"} <= set(after)
+    assert {"mockbroker.handlers.end_txn", "wire.definitions.end_txn",
+            "mockbroker.core.transactions.coordinator"} <= set(after)
 
     from mockbroker.core.security.config import Security, check_security
 

@@ -30,13 +30,13 @@ from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import Security, SecuritySettings
 from mockbroker.core.security.sasl import SaslSession
 from mockbroker.core.settings import resolve_settings
-from mockbroker.core.transactions.coordinator import TransactionCoordinator
 from mockbroker.core.watch import GROUP_REQUESTS, GroupWatch
 from wire import Request, RequestHeader
 from wire.apis import API_NAMES
 
 if TYPE_CHECKING:
     from mockbroker.core.fetch_sessions import FetchSessions
+    from mockbroker.core.transactions.coordinator import TransactionCoordinator
 
 log = logging.getLogger("mockbroker.core")
 
@@ -80,9 +80,11 @@ class Core:
         self.registry = registry
         self.groups = GroupCoordinator(self.cluster, self.settings)
         self.producers = ProducerIds()
-        self.transactions = TransactionCoordinator(self.cluster, self.settings,
-                                                   self.groups.placement, self.producers)
-        self.transactions.offsets_marker_listeners.append(self.groups.on_transaction_marker)
+        # The transaction coordinator is built by the first request that needs it, or when
+        # __transaction_state is created, which it must not miss: building it hooks it to the
+        # placement in place of this, and it then loads the new partition.
+        self.groups.placement.on_transactions_created = \
+            lambda partition: self.transactions.placement.on_transactions_created(partition)
         self.control = ControlTable(self)
         self.requests = RequestLog()
         #: tells the event log how groups change, after each request, timer or call
@@ -95,6 +97,16 @@ class Core:
     @property
     def clock(self) -> Clock:
         return self.cluster.clock
+
+    @cached_property
+    def transactions(self) -> TransactionCoordinator:
+        """The transaction coordinator, with its modules: loaded when first needed."""
+        from mockbroker.core.transactions.coordinator import TransactionCoordinator
+
+        coordinator = TransactionCoordinator(self.cluster, self.settings, self.groups.placement,
+                                             self.producers)
+        coordinator.offsets_marker_listeners.append(self.groups.on_transaction_marker)
+        return coordinator
 
     @cached_property
     def fetch_sessions(self) -> FetchSessions:

@@ -95,12 +95,14 @@ def _java_double(x: float) -> str:
         return "Infinity" if x > 0 else "-Infinity"
     if x == 0:
         return "-0.0" if copysign(1.0, x) < 0 else "0.0"
-    from decimal import Decimal  # only a double config printed needs it
-
-    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
-    text = "".join(map(str, digits))
-    point = len(text) + exponent  # digits before the decimal point
-    prefix = "-" if sign else ""
+    # repr gives the shortest digits that read back as x, as Java's Double.toString does
+    mantissa, _, exponent = repr(abs(x)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    text = digits.strip("0")
+    # digits before the decimal point (negative: zeros between the point and the digits)
+    point = len(whole) + int(exponent or 0) - (len(digits) - len(digits.lstrip("0")))
+    prefix = "-" if x < 0 else ""
     if 1e-3 <= abs(x) < 1e7:
         if point <= 0:
             return f"{prefix}0.{'0' * -point}{text}"

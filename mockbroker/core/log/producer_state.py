@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mockbroker.core.errors import ApiException
 from wire import errors
-from wire.records import BatchHeader
+
+if TYPE_CHECKING:
+    from wire.records import BatchHeader
 
 #: Kafka keeps the metadata of this many recent batches per producer for duplicate detection.
 PRODUCER_BATCHES_KEPT = 5
