@@ -56,6 +56,7 @@ class GroupCoordinator:
 
     @cached_property
     def offsets(self):
+        """Committed offsets, plain and transactional: stored, fetched and expired."""
         from mockbroker.core.groups.offsets import Offsets
 
         return Offsets(self)
@@ -198,7 +199,7 @@ class GroupCoordinator:
         from mockbroker.core.groups.classic.group import ClassicGroup
         from mockbroker.core.groups.consumer import records as consumer_records
 
-        #: record type of a group-metadata record -> the group type that loads it
+        # record type of a group-metadata record -> the group type that loads it
         loaders = {records.GROUP_METADATA_TYPE: ClassicGroup.from_record}
         now = self.now
         replayed = records.replay(partition.log)
