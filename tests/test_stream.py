@@ -1,6 +1,7 @@
 """A listener connection's framing and flow control (``mockbroker.io.stream``), fed by hand:
 frames whole however the bytes arrive, sizes out of range refused, the end of the stream, the
-socket paused while too much waits unread, and writes that wait for the transport."""
+socket paused while too much waits unread, writes that wait for the transport, and answers
+corked into one send."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import struct
 
 import pytest
 
-from mockbroker.io.stream import HIGH_WATER, ConnectionStream, FrameTooLarge
+from mockbroker.io.stream import CORK_LIMIT, HIGH_WATER, ConnectionStream, FrameTooLarge
 
 
 class FakeTransport(asyncio.Transport):
@@ -136,6 +137,7 @@ def test_drain_waits_for_the_transport_and_fails_once_the_connection_is_lost():
     async def scenario():
         stream, transport = connected()
         stream.write(b"answer")
+        await asyncio.sleep(0)  # a corked answer goes out at the loop's next turn at the latest
         assert transport.written == [b"answer"]
         await stream.drain()  # not paused: at once
         stream.pause_writing()
@@ -153,5 +155,60 @@ def test_drain_waits_for_the_transport_and_fails_once_the_connection_is_lost():
         with pytest.raises(ConnectionResetError):
             await stream.drain()
         assert stream.get_extra_info("peername") == ("127.0.0.1", 5555)
+
+    run(scenario())
+
+
+def test_the_answers_to_requests_read_together_go_out_in_one_send_before_the_reader_waits():
+    async def scenario():
+        stream, transport = connected()
+        stream.data_received(frame(b"1") + frame(b"2"))
+
+        async def reader():
+            assert await stream.read_frame(100) == b"1"
+            stream.write(b"a1")
+            assert await stream.read_frame(100) == b"2"
+            stream.write(b"a2")
+            assert transport.written == []  # corked while requests wait in the buffer
+            return await stream.read_frame(100)  # nothing more has arrived: it waits
+
+        task = asyncio.ensure_future(reader())
+        await asyncio.sleep(0)  # the reader's pass, up to its wait (before the loop's next turn)
+        assert transport.written == [b"a1a2"]
+        stream.data_received(frame(b"3"))
+        assert await task == b"3"
+
+    run(scenario())
+
+
+def test_answers_written_outside_a_pass_go_out_at_the_next_turn_and_a_large_one_at_once():
+    async def scenario():
+        stream, transport = connected()
+        stream.write(b"x")
+        stream.write(b"y")
+        assert transport.written == []
+        await asyncio.sleep(0)
+        assert transport.written == [b"xy"]
+        stream.write(b"z")
+        big = b"B" * CORK_LIMIT
+        stream.write(big)  # with what was corked before it, in order
+        assert transport.written == [b"xy", b"z" + big]
+        await asyncio.sleep(0)
+        assert transport.written == [b"xy", b"z" + big]  # nothing left to send
+
+    run(scenario())
+
+
+def test_close_sends_what_is_corked_and_a_lost_connection_drops_it():
+    async def scenario():
+        stream, transport = connected()
+        stream.write(b"last answer")
+        stream.close()
+        assert transport.written == [b"last answer"] and transport.closing
+        lost, lost_transport = connected()
+        lost.write(b"never sent")
+        lost.connection_lost(ConnectionResetError())
+        await asyncio.sleep(0)
+        assert lost_transport.written == []
 
     run(scenario())
