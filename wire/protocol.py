@@ -22,6 +22,12 @@ API_VERSIONS_KEY = 18
 _FIXED_HEADER = struct.Struct(">hhi")
 _SIZE = struct.Struct(">i")
 
+#: (api key, version) -> the codecs of its request header and body, for every request version
+#: decoded so far: a version is looked up and checked once, not for every request
+_REQUEST_CODECS: dict[tuple[int, int], tuple[Any, Any]] = {}
+#: (api key, version) -> (whether its response header has a tag section, the body's codec)
+_RESPONSE_CODECS: dict[tuple[int, int], tuple[bool, Any]] = {}
+
 
 @dataclass(slots=True)
 class RequestHeader:
@@ -77,6 +83,17 @@ def decode_request_header(frame: bytes) -> tuple[RequestHeader, int]:
     decoded header attached as ``.header``) when the codec has no definition for the request.
     """
     api_key, api_version, correlation_id = peek_header(frame)
+    codecs = _REQUEST_CODECS.get((api_key, api_version))
+    if codecs is None:
+        codecs = _request_codecs(frame, api_key, api_version, correlation_id)
+    decoded, pos = codecs[0].decode(frame)
+    return RequestHeader(api_key, api_version, correlation_id, decoded.client_id,
+                         decoded._unknown_tags), pos
+
+
+def _request_codecs(frame: bytes, api_key: int, api_version: int, correlation_id: int):
+    """The header and body codecs of a request version, checked and kept; raises the errors
+    :func:`decode_request_header` documents."""
     header = RequestHeader(api_key, api_version, correlation_id)
     try:
         spec = api(api_key)
@@ -93,11 +110,10 @@ def decode_request_header(frame: bytes) -> tuple[RequestHeader, int]:
         except DecodeError:
             pass
         raise exc
-    codec = embedded_struct("RequestHeader", request_header_version(api_key, api_version))
-    decoded, pos = codec.decode(frame)
-    header.client_id = decoded.client_id
-    header.unknown_tags = decoded._unknown_tags
-    return header, pos
+    codecs = _REQUEST_CODECS[api_key, api_version] = (
+        embedded_struct("RequestHeader", request_header_version(api_key, api_version)),
+        message_struct(api_key, api_version, REQUEST))
+    return codecs
 
 
 def decode_request(frame: bytes, *, strict: bool = False) -> Request:
@@ -109,7 +125,7 @@ def decode_request(frame: bytes, *, strict: bool = False) -> Request:
     if not isinstance(frame, bytes):
         frame = bytes(frame)
     header, pos = decode_request_header(frame)
-    codec = message_struct(header.api_key, header.api_version, REQUEST)
+    codec = _REQUEST_CODECS[header.api_key, header.api_version][1]
     body, end = codec.decode(frame, pos)
     if strict and end != len(frame):
         raise DecodeError(f"{codec.name}: {len(frame) - end} unexpected bytes after the request")
@@ -157,14 +173,20 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
                     size_prefix: bool = True) -> bytes:
     """A response frame as a broker sends it; ``body`` is a message, or an :class:`Encoded`
     one of this API and version."""
+    codecs = _RESPONSE_CODECS.get((api_key, api_version))
+    if codecs is None:
+        codecs = _RESPONSE_CODECS[api_key, api_version] = (
+            response_header_version(api_key, api_version) == 1,
+            message_struct(api_key, api_version, RESPONSE))
+    tagged, codec = codecs
     out = bytearray(4 if size_prefix else 0)
     out += _SIZE.pack(correlation_id)
-    if response_header_version(api_key, api_version) == 1:
+    if tagged:
         out.append(0)  # no tagged fields in the header
     if isinstance(body, Encoded):
         out += body
     else:
-        message_struct(api_key, api_version, RESPONSE).encode(body, out)
+        codec.encode(body, out)
     if size_prefix:
         _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
