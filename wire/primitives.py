@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from construct import Construct, SizeofError, stream_read, stream_write
@@ -24,6 +25,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _UUID = uuid.UUID
 ZERO_UUID = _UUID(int=0)
+
+
+@lru_cache(maxsize=4096)
+def uuid_of(raw: bytes) -> uuid.UUID:
+    """The UUID of 16 bytes read off the wire.  The same few topic ids come in request after
+    request, and a UUID is immutable: each is built once (building one costs a microsecond)."""
+    return _UUID(bytes=raw)
 
 # --- varints --------------------------------------------------------------------------------
 
@@ -188,14 +196,14 @@ class Uuid(KafkaType):
         return obj
 
     def post_decode(self, expr):
-        return f"_UUID(bytes={expr})"
+        return f"_uuid_of({expr})"
 
     def pre_encode(self, expr):
         return f"{expr}.bytes"
 
     def emit_decode(self, g, ind, target):
         g.emit(ind, "if pos + 16 > end: raise _Truncated('uuid runs past the end')")
-        g.emit(ind, f"{target} = _UUID(bytes=data[pos:pos + 16])")
+        g.emit(ind, f"{target} = _uuid_of(data[pos:pos + 16])")
         g.emit(ind, "pos += 16")
 
     def emit_encode(self, g, ind, expr):
@@ -393,6 +401,7 @@ def primitive(type_name: str, *, compact: bool, nullable: bool) -> KafkaType:
 
 RUNTIME = {
     "_UUID": _UUID,
+    "_uuid_of": uuid_of,
     "_read_uvarint": read_uvarint,
     "_write_uvarint": write_uvarint,
     "_DecodeError": DecodeError,
