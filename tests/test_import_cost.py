@@ -89,8 +89,8 @@ def test_the_brokers_load_no_http_server():
 def test_a_started_broker_loads_only_what_its_requests_need():
     """Built and answering ApiVersions, a broker has loaded no API handler beyond ApiVersions',
     no SASL exchange (no users, no login yet), no config API, no group type, no transaction
-    coordinator, no fetch session and no record format; the first EndTxn request loads EndTxn's
-    handler and definition and the transaction coordinator, and is answered.  A SASL cluster
+    coordinator and no fetch session; the first EndTxn request loads EndTxn's handler and
+    definition and the transaction coordinator, and is answered.  A SASL cluster
     with users derives their credentials at once."""
     code = """
 import json, sys
@@ -111,7 +111,7 @@ def loaded():
                   if name.startswith(("mockbroker.handlers.", "mockbroker.core.config.",
                                       "mockbroker.core.security.mechanisms",
                                       "wire.definitions.end_txn", "mockbroker.core.groups.",
-                                      "mockbroker.core.transactions.", "wire.records",
+                                      "mockbroker.core.transactions.",
                                       "mockbroker.core.fetch_sessions",
                                       "mockbroker.core.error_responses")))
 
@@ -135,12 +135,11 @@ print(json.dumps([len(versions.api_keys), before, answer.error_code, loaded()]))
     assert "mockbroker.core.security.mechanisms" not in loaded
     assert "mockbroker.core.config.alter" not in loaded
     assert "mockbroker.core.config.describe" not in loaded
-    # what serves groups, transactions, fetches and records loads with their first request
+    # what serves groups, transactions and fetch sessions loads with their first request
     assert not {"mockbroker.core.groups.classic.protocol",
                 "mockbroker.core.groups.consumer.protocol", "mockbroker.core.groups.records",
                 "mockbroker.core.groups.offsets", "mockbroker.core.transactions.coordinator",
-                "mockbroker.core.fetch_sessions", "mockbroker.core.error_responses",
-                "wire.records"} & set(loaded)
+                "mockbroker.core.fetch_sessions", "mockbroker.core.error_responses"} & set(loaded)
     assert "mockbroker.core.groups.placement" in loaded  # where groups will live: built at start
     assert error_code != 0  # a transactional id never initialised: Kafka's refusal
     assert {"mockbroker.handlers.end_txn", "wire.definitions.end_txn",

@@ -15,9 +15,6 @@ the new one (:meth:`PartitionLog.append` takes both).  Retention deletes whole s
 (:meth:`PartitionLog.delete_old_segments`, the checks of Kafka's ``UnifiedLog``), and the log
 start offset moves to the first kept segment's base offset.  A segment here is only its
 offsets, size and timestamps; the batches stay in one list.
-
-The record format (:mod:`wire.records`) is imported where a batch is handled, so a broker loads
-it with its first batch rather than when it starts.
 """
 
 from __future__ import annotations
@@ -25,12 +22,11 @@ from __future__ import annotations
 import bisect
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from mockbroker.core.log.producer_state import ProducerState
-
-if TYPE_CHECKING:
-    from wire.records import BatchHeader
+from wire import records
+from wire.records import BatchHeader
 
 UNDEFINED_EPOCH = -1
 _INT32 = struct.Struct(">i")
@@ -95,8 +91,6 @@ class AppendResult:
 
 
 def _batch_epoch(batch: StoredBatch) -> int:
-    from wire import records
-
     return _INT32.unpack_from(batch.data, records.PARTITION_LEADER_EPOCH_OFFSET)[0]
 
 
@@ -141,8 +135,6 @@ class PartitionLog:
                log_append_time: bool = False, trusted: bool = False) -> AppendResult:
         """Store one validated batch; raises :class:`ApiException` for sequence problems.  A
         ``trusted`` batch is the broker's own (a coordinator's records): no sequence checks."""
-        from wire import records
-
         duplicate = None if trusted else self.producer_state.check(header)
         if duplicate is not None:
             # Kafka answers a duplicate with the batch's max timestamp as its append time
@@ -163,8 +155,6 @@ class PartitionLog:
                       *, commit: bool, coordinator_epoch: int = -1) -> int:
         """Store a commit or abort marker the coordinator wrote (a control batch), closing the
         producer's transaction here; returns the marker's offset."""
-        from wire import records
-
         pid = header.producer_id
         self.producer_state.check_marker(pid, header.producer_epoch)
         base = self.log_end_offset
@@ -242,8 +232,6 @@ class PartitionLog:
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int, int] | None:
         """The first record whose timestamp is at least ``timestamp``: (offset, its timestamp,
         the leader epoch of its batch)."""
-        from wire import records
-
         for batch in self._live_batches():
             if batch.max_timestamp >= timestamp:
                 for record in records.decode_records(batch.data, verify_crc=False):
@@ -254,8 +242,6 @@ class PartitionLog:
     def max_timestamp(self) -> tuple[int, int, int] | None:
         """The record with the largest timestamp (the first such, by offset): (offset,
         timestamp, the leader epoch of its batch)."""
-        from wire import records
-
         best: tuple[int, int, int] | None = None
         for batch in self._live_batches():
             if best is None or batch.max_timestamp > best[1]:
@@ -269,8 +255,6 @@ class PartitionLog:
         """How many records the log holds from its log start offset, control records
         (transaction markers) left out; a batch the log start cuts counts its records from
         there on (a batch's offsets are consecutive unless compacted, which no log here is)."""
-        from wire import records
-
         total = 0
         start = self.log_start_offset
         for stored in self._live_batches():
