@@ -157,6 +157,7 @@ class Security:
         """The users' PLAIN passwords and SCRAM credentials."""
         if self._credentials is None:
             from mockbroker.core.security.mechanisms import Credentials
+
             self._credentials = Credentials(self.settings.users)
         return self._credentials
 
@@ -166,6 +167,7 @@ class Security:
         if self.settings.token_validator is not None:
             return self.settings.token_validator
         from mockbroker.core.security.mechanisms import unsecured_jws
+
         return unsecured_jws
 
     def users(self) -> Iterable[str]:

@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING
 import wire
 from mockbroker.core.deferred import Close, Deferred, later
 from mockbroker.core.requests import first_error
-from mockbroker.core.security import (OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_SHA_512,
-                                      AuthenticationFailed, Principal)
+from mockbroker.core.security import OAUTHBEARER, PLAIN, AuthenticationFailed, Principal
 from wire import errors
 from wire.apis import API_NAMES
 
@@ -179,12 +178,13 @@ class SaslSession:
 
     def _exchange(self, mechanism: str) -> Exchange:
         # the exchanges (hashlib, hmac, json) load with the first client that authenticates
-        from mockbroker.core.security.mechanisms import (OAuthBearerExchange, PlainExchange,
-                                                         ScramExchange)
+        from mockbroker.core.security.mechanisms import (SCRAM_HASHES, OAuthBearerExchange,
+                                                         PlainExchange, ScramExchange)
+
         security = self.security
         if mechanism == PLAIN:
             return PlainExchange(security.credentials)
-        if mechanism in (SCRAM_SHA_256, SCRAM_SHA_512):
+        if mechanism in SCRAM_HASHES:
             return ScramExchange(mechanism, security.credentials)
         if mechanism == OAUTHBEARER:
             return OAuthBearerExchange(security.token_validator, security.clock.now_ms)
