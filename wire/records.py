@@ -304,7 +304,7 @@ def crc_ok(batch) -> bool:
 
 
 def check_batch(batch, *, strict_offsets: bool = True, decompress: bool = False,
-                max_size: int | None = None) -> BatchHeader:
+                max_size: int | None = None, header: BatchHeader | None = None) -> BatchHeader:
     """Validate one complete batch and return its header.
 
     Checks the framing (``batch`` must be exactly one batch), the CRC, the codec id, the record
@@ -316,9 +316,13 @@ def check_batch(batch, *, strict_offsets: bool = True, decompress: bool = False,
     lastOffsetDelta == recordsCount - 1 and the records' offset deltas are 0, 1, 2, ...
     Without it (batches read back from a compacted log): offset deltas only need to increase
     and stay within lastOffsetDelta.
+
+    ``header``: the batch's header as :func:`read_batch_header` or :func:`split_batches` read
+    it, when the caller has it already.
     """
     mv = memoryview(batch)
-    header = read_batch_header(mv)
+    if header is None:
+        header = read_batch_header(mv)
     if header.size != len(mv):
         raise CorruptRecordBatchError(
             f"{len(mv) - header.size} bytes follow the record batch")

@@ -337,8 +337,9 @@ class Cluster:
     # -- data ----------------------------------------------------------------------------------
 
     def notify_append(self, partition: Partition) -> None:
-        for listener in list(self.append_listeners):
-            listener(partition)
+        if self.append_listeners:
+            for listener in list(self.append_listeners):
+                listener(partition)
         self.events.appended()
 
     def lookup_or_create(self, name: str | None, allow_auto_create: bool) -> tuple[Topic | None, int]:

@@ -74,8 +74,7 @@ def check_request_records(data: bytes | None) -> PartitionAppend | None:
     return split if isinstance(split, PartitionAppend) else None
 
 
-def _config_of(cluster: Cluster, partition: Partition,
-               broker_id: int | None = None) -> "_TopicConfig":
+def _config_of(cluster: Cluster, partition: Partition, broker_id: int) -> "_TopicConfig":
     """The topic's config values on ``broker_id``, each resolved once until a config changes."""
     return cluster.broker_configs.kept(
         ("topic", partition.topic.topic_id, broker_id),
@@ -84,19 +83,26 @@ def _config_of(cluster: Cluster, partition: Partition,
 
 class _TopicConfig:
     """A topic's config values as the data path reads them: the override, else the broker's
-    (the settings' values for the configs that are settings of the mock)."""
+    (the settings' values for the configs that are settings of the mock).  What every append
+    reads is worked out when this is made."""
 
-    def __init__(self, cluster: Cluster, partition: Partition, broker_id: int | None = None):
+    __slots__ = ("_cluster", "_overrides", "_broker_id", "_broker", "_values",
+                 "max_message_bytes", "log_append_time", "timestamps", "codec")
+
+    def __init__(self, cluster: Cluster, partition: Partition, broker_id: int):
         self._cluster = cluster
         self._overrides = partition.topic.configs
         self._broker_id = broker_id
         self._broker: dict[str, str] | None = None
         self._values: dict[str, str] = {}
-
-    @property
-    def max_message_bytes(self) -> int:
-        return int(self._overrides.get("max.message.bytes",
-                                       self._cluster.settings["message_max_bytes"]))
+        self.max_message_bytes = int(self._overrides.get(
+            "max.message.bytes", cluster.settings["message_max_bytes"]))
+        self.log_append_time = self["message.timestamp.type"] == "LogAppendTime"
+        self.timestamps = validator.TimestampPolicy(
+            self.log_append_time, int(self["message.timestamp.before.max.ms"]),
+            int(self["message.timestamp.after.max.ms"]))
+        #: the codec batches are stored with; None keeps the producer's
+        self.codec = validator.TOPIC_CODECS.get(self["compression.type"])
 
     def __getitem__(self, name: str) -> str:
         found = self._values.get(name)
@@ -114,19 +120,18 @@ class _TopicConfig:
             # hold them, above Kafka's defaults
             state = self._cluster.broker_configs
             self._broker = dict(state.dynamic_default)
-            if self._broker_id is not None:
-                self._broker.update(state.per_broker(self._broker_id))
+            self._broker.update(state.per_broker(self._broker_id))
         return topic_value_from_broker(name, self._broker)
 
 
-def _check_batch(cluster: Cluster, partition: Partition, header, view, tail: int
+def _check_batch(config: _TopicConfig, header: BatchHeader, view, tail: int
                  ) -> PartitionAppend | None:
     """The log's validation of a client's batch (``LogValidator``); ``tail`` counts the bytes
     of a partial batch after it."""
     if tail:
         return PartitionAppend(errors.CORRUPT_MESSAGE, reason=(
             f"{tail} bytes of a partial record batch after the batch"))
-    max_bytes = _config_of(cluster, partition).max_message_bytes
+    max_bytes = config.max_message_bytes
     if header.base_offset != 0:
         return PartitionAppend(errors.INVALID_RECORD, reason=(
             f"a client's record batch must have base offset 0, not {header.base_offset}"))
@@ -134,7 +139,7 @@ def _check_batch(cluster: Cluster, partition: Partition, header, view, tail: int
         return PartitionAppend(errors.MESSAGE_TOO_LARGE, reason=(
             f"batch of {header.size} bytes is larger than max.message.bytes {max_bytes}"))
     try:
-        records.check_batch(view)
+        records.check_batch(view, header=header)
     except CorruptRecordBatchError as exc:
         code = errors.CORRUPT_MESSAGE if "CRC" in str(exc) else errors.INVALID_RECORD
         return PartitionAppend(code, reason=str(exc))
@@ -178,7 +183,8 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
     if error != errors.NONE:
         return PartitionAppend(error)
     header, view, tail = split
-    refused = _check_batch(cluster, partition, header, view, tail)
+    config = _config_of(cluster, partition, broker_id)
+    refused = _check_batch(config, header, view, tail)
     if refused is not None:
         return refused
     log = partition.log
@@ -191,12 +197,8 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
         except ApiException as exc:
             return PartitionAppend(exc.error_code, reason=str(exc),
                                    log_start_offset=log.log_start_offset)
-    config = _config_of(cluster, partition, broker_id)
-    log_append_time = config["message.timestamp.type"] == "LogAppendTime"
-    policy = validator.TimestampPolicy(log_append_time,
-                                       int(config["message.timestamp.before.max.ms"]),
-                                       int(config["message.timestamp.after.max.ms"]))
-    codec = validator.target_codec(config["compression.type"], header)
+    policy = config.timestamps
+    codec = header.compression if config.codec is None else config.codec
     # The records are decoded only when a timestamp may be out of bounds or the batch must be
     # rebuilt: the hot path of a stock producer stays on the batch header.
     batch_records = None
@@ -209,7 +211,7 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
                                reason=invalid[0][1],
                                error_message=validator.INVALID_TIMESTAMP_MESSAGE,
                                record_errors=invalid)
-    data = bytes(view)
+    data = view  # the log stores its own copy
     if codec != header.compression:
         level = config[validator.LEVEL_CONFIGS[codec]] if codec in validator.LEVEL_CONFIGS \
             else None
@@ -223,7 +225,7 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
                 f"{config.max_message_bytes}"))
     try:
         result = log.append(data, header, partition.leader_epoch, now_ms,
-                            log_append_time=log_append_time)
+                            log_append_time=config.log_append_time)
     except ApiException as exc:
         return PartitionAppend(exc.error_code, reason=str(exc),
                                log_start_offset=log.log_start_offset)

@@ -108,7 +108,9 @@ class ProducerState:
         """Remember an appended batch of an idempotent producer."""
         if header.producer_id < 0:
             return
-        entry = self.producers.setdefault(header.producer_id, ProducerEntry())
+        entry = self.producers.get(header.producer_id)
+        if entry is None:
+            entry = self.producers[header.producer_id] = ProducerEntry()
         if entry.epoch != header.producer_epoch:
             entry.epoch = header.producer_epoch
             entry.batches.clear()

@@ -93,12 +93,6 @@ def timestamp_errors(header: records.BatchHeader, batch_records: list[records.Re
     return found
 
 
-def target_codec(compression_type: str, header: records.BatchHeader) -> int:
-    """The codec a batch is stored with on a topic with this ``compression.type``."""
-    codec = TOPIC_CODECS.get(compression_type)
-    return header.compression if codec is None else codec
-
-
 def recompress(header: records.BatchHeader, batch_records: list[records.Record], codec: int,
                level: int | None) -> bytes:
     """The batch rebuilt with ``codec`` (at ``level``; None for the codec's default)."""
