@@ -1,5 +1,5 @@
-"""The Kafka listener against raw sockets: a client that never reads its answers, and the
-loop's timer wake-ups when a timer fails."""
+"""The Kafka listener against raw sockets: a client that never reads its answers, answers in
+request order, and the loop's timer wake-ups when a timer fails."""
 
 from __future__ import annotations
 
@@ -167,6 +167,33 @@ def test_a_frame_that_closes_the_connection_waits_for_the_answers_before_it():
                     break
                 answers.append(int.from_bytes(_read(sock, int.from_bytes(size, "big"))[:4],
                                               "big"))
+    assert answers == [1, 2]
+
+
+def test_a_request_arriving_behind_a_waiting_one_is_answered_after_it():
+    """A request that arrives while an earlier one waits (a Fetch long-poll) is handled, but
+    its answer goes out only after the earlier one's: answers keep request order."""
+    fetch = wire.request_class(FETCH)
+    poll = fetch(max_wait_ms=30_000, min_bytes=1, max_bytes=1 << 20, session_epoch=-1,
+                 topics=[fetch.FetchTopic(topic="big", partitions=[fetch.FetchPartition(
+                     partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])])
+    versions = wire.encode_request(API_VERSIONS, 3, 2, "c", wire.request_class(API_VERSIONS)(
+        client_software_name="t", client_software_version="1"))
+
+    def logged(core):
+        return [(r.api_key, r.outcome) for r in core.requests if r.client_id == "c"]
+
+    with MockCluster(topics={"big": 1}) as cluster:
+        with _connect(cluster) as sock:
+            sock.sendall(wire.encode_request(FETCH, 12, 1, "c", poll))
+            wait_for(lambda: cluster.call(logged, cluster.core) == [(FETCH, "pending")],
+                     "the Fetch to wait for records")
+            sock.sendall(versions)
+            wait_for(lambda: cluster.call(logged, cluster.core) == [
+                (FETCH, "pending"), (API_VERSIONS, "answered")], "the ApiVersions answer")
+            _store_a_large_record(cluster)  # the Fetch has its records
+            answers = [int.from_bytes(_read(sock, int.from_bytes(_read(sock, 4), "big"))[:4],
+                                      "big") for _ in range(2)]
     assert answers == [1, 2]
 
 

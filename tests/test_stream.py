@@ -1,7 +1,7 @@
 """A listener connection's framing and flow control (``mockbroker.io.stream``), fed by hand:
 frames whole however the bytes arrive, sizes out of range refused, the end of the stream, the
-socket paused while too much waits unread, writes that wait for the transport, and answers
-corked into one send."""
+socket paused while too much waits unread, writes that wait for the transport, answers
+corked into one send, and frames served as they arrive while the reader waits."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import struct
 
 import pytest
 
-from mockbroker.io.stream import CORK_LIMIT, HIGH_WATER, ConnectionStream, FrameTooLarge
+from mockbroker.io.stream import CORK_LIMIT, HANDED, HIGH_WATER, ConnectionStream, \
+    FrameTooLarge
 
 
 class FakeTransport(asyncio.Transport):
@@ -210,5 +211,86 @@ def test_close_sends_what_is_corked_and_a_lost_connection_drops_it():
         lost.connection_lost(ConnectionResetError())
         await asyncio.sleep(0)
         assert lost_transport.written == []
+
+    run(scenario())
+
+
+def answering(stream: ConnectionStream, keep: set[bytes] = frozenset()):
+    """An on_frame that answers each frame with its payload reversed, except those in
+    ``keep``, which it passes on to the reader; returns the frames it was given."""
+    given = []
+
+    def on_frame(payload: bytes) -> bool:
+        given.append(payload)
+        if payload in keep:
+            return False
+        stream.write(payload[::-1])
+        return True
+
+    stream.on_frame = on_frame
+    return given
+
+
+def test_frames_arriving_while_the_reader_waits_are_answered_without_waking_it():
+    async def scenario():
+        stream, transport = connected()
+        given = answering(stream)
+        reading = asyncio.ensure_future(stream.read_frame(100))
+        await asyncio.sleep(0)  # the reader waits for bytes
+        stream.data_received(frame(b"ab") + frame(b"cd") + frame(b"ef")[:3])
+        # both whole frames answered in one send; the partial one waits for its bytes
+        assert given == [b"ab", b"cd"] and transport.written == [b"badc"]
+        stream.data_received(frame(b"ef")[3:])
+        assert given == [b"ab", b"cd", b"ef"] and transport.written == [b"badc", b"fe"]
+        await asyncio.sleep(0)
+        assert not reading.done()  # nothing was left for the reader
+        reading.cancel()
+
+    run(scenario())
+
+
+def test_a_frame_on_frame_keeps_goes_to_the_reader_before_the_frames_after_it():
+    async def scenario():
+        stream, transport = connected()
+        given = answering(stream, keep={b"slow"})
+        reading = asyncio.ensure_future(stream.read_frame(100))
+        await asyncio.sleep(0)
+        stream.data_received(frame(b"ab") + frame(b"slow") + frame(b"cd"))
+        assert given == [b"ab", b"slow"]  # nothing after the kept frame is served here
+        assert await reading is HANDED
+        assert transport.written == [b"ba"]
+        # the reader is busy with the kept frame: what arrives now waits for it
+        stream.data_received(frame(b"ef"))
+        assert given == [b"ab", b"slow"]
+        assert await stream.read_frame(100) == b"cd"
+        assert await stream.read_frame(100) == b"ef"
+
+    run(scenario())
+
+
+def test_a_size_out_of_range_arriving_is_left_to_the_reader():
+    async def scenario():
+        stream, _ = connected()
+        given = answering(stream)
+        reading = asyncio.ensure_future(stream.read_frame(100))
+        await asyncio.sleep(0)
+        stream.data_received(frame(b"ok") + struct.pack(">i", 1 << 21))
+        assert given == [b"ok"]
+        with pytest.raises(FrameTooLarge):
+            await reading
+
+    run(scenario())
+
+
+def test_frames_wait_for_the_reader_while_the_client_does_not_read_its_answers():
+    async def scenario():
+        stream, transport = connected()
+        given = answering(stream)
+        reading = asyncio.ensure_future(stream.read_frame(100))
+        await asyncio.sleep(0)
+        stream.pause_writing()  # the transport's buffer is above its mark
+        stream.data_received(frame(b"ab"))
+        assert given == [] and transport.written == []
+        assert await reading == b"ab"  # the reader answers it, and waits in drain
 
     run(scenario())

@@ -9,7 +9,9 @@ streams) reads size-prefixed frames and hands each to the core (:meth:`Core.rece
 which answers with a Deferred of the response bytes, nothing, or a request to close the
 connection.  Answers are written strictly in request order: a later request that finishes first
 waits for the earlier ones, in the connection's sender task, and one answered at once with none
-before it unwritten (most of them) is written by the reading task itself.  As Kafka's socket
+before it unwritten (most of them) is written as it is read: by the stream itself when the frame
+arrives while the reading task waits for bytes (no task wakes for it), else by the reading
+task.  As Kafka's socket
 server mutes a connection while its answer is unsent, a connection is not read while
 :data:`MAX_IN_FLIGHT` of its requests are unanswered or their answers not yet written, so a
 client that does not read its answers stops being read rather than growing the broker; and once
@@ -19,6 +21,7 @@ a request closes the connection, no later one is handled.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import logging
@@ -30,7 +33,7 @@ from mockbroker.core.dispatch import Connection, Core
 from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import uses_sasl
 from mockbroker.io.request_metrics import RequestMetrics, api_key_of
-from mockbroker.io.stream import ConnectionStream, FrameTooLarge
+from mockbroker.io.stream import HANDED, ConnectionStream, FrameTooLarge
 from mockbroker.io.tls_stream import TlsHandshakeFailed, TlsStream
 
 log = logging.getLogger("mockbroker.io")
@@ -150,20 +153,29 @@ class BrokerListener:
         slots = asyncio.Semaphore(MAX_IN_FLIGHT)
         queued = _Queued()
         sender = asyncio.create_task(self._send_in_order(pending, stream, conn, slots, queued))
+        #: frames the stream's on_frame took and passed on: (frame, request, outcome), the
+        #: last two None for a frame it did not give the core
+        handed: collections.deque = collections.deque()
+        if stream is plain:
+            plain.on_frame = self._on_frame(plain, conn, queued, sender, handed)
         stopping = False
         broker_closes = False  # a request is answered by closing the connection
         last_answer = False  # ... after one last answer (an authentication failure)
         try:
             while True:
                 await slots.acquire()  # muted while MAX_IN_FLIGHT answers are not yet written
+                outcome = None
                 if sender.done():
                     return  # the connection closes instead of answering an earlier request
                 frame = await self._read_frame(stream, conn)
                 if frame is None or sender.done():
                     return
-                # timed from here to the answer written (GET /metrics)
-                request = (api_key_of(frame), time.perf_counter())
-                outcome = self.core.receive(frame, conn)
+                if frame is HANDED:
+                    frame, request, outcome = handed.popleft()
+                if outcome is None:
+                    # timed from here to the answer written (GET /metrics)
+                    request = (api_key_of(frame), time.perf_counter())
+                    outcome = self.core.receive(frame, conn)
                 if outcome.done and not queued.answers and not isinstance(outcome.value, Close):
                     # answered at once with nothing before it unwritten: written here, in
                     # order, without a turn of the sender
@@ -197,6 +209,10 @@ class BrokerListener:
         except asyncio.CancelledError:
             stopping = True  # the listener is stopping: end this connection now
         finally:
+            plain.on_frame = None
+            for _, _, outcome in handed:
+                if outcome is not None:
+                    outcome.cancel()  # taken by the core, never to be answered
             pending.put_nowait(None)
             if broker_closes and not stopping:
                 # The answers to earlier requests go first, as on Kafka, which reads a request
@@ -228,6 +244,32 @@ class BrokerListener:
             else:
                 stream.close()
             self._connections.discard(task)
+
+    def _on_frame(self, stream: ConnectionStream, conn: Connection, queued: "_Queued",
+                  sender: asyncio.Task, handed: collections.deque):
+        """The connection's :attr:`ConnectionStream.on_frame`: a frame that arrives while the
+        reading task waits is answered there and then when its answer is ready at once and
+        nothing before it is still unwritten, as the reading task would have answered it; any
+        other is passed on to the reading task (with its outcome, once the core has it)."""
+        receive = self.core.receive
+
+        def on_frame(frame: bytes) -> bool:
+            if queued.answers or sender.done():
+                handed.append((frame, None, None))
+                return False
+            request = (api_key_of(frame), time.perf_counter())
+            outcome = receive(frame, conn)
+            if outcome.done:
+                value = outcome.value
+                if not isinstance(value, Close):
+                    if value is not NO_RESPONSE:
+                        stream.write(value)
+                    self._handled(request)
+                    return True
+            handed.append((frame, request, outcome))
+            return False
+
+        return on_frame
 
     async def _send_in_order(self, pending: asyncio.Queue, writer: ConnectionStream | TlsStream,
                              conn: Connection, slots: asyncio.Semaphore,

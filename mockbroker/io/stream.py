@@ -15,6 +15,12 @@ unread beyond the frame at the head of the buffer (so a connection the listener 
 being read, and a large frame is never paused for its own size),
 and :meth:`ConnectionStream.drain` waits while the transport's write buffer is above its mark.
 
+A listener may also serve frames as they arrive (:attr:`ConnectionStream.on_frame`): while
+its reader waits for bytes, each complete frame is handed to that callback inside
+``data_received``, and a frame answered at once costs no wake-up of the reader's task.  A frame
+the callback cannot answer at once is passed on to the reader, whose :meth:`read_frame` then
+returns :data:`HANDED`.
+
 Answers are corked: those written while the listener works through requests that arrived
 together (a producer with several requests in flight) go out in one send, when the reader next
 waits for bytes, or at the event loop's next turn at the latest; an answer of
@@ -35,6 +41,9 @@ HIGH_WATER = 128 * 1024
 #: corked answers of this many bytes in all are written at once
 CORK_LIMIT = 64 * 1024
 _SIZE = struct.Struct(">i")
+#: what :meth:`ConnectionStream.read_frame` returns when :attr:`ConnectionStream.on_frame` has
+#: passed a frame on to the reader
+HANDED = object()
 
 
 class FrameTooLarge(Exception):
@@ -67,6 +76,11 @@ class ConnectionStream(asyncio.Protocol):
         self._corked: list[bytes] = []
         self._corked_size = 0
         self._flush_handle: asyncio.Handle | None = None
+        #: set by the listener: ``on_frame(frame)`` answers a frame that arrived while the
+        #: reader waits and returns True, or keeps it for the reader and returns False
+        self.on_frame: Callable[[bytes], bool] | None = None
+        #: on_frame passed a frame on: the reader's read_frame returns HANDED
+        self._handed = False
 
     # -- asyncio.Protocol ----------------------------------------------------------------------
 
@@ -77,6 +91,10 @@ class ConnectionStream(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         buffer = self._buffer
         buffer += data
+        if self.on_frame is not None and len(buffer) >= self._wanted:
+            waiter = self._waiter
+            if waiter is not None and not waiter.done() and not self._write_paused:
+                self._serve_arrived()
         if len(buffer) >= self._wanted:
             self._wake()
         if not self._reading_paused and self._too_much_unread():
@@ -106,6 +124,37 @@ class ConnectionStream(asyncio.Protocol):
             waiter = self._drain_waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
+
+    def _serve_arrived(self) -> None:
+        """Hand on_frame each complete frame at the head of the buffer, while it answers them
+        at once; a frame it keeps, or a size the reader must refuse, wakes the reader."""
+        buffer = self._buffer
+        served = False
+        while len(buffer) >= 4:
+            (size,) = _SIZE.unpack_from(buffer)
+            if size < 0 or size > self._max_frame:
+                self._wake()  # read_frame refuses it
+                break
+            end = 4 + size
+            if len(buffer) < end:
+                self._wanted = end
+                break
+            with memoryview(buffer) as view:
+                frame = view[4:end].tobytes()
+            del buffer[:end]
+            served = True
+            if not self.on_frame(frame):
+                self._handed = True
+                self._wake()
+                break
+            if self._write_paused:
+                self._wanted = 4
+                self._wake()  # the reader waits until the client reads its answers
+                break
+        else:
+            self._wanted = 4
+        if served:
+            self.flush()
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -146,12 +195,16 @@ class ConnectionStream(asyncio.Protocol):
             if not self._lost:
                 self.transport.resume_reading()
 
-    async def read_frame(self, max_size: int) -> bytes | None:
+    async def read_frame(self, max_size: int) -> bytes | object | None:
         """The next request frame (without its size prefix); None once the client has closed
-        (a frame it left unfinished is dropped).  Raises :class:`FrameTooLarge` for a size
-        prefix outside ``0..max_size``."""
+        (a frame it left unfinished is dropped); :data:`HANDED` once :attr:`on_frame` has
+        passed a frame on.  Raises :class:`FrameTooLarge` for a size prefix outside
+        ``0..max_size``."""
         buffer = self._buffer
         while True:
+            if self._handed:
+                self._handed = False
+                return HANDED
             if len(buffer) >= 4:
                 (size,) = _SIZE.unpack_from(buffer)
                 if size < 0 or size > max_size:
