@@ -170,9 +170,10 @@ def encode_response_body(api_key: int, api_version: int, body: Any) -> Encoded:
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any, *,
-                    size_prefix: bool = True) -> bytes:
+                    size_prefix: bool = True, copy: bool = True) -> bytes | bytearray:
     """A response frame as a broker sends it; ``body`` is a message, or an :class:`Encoded`
-    one of this API and version."""
+    one of this API and version.  With ``copy=False`` the frame is the bytearray it was built
+    in, for a caller that only writes it out: a large Fetch answer is not copied once more."""
     codecs = _RESPONSE_CODECS.get((api_key, api_version))
     if codecs is None:
         codecs = _RESPONSE_CODECS[api_key, api_version] = (
@@ -189,7 +190,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
         codec.encode(body, out)
     if size_prefix:
         _SIZE.pack_into(out, 0, len(out) - 4)
-    return bytes(out)
+    return bytes(out) if copy else out
 
 
 def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, Any]:

@@ -3,7 +3,7 @@
 :class:`Core` owns the cluster state and dispatches through the handler registry it is given
 (the core never imports the handlers).  Nothing here touches sockets or the event loop: the I/O
 layer hands :meth:`Core.receive` a frame and gets a :class:`~mockbroker.core.deferred.Deferred`
-back, which resolves to the response bytes, :data:`~mockbroker.core.deferred.NO_RESPONSE`, or a
+back, which resolves to the response frame, :data:`~mockbroker.core.deferred.NO_RESPONSE`, or a
 :class:`~mockbroker.core.deferred.Close` — now or later, never an exception.  Tests and
 in-process tools call :meth:`Core.handle` with a decoded request and read the response message.
 """
@@ -145,8 +145,8 @@ class Core:
         return SaslSession(self.security)
 
     def receive(self, frame: bytes, conn: Connection) -> Deferred:
-        """One request frame (without its size prefix): a Deferred of the response bytes,
-        :data:`NO_RESPONSE`, or a :class:`Close`."""
+        """One request frame (without its size prefix): a Deferred of the response frame (a
+        bytearray, written out as it is), :data:`NO_RESPONSE`, or a :class:`Close`."""
         sasl = conn.sasl
         if sasl is not None:
             now = self.clock.now_ms()
@@ -178,7 +178,7 @@ class Core:
                 logged: LoggedRequest | None) -> bytes | Close:
         try:
             return wire.encode_response(header.api_key, header.api_version,
-                                        header.correlation_id, response)
+                                        header.correlation_id, response, copy=False)
         except Exception as exc:
             log.exception("failed to encode the %s v%d response",
                           API_NAMES.get(header.api_key, header.api_key), header.api_version)

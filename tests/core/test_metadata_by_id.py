@@ -29,7 +29,7 @@ def _ask(core, version: int, *topics: tuple[str | None, uuid.UUID]):
              allow_auto_topic_creation=False)
     frame = wire.encode_request(METADATA, version, 5, "fuzz", body, size_prefix=False)
     outcome = core.receive(frame, Connection(0, 1))
-    assert outcome.done and isinstance(outcome.value, bytes), outcome.value
+    assert outcome.done and isinstance(outcome.value, (bytes, bytearray)), outcome.value
     return wire.decode_response(METADATA, version, outcome.value[4:])[1]
 
 

@@ -90,7 +90,7 @@ def _ask(core, broker: int, api: int, version: int):
     frame = wire.encode_request(api, version, 11, "app", _request(api, version, topic_id),
                                 size_prefix=False)
     outcome = core.receive(frame, Connection(broker, 1))
-    assert outcome.done and isinstance(outcome.value, bytes), outcome.value
+    assert outcome.done and isinstance(outcome.value, (bytes, bytearray)), outcome.value
     correlation_id, response = wire.decode_response(api, version, outcome.value[4:])
     assert correlation_id == 11
     return response
