@@ -220,7 +220,9 @@ class PartitionLog:
         i = self._index_of(offset)
         out = []
         total = 0
-        for batch in self.batches[i:]:
+        batches = self.batches
+        for j in range(i, len(batches)):  # not a slice: a long log's tail is not copied
+            batch = batches[j]
             if batch.base_offset >= upper:
                 break
             if total + batch.size > max_bytes and (out or not at_least_one):
