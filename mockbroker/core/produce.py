@@ -13,8 +13,8 @@ names another codec, with the base offset and leader epoch patched in by the log
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 from mockbroker.core.cluster import Cluster, Partition
 from mockbroker.core.config.topic import topic_value_from_broker
@@ -44,7 +44,7 @@ class PartitionAppend:
     reason: str | None = None
     #: per-record validation failures: the message Kafka sends, and (record index, message)
     error_message: str | None = None
-    record_errors: list[tuple[int, str]] = field(default_factory=list)
+    record_errors: Sequence[tuple[int, str]] = ()
 
 
 def _split_one(data: bytes | None):
@@ -207,21 +207,21 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
             return PartitionAppend(exc.error_code, reason=str(exc),
                                    log_start_offset=log.log_start_offset)
     policy = config.timestamps
-    codec = header.compression if config.codec is None else config.codec
+    compression = header.compression
+    codec = compression if config.codec is None else config.codec
     # The records are decoded only when a timestamp may be out of bounds or the batch must be
     # rebuilt: the hot path of a stock producer stays on the batch header.
     batch_records = None
-    if codec != header.compression or validator.may_refuse(header, policy, now_ms):
+    if codec != compression or validator.may_refuse(header, policy, now_ms):
         batch_records = records.decode_records(view, verify_crc=False)
-    invalid = validator.timestamp_errors(header, batch_records, policy, now_ms) \
-        if batch_records is not None else []
-    if invalid:
-        return PartitionAppend(errors.INVALID_TIMESTAMP, log_start_offset=log.log_start_offset,
-                               reason=invalid[0][1],
-                               error_message=validator.INVALID_TIMESTAMP_MESSAGE,
-                               record_errors=invalid)
+        invalid = validator.timestamp_errors(header, batch_records, policy, now_ms)
+        if invalid:
+            return PartitionAppend(errors.INVALID_TIMESTAMP,
+                                   log_start_offset=log.log_start_offset, reason=invalid[0][1],
+                                   error_message=validator.INVALID_TIMESTAMP_MESSAGE,
+                                   record_errors=invalid)
     data = view  # the log stores its own copy
-    if codec != header.compression:
+    if codec != compression:
         level = config[validator.LEVEL_CONFIGS[codec]] if codec in validator.LEVEL_CONFIGS \
             else None
         data = validator.recompress(header, batch_records, codec,
