@@ -231,12 +231,19 @@ def answering(stream: ConnectionStream, keep: set[bytes] = frozenset()):
     return given
 
 
+async def reader_waiting(keep: set[bytes] = frozenset()):
+    """A connection with an :func:`answering` on_frame and its reader waiting for bytes:
+    (stream, transport, frames given to on_frame, the reader's read_frame)."""
+    stream, transport = connected()
+    given = answering(stream, keep)
+    reading = asyncio.ensure_future(stream.read_frame(100))
+    await asyncio.sleep(0)
+    return stream, transport, given, reading
+
+
 def test_frames_arriving_while_the_reader_waits_are_answered_without_waking_it():
     async def scenario():
-        stream, transport = connected()
-        given = answering(stream)
-        reading = asyncio.ensure_future(stream.read_frame(100))
-        await asyncio.sleep(0)  # the reader waits for bytes
+        stream, transport, given, reading = await reader_waiting()
         stream.data_received(frame(b"ab") + frame(b"cd") + frame(b"ef")[:3])
         # both whole frames answered in one send; the partial one waits for its bytes
         assert given == [b"ab", b"cd"] and transport.written == [b"badc"]
@@ -251,10 +258,7 @@ def test_frames_arriving_while_the_reader_waits_are_answered_without_waking_it()
 
 def test_a_frame_on_frame_keeps_goes_to_the_reader_before_the_frames_after_it():
     async def scenario():
-        stream, transport = connected()
-        given = answering(stream, keep={b"slow"})
-        reading = asyncio.ensure_future(stream.read_frame(100))
-        await asyncio.sleep(0)
+        stream, transport, given, reading = await reader_waiting(keep={b"slow"})
         stream.data_received(frame(b"ab") + frame(b"slow") + frame(b"cd"))
         assert given == [b"ab", b"slow"]  # nothing after the kept frame is served here
         assert await reading is HANDED
@@ -270,10 +274,7 @@ def test_a_frame_on_frame_keeps_goes_to_the_reader_before_the_frames_after_it():
 
 def test_a_size_out_of_range_arriving_is_left_to_the_reader():
     async def scenario():
-        stream, _ = connected()
-        given = answering(stream)
-        reading = asyncio.ensure_future(stream.read_frame(100))
-        await asyncio.sleep(0)
+        stream, _, given, reading = await reader_waiting()
         stream.data_received(frame(b"ok") + struct.pack(">i", 1 << 21))
         assert given == [b"ok"]
         with pytest.raises(FrameTooLarge):
@@ -284,10 +285,7 @@ def test_a_size_out_of_range_arriving_is_left_to_the_reader():
 
 def test_frames_wait_for_the_reader_while_the_client_does_not_read_its_answers():
     async def scenario():
-        stream, transport = connected()
-        given = answering(stream)
-        reading = asyncio.ensure_future(stream.read_frame(100))
-        await asyncio.sleep(0)
+        stream, transport, given, reading = await reader_waiting()
         stream.pause_writing()  # the transport's buffer is above its mark
         stream.data_received(frame(b"ab"))
         assert given == [] and transport.written == []

@@ -6,16 +6,15 @@ connection authenticates first: :mod:`mockbroker.core.security.sasl`).
 
 A connection (:class:`~mockbroker.io.stream.ConnectionStream`, a protocol rather than asyncio's
 streams) reads size-prefixed frames and hands each to the core (:meth:`Core.receive`),
-which answers with a Deferred of the response bytes, nothing, or a request to close the
+which answers with a Deferred of the response frame, nothing, or a request to close the
 connection.  Answers are written strictly in request order: a later request that finishes first
 waits for the earlier ones, in the connection's sender task, and one answered at once with none
 before it unwritten (most of them) is written as it is read: by the stream itself when the frame
 arrives while the reading task waits for bytes (no task wakes for it), else by the reading
-task.  As Kafka's socket
-server mutes a connection while its answer is unsent, a connection is not read while
-:data:`MAX_IN_FLIGHT` of its requests are unanswered or their answers not yet written, so a
-client that does not read its answers stops being read rather than growing the broker; and once
-a request closes the connection, no later one is handled.
+task.  As Kafka's socket server mutes a connection while its answer is unsent, a connection is
+not read while :data:`MAX_IN_FLIGHT` of its requests are unanswered or their answers not yet
+written, so a client that does not read its answers stops being read rather than growing the
+broker; and once a request closes the connection, no later one is handled.
 """
 
 from __future__ import annotations
