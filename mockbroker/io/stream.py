@@ -128,31 +128,24 @@ class ConnectionStream(asyncio.Protocol):
     def _serve_arrived(self) -> None:
         """Hand on_frame each complete frame at the head of the buffer, while it answers them
         at once; a frame it keeps, or a size the reader must refuse, wakes the reader."""
-        buffer = self._buffer
         served = False
-        while len(buffer) >= 4:
-            (size,) = _SIZE.unpack_from(buffer)
-            if size < 0 or size > self._max_frame:
+        while True:
+            try:
+                frame = self._cut_frame(self._max_frame)
+            except FrameTooLarge:
                 self._wake()  # read_frame refuses it
                 break
-            end = 4 + size
-            if len(buffer) < end:
-                self._wanted = end
+            if isinstance(frame, int):
+                self._wanted = frame
                 break
-            with memoryview(buffer) as view:
-                frame = view[4:end].tobytes()
-            del buffer[:end]
             served = True
             if not self.on_frame(frame):
                 self._handed = True
                 self._wake()
                 break
             if self._write_paused:
-                self._wanted = 4
                 self._wake()  # the reader waits until the client reads its answers
                 break
-        else:
-            self._wanted = 4
         if served:
             self.flush()
 
@@ -200,28 +193,36 @@ class ConnectionStream(asyncio.Protocol):
         (a frame it left unfinished is dropped); :data:`HANDED` once :attr:`on_frame` has
         passed a frame on.  Raises :class:`FrameTooLarge` for a size prefix outside
         ``0..max_size``."""
-        buffer = self._buffer
         while True:
             if self._handed:
                 self._handed = False
                 return HANDED
-            if len(buffer) >= 4:
-                (size,) = _SIZE.unpack_from(buffer)
-                if size < 0 or size > max_size:
-                    raise FrameTooLarge(size)
-                end = 4 + size
-                if len(buffer) >= end:
-                    with memoryview(buffer) as view:  # one copy, not a slice and its copy
-                        frame = view[4:end].tobytes()
-                    del buffer[:end]  # a bytearray drops its head without moving the rest
-                    self._consumed()
-                    return frame
-            else:
-                end = 4
+            frame = self._cut_frame(max_size)
+            if not isinstance(frame, int):
+                self._consumed()
+                return frame
             if self._eof:
-                buffer.clear()  # what is left can never become a frame
+                self._buffer.clear()  # what is left can never become a frame
                 return None
-            await self._wait(end)
+            await self._wait(frame)
+
+    def _cut_frame(self, max_size: int) -> bytes | int:
+        """The frame at the head of the buffer, taken out of it; or, while it is not whole,
+        how many bytes the buffer must hold for it.  Raises :class:`FrameTooLarge` for a size
+        prefix outside ``0..max_size``."""
+        buffer = self._buffer
+        if len(buffer) < 4:
+            return 4
+        (size,) = _SIZE.unpack_from(buffer)
+        if size < 0 or size > max_size:
+            raise FrameTooLarge(size)
+        end = 4 + size
+        if len(buffer) < end:
+            return end
+        with memoryview(buffer) as view:  # one copy, not a slice and its copy
+            frame = view[4:end].tobytes()
+        del buffer[:end]  # a bytearray drops its head without moving the rest
+        return frame
 
     async def read(self, n: int) -> bytes:
         """Up to ``n`` bytes as they arrive; b"" once the client has closed."""
