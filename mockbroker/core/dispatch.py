@@ -80,11 +80,9 @@ class Core:
         self.registry = registry
         self.groups = GroupCoordinator(self.cluster, self.settings)
         self.producers = ProducerIds()
-        # The transaction coordinator is built by the first request that needs it, or when
-        # __transaction_state is created, which it must not miss: building it hooks it to the
-        # placement in place of this, and it then loads the new partition.
-        self.groups.placement.on_transactions_created = \
-            lambda partition: self.transactions.placement.on_transactions_created(partition)
+        # the transaction coordinator is built by the first request that needs it, or by the
+        # creation of __transaction_state, whose partitions it must load
+        self.groups.placement.on_transactions_created = self._transactions_created
         self.control = ControlTable(self)
         self.requests = RequestLog()
         #: tells the event log how groups change, after each request, timer or call
@@ -107,6 +105,9 @@ class Core:
                                              self.producers)
         coordinator.offsets_marker_listeners.append(self.groups.on_transaction_marker)
         return coordinator
+
+    def _transactions_created(self, partition) -> None:
+        self.transactions.load(partition)
 
     @cached_property
     def fetch_sessions(self) -> FetchSessions:

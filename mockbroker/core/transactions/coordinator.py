@@ -95,7 +95,6 @@ class TransactionCoordinator:
         self._fenced: set[str] = set()
         self._marker_retry = None
         self._periodic_started = False
-        placement.on_transactions_created = self._load
         cluster.leadership_listeners.append(self._on_leadership_change)
 
     @property
@@ -146,7 +145,7 @@ class TransactionCoordinator:
         if partition.topic.name == TRANSACTION_TOPIC:
             self._unload(partition.index)
             if partition.leader != -1:
-                self._load(partition)
+                self.load(partition)
         elif partition.leader != -1 and self._awaiting_markers:
             self._retry_markers()
 
@@ -168,7 +167,9 @@ class TransactionCoordinator:
             self.settings["transaction_remove_expired_transaction_cleanup_interval_ms"],
             self.remove_expired)
 
-    def _load(self, partition: Partition) -> None:
+    def load(self, partition: Partition) -> None:
+        """Load a partition of ``__transaction_state`` this coordinator now leads: its
+        transactions are replayed from its records (after the load delay)."""
         self._start_periodic()
         shard = TxnShard(partition.index, partition.leader, partition.leader_epoch)
         self.shards[partition.index] = shard
