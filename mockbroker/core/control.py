@@ -510,9 +510,8 @@ def _error_answer(core, rule: Rule, handler, request, ctx):
                 api_key, shape, value, hit, code))
         return error_responses.merge_partitioned(api_key, shape, result, hit, code)
     if isinstance(shape, error_responses.TopicErrors):
-        result = handler(core, ctx, body)
-        error_responses.set_topic_errors(result, code, lambda name: rule.hits(name, None))
-        return result
+        return error_responses.with_topic_errors(handler(core, ctx, body), code,
+                                                 lambda name: rule.hits(name, None))
     try:
         return error_responses.error_response(api_key, version, body, code, shape)
     except error_responses.CannotExpress as exc:

@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 from wire.builder import request_class, response_class
 from wire.definitions import APIS
+from wire.protocol import Encoded
 
 _INT_TYPES = frozenset({"int8", "int16", "int32", "int64"})
 #: Fields that Kafka's error responses hold at -1 rather than 0.
@@ -229,13 +230,15 @@ def error_response(api_key: int, version: int, body, error_code: int, shapes: Er
     return response
 
 
-def set_topic_errors(response, error_code: int, wanted: Callable[[str | None], bool]) -> None:
+def with_topic_errors(response, error_code: int, wanted: Callable[[str | None], bool]):
     """Metadata: the real answer with ``error_code`` on every topic ``wanted`` picks (and no
-    partitions, as Kafka answers a topic in error)."""
-    for topic in response.topics:
-        if wanted(topic.name):
-            topic.error_code = error_code
-            topic.partitions = []
+    partitions, as Kafka answers a topic in error).  The answer may be one the broker keeps
+    encoded for every client that asks: the errors go on a copy, never into what is kept."""
+    if isinstance(response, Encoded):
+        response = response.message
+    topics = [_copy(topic, error_code=error_code, partitions=[]) if wanted(topic.name) else topic
+              for topic in response.topics]
+    return _copy(response, topics=topics)
 
 
 def _copy(struct, **changes):

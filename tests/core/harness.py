@@ -33,10 +33,11 @@ def make_core(brokers: int = 1, *, clock: ManualClock | None = None, racks: bool
 def send(core: Core, api_key: int, version: int, body: Any = None, *, broker: int = 0,
          client_id: str | None = "app", connection_id: int = 1, correlation_id: int = 7,
          principal: Principal | None = None, **fields: Any):
-    """The answer to one request as a client sees it: the response message, a pending
-    :class:`Deferred` of it, a :class:`Close` (the connection was closed instead), or None (no
-    answer, as for acks=0).  ``fields`` build the body when no ``body`` is given; ``principal``
-    is who sends it (User:ANONYMOUS by default)."""
+    """The answer to one request as a client sees it: the response message (encoded and
+    decoded again, in the request's version), a pending :class:`Deferred` of it, a
+    :class:`Close` (the connection was closed instead), or None (no answer, as for acks=0).
+    ``fields`` build the body when no ``body`` is given; ``principal`` is who sends it
+    (User:ANONYMOUS by default)."""
     if body is None:
         body = wire.request_class(api_key)(**fields)
     frame = wire.encode_request(api_key, version, correlation_id, client_id, body,
@@ -44,7 +45,16 @@ def send(core: Core, api_key: int, version: int, body: Any = None, *, broker: in
     request = wire.decode_request(frame)
     ctx = RequestContext(broker, connection_id, client_id, version, core.clock.now_ms(),
                          principal=ANONYMOUS if principal is None else principal)
-    return settled(core.handle(request, ctx))
+    return settled(core.handle(request, ctx).map(
+        lambda response: received(api_key, request.api_version, response)))
+
+
+def received(api_key: int, version: int, response: Any) -> Any:
+    """``response`` as the client reads it off the wire."""
+    if response is NO_RESPONSE or isinstance(response, Close):
+        return response
+    frame = wire.encode_response(api_key, version, 0, response, size_prefix=False)
+    return wire.decode_response(api_key, version, frame)[1]
 
 
 def settled(outcome: Deferred):

@@ -233,6 +233,17 @@ def test_metadata_errors_land_on_the_picked_topic_and_brokers_are_still_listed(c
     assert len(response.brokers) == 3
 
 
+def test_a_metadata_error_reaches_the_client_and_leaves_the_kept_answer_alone(core):
+    cls = wire.request_class(METADATA)
+    body = cls(topics=[cls.MetadataRequestTopic(name="orders")])
+    _send(core, METADATA, 12, body)  # the answer the broker keeps for the next ones
+    core.control.add({"api": "Metadata", "error": "LEADER_NOT_AVAILABLE", "topic": "orders",
+                      "count": 1})
+    answers = [_send(core, METADATA, 12, body) for _ in range(2)]
+    assert [[(t.name, t.error_code, len(t.partitions)) for t in a.topics] for a in answers] == [
+        [("orders", errors.LEADER_NOT_AVAILABLE, 0)], [("orders", errors.NONE, 3)]]
+
+
 def test_keyed_and_top_level_shapes(core):
     core.control.add({"api": "DescribeGroups", "error": "COORDINATOR_NOT_AVAILABLE"})
     body = wire.request_class(DESCRIBE_GROUPS)(groups=["a", "b"])
