@@ -10,7 +10,8 @@ from mockbroker.core import fetch, produce
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.log import INT32_MAX, PartitionLog
 from mockbroker.core.errors import ApiException
-from tests.core.harness import make_core
+from tests.core.harness import make_core, send
+import wire
 from wire import errors, records
 
 TS = 1_600_000_000_000
@@ -223,6 +224,36 @@ def test_reads_return_whole_batches_and_at_least_one():
     log.delete_records_before(7)
     assert log.read(3, 1000) == b""
     assert records.read_batch_header(log.read(7, 1)).base_offset == 5
+
+
+@pytest.mark.parametrize("version", [4, 12])  # a classic and a compact records field
+def test_a_fetch_answers_with_the_stored_batches_large_or_small(core, partition, version):
+    large = [records.encode_batch([(b"L%d%d" % (i, j), b"v" * 2000, [], TS + j)
+                                   for j in range(3)]) for i in range(3)]
+    small = [batch(1, tag=f"s{i}") for i in range(40)]
+    for data_ in large + small:
+        produce_to(core, partition, data_, TS * 2)
+    lengths = [len(b) for b in large + small]
+    assert sum(lengths[:3]) >= fetch.JOIN_BELOW_BYTES * 3  # read as a list of batches
+    assert sum(lengths[3:]) < fetch.JOIN_BELOW_BYTES * 40  # read joined
+
+    def fetched(offset: int) -> bytes:
+        cls = wire.request_class(1)
+        body = cls(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, topics=[
+            cls.FetchTopic(topic="t", topic_id=partition.topic.topic_id, partitions=[
+                cls.FetchPartition(partition=0, fetch_offset=offset,
+                                   partition_max_bytes=1 << 20)])])
+        (answer,) = send(core, 1, version, body).responses[0].partitions
+        assert answer.error_code == errors.NONE
+        return answer.records
+
+    for offset, count, keys in ((0, 43, [b"L00", b"L01", b"L02", b"L10"]),
+                                (9, 40, [b"s00", b"s10", b"s20", b"s30"])):
+        got = fetched(offset)
+        assert got == partition.log.read(offset, 1 << 20)
+        assert [len(v) for _, v in records.split_batches(got)] == lengths[-count:]
+        assert [r.key for _, v in records.split_batches(got)
+                for r in records.decode_records(v)][:4] == keys
 
 
 def test_offsets_by_timestamp_and_the_max_timestamp():

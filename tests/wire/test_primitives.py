@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 import wire
 from wire.exceptions import DecodeError, EncodeError, TruncatedError
-from wire.primitives import Bytes, String, UVarInt, Uuid, read_uvarint, read_varint, \
+from wire.primitives import Bytes, Records, String, UVarInt, Uuid, read_uvarint, read_varint, \
     read_varlong, write_uvarint, write_varint, write_varlong
 
 
@@ -68,6 +68,32 @@ def test_standalone_constructs(construct, value, encoded):
     assert construct.build(value) == encoded
     assert construct.parse(encoded) == value
     assert construct.compile().parse(encoded) == value
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_records_built_from_batches_kept_apart(compact):
+    construct = Records(compact=compact, nullable=True)
+    assert construct.build([b"ab", b"", b"cde"]) == construct.build(b"abcde")
+    assert construct.build([]) == construct.build(b"")
+    assert construct.parse(construct.build([b"ab", b"cde"])) == b"abcde"
+
+
+@pytest.mark.parametrize("version", [4, 11, 12, 17])  # classic and compact records fields
+def test_a_fetch_answer_encodes_its_batches_back_to_back(version):
+    cls = wire.response_class(1)
+    batches = [b"\x01" * 70, b"\x02" * 200, b"\x03" * 5]
+
+    def answer(records):
+        return cls(responses=[cls.FetchableTopicResponse(
+            topic="t", topic_id=uuid.UUID(int=7), partitions=[
+                cls.PartitionData(partition_index=0, high_watermark=3, records=records)])])
+
+    joined = wire.encode_response(1, version, 5, answer(b"".join(batches)))
+    assert wire.encode_response(1, version, 5, answer(batches)) == joined
+    _, body = wire.decode_response(1, version, joined[4:])
+    assert body.responses[0].partitions[0].records == b"".join(batches)
+    empty = wire.encode_response(1, version, 5, answer(b""))
+    assert wire.encode_response(1, version, 5, answer([])) == empty
 
 
 def test_non_nullable_rejects_null():

@@ -219,9 +219,16 @@ class PartitionLog:
         """Whole batches from the one holding ``offset``, up to ``max_bytes`` (but at least one
         batch when ``at_least_one``, as Kafka answers a Fetch so no consumer gets stuck), none
         starting at or past ``upper`` (default: the high watermark)."""
+        return b"".join(self.read_batches(offset, max_bytes, at_least_one=at_least_one,
+                                          upper=upper)[0])
+
+    def read_batches(self, offset: int, max_bytes: int, *, at_least_one: bool = True,
+                     upper: int | None = None) -> tuple[list[bytes], int]:
+        """What :meth:`read` reads, as the stored batches themselves, and their total size (a
+        Fetch answer can take them into its frame with no joined copy first)."""
         upper = self.high_watermark if upper is None else upper
         if offset < self.log_start_offset or offset >= upper:
-            return b""
+            return [], 0
         i = self._index_of(offset)
         out = []
         total = 0
@@ -236,7 +243,7 @@ class PartitionLog:
                 break
             out.append(data)
             total += size
-        return b"".join(out)
+        return out, total
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int, int] | None:
         """The first record whose timestamp is at least ``timestamp``: (offset, its timestamp,
