@@ -22,14 +22,14 @@ import uuid
 from kafka.protocol.metadata import MetadataResponse as KpMetadataResponse
 from kafka.protocol.producer import ProduceRequest as KpProduceRequest
 
-from wire import REQUEST, RESPONSE, message_struct
+from wire import REQUEST, RESPONSE, message_codec
 
 PRODUCE_VERSION = 9
 METADATA_VERSION = 12
 
 
 def produce_request_bytes() -> bytes:
-    codec = message_struct(0, PRODUCE_VERSION, REQUEST)
+    codec = message_codec(0, PRODUCE_VERSION, REQUEST)
     cls = codec.cls
     records = os.urandom(16 * 1024)
     value = cls(transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[
@@ -39,7 +39,7 @@ def produce_request_bytes() -> bytes:
 
 
 def metadata_response_bytes() -> bytes:
-    codec = message_struct(3, METADATA_VERSION, RESPONSE)
+    codec = message_codec(3, METADATA_VERSION, RESPONSE)
     cls = codec.cls
     value = cls(
         throttle_time_ms=0, cluster_id="mockbroker-bench", controller_id=0,
@@ -105,10 +105,10 @@ def main() -> None:
     print(f"encode+decode, median of {args.rounds} rounds (ratio = kafka-python time / ours)")
     ratios = [
         compare(f"Produce v{PRODUCE_VERSION} request, 8 x 16 KiB ({len(produce)} B)", produce,
-                message_struct(0, PRODUCE_VERSION, REQUEST), KpProduceRequest, PRODUCE_VERSION,
+                message_codec(0, PRODUCE_VERSION, REQUEST), KpProduceRequest, PRODUCE_VERSION,
                 args.rounds),
         compare(f"Metadata v{METADATA_VERSION} response, 1000 x 10 ({len(metadata)} B)", metadata,
-                message_struct(3, METADATA_VERSION, RESPONSE), KpMetadataResponse,
+                message_codec(3, METADATA_VERSION, RESPONSE), KpMetadataResponse,
                 METADATA_VERSION, args.rounds),
     ]
     verdict = "meets" if min(ratios) >= 0.5 else "MISSES"

@@ -90,7 +90,7 @@ def test_a_started_broker_loads_only_what_its_requests_need():
     """Built and answering ApiVersions, a broker has loaded no API handler beyond ApiVersions',
     no SASL exchange (no users, no login yet), no config API, no group type, no transaction
     coordinator and no fetch session; the first EndTxn request loads EndTxn's handler and
-    definition and the transaction coordinator, and is answered.  A SASL cluster
+    definition and the transaction coordinator, and is answered; neither loads construct.  A SASL cluster
     with users derives their credentials at once."""
     code = """
 import json, sys
@@ -113,7 +113,7 @@ def loaded():
                                       "wire.definitions.end_txn", "mockbroker.core.groups.",
                                       "mockbroker.core.transactions.",
                                       "mockbroker.core.fetch_sessions",
-                                      "mockbroker.core.error_responses")))
+                                      "mockbroker.core.error_responses", "construct")))
 
 versions = ask(18, 3, wire.request_class(18)(client_software_name="probe",
                                              client_software_version="1"))
@@ -144,6 +144,8 @@ print(json.dumps([len(versions.api_keys), before, answer.error_code, loaded()]))
     assert error_code != 0  # a transactional id never initialised: Kafka's refusal
     assert {"mockbroker.handlers.end_txn", "wire.definitions.end_txn",
             "mockbroker.core.transactions.coordinator"} <= set(after)
+    # the generated codecs answer both, with no construct (only for those who build Structs)
+    assert not [name for name in after if name.startswith("construct")]
 
     from mockbroker.core.security.config import Security, check_security
 

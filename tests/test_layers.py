@@ -71,6 +71,11 @@ INJECTIONS = {
     "wire imports the core": (
         "wire/records.py", "import mockbroker.core.errors",
         {"layers", "wire-knows-no-broker"}, set()),
+    "core codes through construct": (
+        "mockbroker/core/groups/records.py", "from wire.builder import embedded_struct",
+        {"broker-serves-without-construct"}, set()),
+    "codec loads construct": (
+        "wire/protocol.py", "import construct", {"broker-serves-without-construct"}, set()),
     "core uses asyncio": (
         "mockbroker/core/fetch.py", "import asyncio", {"sans-io"}, set()),
     "handler opens a socket": (

@@ -1,12 +1,15 @@
 """The Kafka wire codec: bytes to typed messages and back, and nothing else.
 
 Definitions (:mod:`wire.definitions`) are data generated from Kafka's own message specs;
-:mod:`wire.builder` turns one (API, version, direction) into a ``construct`` codec;
+:mod:`wire.codec` turns one (API, version, direction) into generated decode and encode
+functions, and :mod:`wire.builder` gives the same codec as a ``construct`` Struct;
 :mod:`wire.protocol` adds the request and response headers; :mod:`wire.records` reads and writes
 record batches; :mod:`wire.errors` is Kafka's error-code table.
 
 Importing the package loads none of them: each name of ``__all__`` is imported on first use
-(PEP 562), so ``from wire import errors`` costs neither ``construct`` nor the definitions.
+(PEP 562), so ``from wire import errors`` costs neither the codecs nor the definitions, and
+only the construct Structs (``message_struct``, ``embedded_struct``, ``KafkaMessage``) load
+``construct``.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:  # what type checkers see; __getattr__ below loads the same names on first use
     from wire import errors, records
-    from wire.builder import REQUEST, RESPONSE, KafkaMessage, embedded_struct, \
-        message_struct, request_class, response_class
+    from wire.builder import KafkaMessage, embedded_struct, message_struct
+    from wire.codec import REQUEST, RESPONSE, MessageCodec, embedded_codec, message_codec, \
+        request_class, response_class
     from wire.exceptions import CorruptRecordBatchError, DecodeError, EncodeError, \
         TruncatedError, UnknownApiKeyError, UnsupportedVersionError, WireError
     from wire.protocol import Encoded, Request, RequestHeader, decode_embedded, \
@@ -29,8 +33,8 @@ if TYPE_CHECKING:  # what type checkers see; __getattr__ below loads the same na
     from wire.apis import API_KEYS, API_NAMES, resolve_api
 
 __all__ = [
-    "errors", "records", "REQUEST", "RESPONSE", "KafkaMessage", "embedded_struct", "message_struct", "request_class",
-    "response_class", "CorruptRecordBatchError", "DecodeError", "EncodeError", "TruncatedError",
+    "errors", "records", "REQUEST", "RESPONSE", "MessageCodec", "message_codec", "embedded_codec",
+    "KafkaMessage", "embedded_struct", "message_struct", "request_class", "response_class", "CorruptRecordBatchError", "DecodeError", "EncodeError", "TruncatedError",
     "UnknownApiKeyError", "UnsupportedVersionError", "WireError", "Request", "RequestHeader",
     "decode_embedded", "decode_request", "decode_request_header", "decode_response",
     "encode_embedded", "encode_request", "encode_response", "encode_response_body", "Encoded",
@@ -41,9 +45,10 @@ __all__ = [
 
 
 #: where __getattr__ looks for a name of __all__, cheapest first: ``from wire import errors``
-#: (the core's most common import) loads neither construct nor the definitions
+#: (the core's most common import) loads no definitions, and only the names of wire.builder
+#: load construct
 _SUBMODULES = ("errors", "records")
-_SOURCES = ("wire.exceptions", "wire.apis", "wire.builder", "wire.protocol")
+_SOURCES = ("wire.exceptions", "wire.apis", "wire.codec", "wire.protocol", "wire.builder")
 
 
 def __getattr__(name: str) -> object:

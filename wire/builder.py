@@ -1,106 +1,56 @@
-"""One generic builder: a message definition and a version become a ``construct`` codec.
+"""The codecs as ``construct`` Structs: a message definition and a version become a construct.
 
 :func:`message_struct` returns a :class:`KafkaMessage` — a ``construct.Construct`` — for any
-(api key, version, request|response), built on first use from the definitions in
-:mod:`wire.definitions` and cached.  It parses and builds like any construct, ``compile()`` turns
-it into construct's compiled form carrying the same generated code, and the broker's hot path
-calls :meth:`KafkaMessage.decode` / :meth:`KafkaMessage.encode` directly, skipping construct's
-per-call context set-up.
+(api key, version, request|response), and :func:`embedded_struct` one for an embedded format,
+each cached.  It parses and builds like any construct, and ``compile()`` puts its generated code
+into construct's compiled form.  Underneath is the :class:`~wire.codec.MessageCodec` of the same
+message and version, the one the broker's hot path calls directly (:mod:`wire.codec`, which
+loads no construct).
 """
 
 from __future__ import annotations
 
-import struct
 from functools import lru_cache
 from typing import Any
 
 from construct import Construct, SizeofError
 
-from wire import codegen
-from wire.definitions import APIS
-from wire.definitions import embedded as _embedded
-from wire.exceptions import DecodeError, EncodeError, TruncatedError, UnknownApiKeyError, \
-    UnsupportedVersionError
-from wire.model import Struct, message_class
-from wire.schema import Api, Message
+from wire.codec import EMBEDDED, REQUEST, RESPONSE, MessageCodec, api, embedded_codec, \
+    message_codec, request_class, response_class
+from wire.schema import Message
 
-REQUEST = "request"
-RESPONSE = "response"
-
-#: Embedded formats by name: headers, the consumer protocol, ``__consumer_offsets`` records.
-EMBEDDED: dict[str, Message] = {
-    value.name: value for value in vars(_embedded).values() if isinstance(value, Message)
-}
-
-_DECODE_FAILURES = (struct.error, IndexError, ValueError, UnicodeError, OverflowError)
-_ENCODE_FAILURES = (struct.error, AttributeError, TypeError, ValueError, OverflowError,
-                    UnicodeError)
+__all__ = ["KafkaMessage", "message_struct", "embedded_struct", "EMBEDDED", "REQUEST",
+           "RESPONSE", "api", "request_class", "response_class"]
 
 
 class KafkaMessage(Construct):
-    """The codec of one message in one version."""
+    """The codec of one message in one version, as a construct."""
 
-    def __init__(self, message: Message, version: int):
+    def __init__(self, message: Message, version: int, codec: MessageCodec | None = None):
         super().__init__()
-        if version not in message.valid:
-            raise UnsupportedVersionError(message.api_key or -1, version, message.name,
-                                          message.valid.lo, message.valid.hi)
+        self.codec = codec if codec is not None else MessageCodec(message, version)
         self.message = message
         self.version = version
-        self.cls: type[Struct] = message_class(message)
-        self.source, env = codegen.generate(message, version, self.cls)
-        namespace = dict(env)
-        exec(compile(self.source, f"<wire {message.name} v{version}>", "exec"), namespace)
-        self._decode = namespace["decode"]
-        self._encode = namespace["encode"]
-        self._env = env
-        self.name = f"{message.name}v{version}"
+        self.cls = self.codec.cls
+        self.source = self.codec.source
+        self.name = self.codec.name
 
     def __repr__(self) -> str:
         return f"<KafkaMessage {self.message.name} v{self.version}>"
 
-    # -- the fast path -------------------------------------------------------------------------
+    # -- the codec's own calls -----------------------------------------------------------------
 
     def decode(self, data: bytes, pos: int = 0, end: int | None = None) -> tuple[Any, int]:
         """Decode one message from ``data[pos:end]``; returns (message, position after it)."""
-        if not isinstance(data, bytes):
-            data = bytes(data)
-        if end is None:
-            end = len(data)
-        try:
-            return self._decode(data, pos, end)
-        except DecodeError as exc:
-            raise type(exc)(f"{self.name}: {exc}") from None
-        except IndexError:
-            raise TruncatedError(f"{self.name}: message runs past the end of the frame") from None
-        except struct.error:
-            raise TruncatedError(f"{self.name}: message runs past the end of the frame") from None
-        except _DECODE_FAILURES as exc:
-            raise DecodeError(f"{self.name}: {exc}") from None
+        return self.codec.decode(data, pos, end)
 
     def decode_exact(self, data: bytes) -> Any:
         """Decode a buffer that must hold exactly one message and nothing after it."""
-        obj, pos = self.decode(data)
-        if pos != len(data):
-            raise DecodeError(f"{self.name}: {len(data) - pos} unexpected bytes after the message")
-        return obj
+        return self.codec.decode_exact(data)
 
     def encode(self, obj: Any, out: bytearray | None = None) -> bytearray:
         """Append the encoding of ``obj`` (an instance of :attr:`cls`, or a dict) to ``out``."""
-        if out is None:
-            out = bytearray()
-        if not isinstance(obj, self.cls):
-            if isinstance(obj, dict):
-                obj = self.cls.from_dict(obj)
-            else:
-                raise EncodeError(f"{self.name}: expected {self.cls.__name__}, got {type(obj).__name__}")
-        try:
-            self._encode(obj, out)
-        except EncodeError as exc:
-            raise EncodeError(f"{self.name}: {exc}") from None
-        except _ENCODE_FAILURES as exc:
-            raise EncodeError(f"{self.name}: {type(exc).__name__}: {exc}") from None
-        return out
+        return self.codec.encode(obj, out)
 
     # -- construct's protocol ------------------------------------------------------------------
 
@@ -145,7 +95,7 @@ class KafkaMessage(Construct):
         # Generated names are unique process-wide, so several messages can share one compiled
         # module; the helpers they refer to are put into its globals when it is executed.
         fname = f"kafka_{self.message.name}_v{self.version}"
-        _EMITTED[fname] = self._env
+        _EMITTED[fname] = self.codec.env
         code.append(f"""
             from wire.builder import _EMITTED
             globals().update(_EMITTED[{fname!r}])
@@ -169,42 +119,15 @@ def _stream_buffer(stream) -> tuple[bytes, int]:
     return data, 0
 
 
-def api(api_key: int) -> Api:
-    try:
-        return APIS[api_key]
-    except KeyError:
-        raise UnknownApiKeyError(api_key) from None
-
-
 @lru_cache(maxsize=None)
 def message_struct(api_key: int, version: int, direction: str) -> KafkaMessage:
-    """The codec for a request or response of ``api_key`` at ``version`` (cached)."""
-    spec = api(api_key)
-    if direction == REQUEST:
-        message = spec.request
-    elif direction == RESPONSE:
-        message = spec.response
-    else:
-        raise ValueError(f"direction must be {REQUEST!r} or {RESPONSE!r}, not {direction!r}")
-    if version not in message.valid:
-        raise UnsupportedVersionError(api_key, version, spec.name, message.valid.lo,
-                                      message.valid.hi)
-    return KafkaMessage(message, version)
+    """The construct for a request or response of ``api_key`` at ``version`` (cached)."""
+    codec = message_codec(api_key, version, direction)
+    return KafkaMessage(codec.message, version, codec)
 
 
 @lru_cache(maxsize=None)
 def embedded_struct(name: str, version: int) -> KafkaMessage:
-    """The codec for an embedded format (``ConsumerProtocolSubscription``, ``OffsetCommitValue``, ...)."""
-    try:
-        message = EMBEDDED[name]
-    except KeyError:
-        raise KeyError(f"no embedded format named {name!r}") from None
-    return KafkaMessage(message, version)
-
-
-def request_class(api_key: int) -> type[Struct]:
-    return message_class(api(api_key).request)
-
-
-def response_class(api_key: int) -> type[Struct]:
-    return message_class(api(api_key).response)
+    """The construct for an embedded format (``ConsumerProtocolSubscription``, ...)."""
+    codec = embedded_codec(name, version)
+    return KafkaMessage(codec.message, version, codec)

@@ -7,8 +7,8 @@ For a message definition and a version this writes the source of two functions:
 - ``encode(obj, out)`` appends to a ``bytearray``.
 
 Nested arrays and structs are emitted inline as loops, so a whole message decodes in one Python
-frame.  The source is compiled once per (message, version) by :mod:`wire.builder` and can be
-inspected (``KafkaMessage.source``).  Bounds are checked before every slice and every array's
+frame.  The source is compiled once per (message, version) by :mod:`wire.codec` and can be
+inspected (``MessageCodec.source``).  Bounds are checked before every slice and every array's
 declared length is checked against the bytes that remain, so a hostile length can neither read
 past the frame nor make the decoder allocate more than the frame holds.
 """
@@ -21,9 +21,9 @@ from typing import Any
 
 from wire.exceptions import DecodeError, TruncatedError
 from wire.model import Struct
-from wire.primitives import PRIMITIVE_FIXED, RUNTIME, KafkaType, emit_uvarint_decode, primitive, \
-    read_uvarint, write_uvarint
 from wire.schema import Field, Message
+from wire.types import PRIMITIVE_FIXED, RUNTIME, WireType, emit_uvarint_decode, primitive, \
+    read_uvarint, write_uvarint
 
 
 #: Names in generated code are unique across every message, so generated functions of several
@@ -101,7 +101,7 @@ class MessageCodegen:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def field_type(self, f: Field, element: bool = False) -> KafkaType:
+    def field_type(self, f: Field, element: bool = False) -> WireType:
         compact = self.flexible and (f.flexible is None or self.version in f.flexible)
         nullable = f.is_nullable(self.version) and not element
         return primitive(f.element_type, compact=compact, nullable=nullable)

@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from wire.builder import EMBEDDED, REQUEST, RESPONSE, api, embedded_struct, message_struct
+from wire.codec import EMBEDDED, REQUEST, RESPONSE, api, embedded_codec, message_codec
 from wire.exceptions import DecodeError, TruncatedError, UnknownApiKeyError, \
     UnsupportedVersionError
 
@@ -106,13 +106,13 @@ def _request_codecs(frame: bytes, api_key: int, api_version: int, correlation_id
         exc.header = header
         # The client id is readable whatever the version: it sits right after the fixed part.
         try:
-            header.client_id = embedded_struct("RequestHeader", 1).decode(frame)[0].client_id
+            header.client_id = embedded_codec("RequestHeader", 1).decode(frame)[0].client_id
         except DecodeError:
             pass
         raise exc
     codecs = _REQUEST_CODECS[api_key, api_version] = (
-        embedded_struct("RequestHeader", request_header_version(api_key, api_version)),
-        message_struct(api_key, api_version, REQUEST))
+        embedded_codec("RequestHeader", request_header_version(api_key, api_version)),
+        message_codec(api_key, api_version, REQUEST))
     return codecs
 
 
@@ -136,11 +136,11 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, client_i
                    body: Any, *, size_prefix: bool = True) -> bytes:
     """A request frame as a client sends it."""
     out = bytearray(4 if size_prefix else 0)
-    header_codec = embedded_struct("RequestHeader", request_header_version(api_key, api_version))
+    header_codec = embedded_codec("RequestHeader", request_header_version(api_key, api_version))
     header = header_codec.cls(request_api_key=api_key, request_api_version=api_version,
                               correlation_id=correlation_id, client_id=client_id)
     header_codec.encode(header, out)
-    message_struct(api_key, api_version, REQUEST).encode(body, out)
+    message_codec(api_key, api_version, REQUEST).encode(body, out)
     if size_prefix:
         _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
@@ -165,7 +165,7 @@ class Encoded(bytes):
 def encode_response_body(api_key: int, api_version: int, body: Any) -> Encoded:
     """A response body alone, encoded to be sent (with any correlation id) many times."""
     out = bytearray()
-    message_struct(api_key, api_version, RESPONSE).encode(body, out)
+    message_codec(api_key, api_version, RESPONSE).encode(body, out)
     return Encoded(bytes(out), body)
 
 
@@ -178,7 +178,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     if codecs is None:
         codecs = _RESPONSE_CODECS[api_key, api_version] = (
             response_header_version(api_key, api_version) == 1,
-            message_struct(api_key, api_version, RESPONSE))
+            message_codec(api_key, api_version, RESPONSE))
     tagged, codec = codecs
     out = bytearray(4 if size_prefix else 0)
     out += _SIZE.pack(correlation_id)
@@ -197,9 +197,9 @@ def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, 
     """Decode a response frame (without its size prefix); returns (correlation id, body)."""
     if not isinstance(frame, bytes):
         frame = bytes(frame)
-    codec = embedded_struct("ResponseHeader", response_header_version(api_key, api_version))
+    codec = embedded_codec("ResponseHeader", response_header_version(api_key, api_version))
     header, pos = codec.decode(frame)
-    body_codec = message_struct(api_key, api_version, RESPONSE)
+    body_codec = message_codec(api_key, api_version, RESPONSE)
     body, end = body_codec.decode(frame, pos)
     if end != len(frame):
         raise DecodeError(f"{body_codec.name}: {len(frame) - end} unexpected bytes after the response")
@@ -209,7 +209,7 @@ def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, 
 def encode_embedded(name: str, version: int, value: Any) -> bytes:
     """An embedded format with its int16 version prefix (consumer protocol, offsets records)."""
     out = bytearray(struct.pack(">h", version))
-    embedded_struct(name, version).encode(value, out)
+    embedded_codec(name, version).encode(value, out)
     return bytes(out)
 
 
@@ -229,7 +229,7 @@ def decode_embedded(name: str, data: bytes, *, exact: bool = False) -> tuple[int
     if version < valid.lo:
         raise DecodeError(f"{name}: unknown version {version}")
     read_as = min(version, valid.hi)
-    value, pos = embedded_struct(name, read_as).decode(data, 2)
+    value, pos = embedded_codec(name, read_as).decode(data, 2)
     if exact and pos != len(data):
         raise DecodeError(f"{name}: {len(data) - pos} unexpected bytes after the value")
     return version, value

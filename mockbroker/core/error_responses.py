@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from wire.builder import request_class, response_class
+from wire.codec import request_class, response_class
 from wire.definitions import APIS
 from wire.protocol import Encoded
 

@@ -10,8 +10,9 @@ from hypothesis import given, strategies as st
 
 import wire
 from wire.exceptions import DecodeError, EncodeError, TruncatedError
-from wire.primitives import Bytes, Records, String, UVarInt, Uuid, read_uvarint, read_varint, \
-    read_varlong, write_uvarint, write_varint, write_varlong
+from wire.primitives import Bytes, Records, String, UVarInt, Uuid
+from wire.types import read_uvarint, read_varint, read_varlong, write_uvarint, write_varint, \
+    write_varlong
 
 
 @pytest.mark.parametrize("value,encoded", [

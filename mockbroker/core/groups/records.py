@@ -17,7 +17,7 @@ from typing import Any
 
 from mockbroker.core.groups.consumer import records as consumer_records
 from mockbroker.core.log import PartitionLog
-from wire import decode_embedded, embedded_struct, records
+from wire import decode_embedded, embedded_codec, records
 from wire.records import BatchHeader, read_batch_header
 
 OFFSET_COMMIT_TYPES = (0, 1)
@@ -29,22 +29,22 @@ _TYPE = struct.Struct(">h")
 
 
 def _encode(name: str, version: int, value) -> bytes:
-    return _TYPE.pack(version) + bytes(embedded_struct(name, version).encode(value))
+    return _TYPE.pack(version) + bytes(embedded_codec(name, version).encode(value))
 
 
 def _offset_key(group_id: str, topic: str, partition: int) -> bytes:
-    codec = embedded_struct("OffsetCommitKey", 0)
+    codec = embedded_codec("OffsetCommitKey", 0)
     return _TYPE.pack(1) + bytes(codec.encode(codec.cls(group=group_id, topic=topic,
                                                         partition=partition)))
 
 
 def _group_key(group_id: str) -> bytes:
-    codec = embedded_struct("GroupMetadataKey", 0)
+    codec = embedded_codec("GroupMetadataKey", 0)
     return _TYPE.pack(GROUP_METADATA_TYPE) + bytes(codec.encode(codec.cls(group=group_id)))
 
 
 def offset_commit_record(group_id: str, topic: str, partition: int, entry):
-    codec = embedded_struct("OffsetCommitValue", OFFSET_COMMIT_VALUE_VERSION)
+    codec = embedded_codec("OffsetCommitValue", OFFSET_COMMIT_VALUE_VERSION)
     value = codec.cls(offset=entry.offset, leader_epoch=entry.leader_epoch,
                       metadata=entry.metadata, commit_timestamp=entry.commit_timestamp)
     return _offset_key(group_id, topic, partition), _encode(
@@ -60,7 +60,7 @@ def group_tombstone(group_id: str):
 
 
 def group_metadata_record(group, assignments: dict[str, bytes], now_ms: int):
-    codec = embedded_struct("GroupMetadataValue", GROUP_METADATA_VALUE_VERSION)
+    codec = embedded_codec("GroupMetadataValue", GROUP_METADATA_VALUE_VERSION)
     cls = codec.cls
     members = []
     for member in group.members.values():
@@ -140,7 +140,7 @@ def replay(log: PartitionLog) -> Replayed:
             (kind,) = _TYPE.unpack_from(record.key)
             key_bytes = bytes(record.key[2:])
             if kind in OFFSET_COMMIT_TYPES:
-                key = embedded_struct("OffsetCommitKey", 0).decode(key_bytes)[0]
+                key = embedded_codec("OffsetCommitKey", 0).decode(key_bytes)[0]
                 if header.is_transactional:
                     _, value = _decode_value("OffsetCommitValue", record.value)
                     pending.setdefault(header.producer_id, {}).setdefault(key.group, {})[
@@ -161,7 +161,7 @@ def replay(log: PartitionLog) -> Replayed:
                     consumer, kind, key_bytes,
                     None if record.value is None else bytes(record.value))
             elif kind == GROUP_METADATA_TYPE:
-                key = embedded_struct("GroupMetadataKey", 0).decode(key_bytes)[0]
+                key = embedded_codec("GroupMetadataKey", 0).decode(key_bytes)[0]
                 if record.value is None:
                     metadata.pop(key.group, None)
                     continue

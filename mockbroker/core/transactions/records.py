@@ -15,7 +15,7 @@ import struct
 from mockbroker.core.log import PartitionLog
 from mockbroker.core.transactions.metadata import TxnMetadata
 from mockbroker.core.transactions.state import TxnState
-from wire import decode_embedded, embedded_struct, records
+from wire import decode_embedded, embedded_codec, records
 
 KEY_VERSION = 0
 VALUE_VERSION = 1
@@ -23,13 +23,13 @@ _VERSION = struct.Struct(">h")
 
 
 def key_bytes(transactional_id: str) -> bytes:
-    codec = embedded_struct("TransactionLogKey", KEY_VERSION)
+    codec = embedded_codec("TransactionLogKey", KEY_VERSION)
     return _VERSION.pack(KEY_VERSION) + bytes(codec.encode(codec.cls(
         transactional_id=transactional_id)))
 
 
 def value_bytes(meta: TxnMetadata) -> bytes:
-    codec = embedded_struct("TransactionLogValue", VALUE_VERSION)
+    codec = embedded_codec("TransactionLogValue", VALUE_VERSION)
     cls = codec.cls
     by_topic: dict[str, list[int]] = {}
     for topic, index in sorted(meta.partitions):

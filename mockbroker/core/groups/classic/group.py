@@ -17,7 +17,7 @@ from mockbroker.core.deferred import Deferred
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.classic.state import Event, GroupState, next_state
 from mockbroker.core.groups.records import OffsetEntry
-from wire import WireError, embedded_struct, errors
+from wire import WireError, embedded_codec, errors
 
 #: The protocol type of Kafka's consumers, whose Subscription the coordinator can read.
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -373,7 +373,7 @@ class ClassicGroup:
                 data = bytes(member.metadata(self.protocol_name))
                 if len(data) < 2:
                     return None
-                subscription, _ = embedded_struct("ConsumerProtocolSubscription", 0).decode(
+                subscription, _ = embedded_codec("ConsumerProtocolSubscription", 0).decode(
                     data, 2)
                 topics.update(subscription.topics)
         except (KeyError, WireError):

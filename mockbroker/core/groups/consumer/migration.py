@@ -28,7 +28,7 @@ from mockbroker.core.groups.classic.state import GroupState
 from mockbroker.core.groups.consumer import records
 from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.groups.consumer.member import ClassicMetadata, ConsumerMember, MemberState
-from wire import WireError, decode_embedded, embedded_struct, encode_embedded, errors
+from wire import WireError, decode_embedded, embedded_codec, encode_embedded, errors
 
 #: the newest ConsumerProtocolAssignment version we write
 ASSIGNMENT_VERSION = 3
@@ -48,7 +48,7 @@ def assignment_bytes(partitions: Mapping[uuid.UUID, object], names: Mapping[uuid
     of the member's own Subscription, as Kafka answers a classic member."""
     version = min(max(int.from_bytes(bytes(metadata)[:2], "big", signed=True), 0),
                   ASSIGNMENT_VERSION)
-    cls = embedded_struct("ConsumerProtocolAssignment", version).cls
+    cls = embedded_codec("ConsumerProtocolAssignment", version).cls
     value = cls(assigned_partitions=[
         cls.TopicPartition(topic=names[t], partitions=sorted(ps))
         for t, ps in sorted(partitions.items(), key=lambda kv: names.get(kv[0], ""))

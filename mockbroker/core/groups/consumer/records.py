@@ -18,7 +18,7 @@ from typing import Any
 from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.groups.consumer.member import (ClassicMetadata, ConsumerMember,
                                                     MemberState, Partitions)
-from wire import decode_embedded, embedded_struct
+from wire import decode_embedded, embedded_codec
 
 GROUP_EPOCH, MEMBER, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT = 3, 5, 6, 7, 8
 TYPES = (GROUP_EPOCH, MEMBER, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT)
@@ -30,12 +30,12 @@ _SHORT = struct.Struct(">h")
 
 
 def _key(kind: int, **fields) -> bytes:
-    codec = embedded_struct(_NAMES[kind] + "Key", 0)
+    codec = embedded_codec(_NAMES[kind] + "Key", 0)
     return _SHORT.pack(kind) + bytes(codec.encode(codec.cls(**fields)))
 
 
 def _value(kind: int, **fields) -> bytes:
-    codec = embedded_struct(_NAMES[kind] + "Value", 0)
+    codec = embedded_codec(_NAMES[kind] + "Value", 0)
     return _SHORT.pack(0) + bytes(codec.encode(codec.cls(**fields)))
 
 
@@ -47,7 +47,7 @@ def group_epoch(group: ConsumerGroup) -> tuple[bytes, bytes]:
 def member(group_id: str, m: ConsumerMember) -> tuple[bytes, bytes]:
     classic = None
     if m.classic is not None:
-        cls = embedded_struct(_NAMES[MEMBER] + "Value", 0).cls
+        cls = embedded_codec(_NAMES[MEMBER] + "Value", 0).cls
         classic = cls.ClassicMemberMetadata(
             session_timeout_ms=m.classic.session_timeout_ms,
             supported_protocols=[cls.ClassicProtocol(name=n, metadata=d)
@@ -68,7 +68,7 @@ def target_epoch(group: ConsumerGroup) -> tuple[bytes, bytes]:
 
 def target_member(group_id: str, member_id: str,
                   partitions: dict[uuid.UUID, set[int]]) -> tuple[bytes, bytes]:
-    cls = embedded_struct(_NAMES[TARGET_MEMBER] + "Value", 0).cls
+    cls = embedded_codec(_NAMES[TARGET_MEMBER] + "Value", 0).cls
     return (_key(TARGET_MEMBER, group_id=group_id, member_id=member_id),
             _value(TARGET_MEMBER, topic_partitions=[
                 cls.TopicPartition(topic_id=t, partitions=sorted(ps))
@@ -82,7 +82,7 @@ def _partitions(cls, parts: Partitions) -> list:
 
 
 def current_assignment(group_id: str, m: ConsumerMember) -> tuple[bytes, bytes]:
-    cls = embedded_struct(_NAMES[CURRENT_ASSIGNMENT] + "Value", 0).cls
+    cls = embedded_codec(_NAMES[CURRENT_ASSIGNMENT] + "Value", 0).cls
     return (_key(CURRENT_ASSIGNMENT, group_id=group_id, member_id=m.member_id),
             _value(CURRENT_ASSIGNMENT, member_epoch=m.member_epoch,
                    previous_member_epoch=m.previous_member_epoch, state=int(m.state),
@@ -116,7 +116,7 @@ class Replayed:
 
 def replay_record(found: dict[str, Replayed], kind: int, key: bytes, value: bytes | None) -> None:
     """Fold one record (its key without the type) into ``found`` (group id -> Replayed)."""
-    codec = embedded_struct(_NAMES[kind] + "Key", 0)
+    codec = embedded_codec(_NAMES[kind] + "Key", 0)
     k = codec.decode(key)[0]
     group = found.setdefault(k.group_id, Replayed())
     if kind == GROUP_EPOCH:
