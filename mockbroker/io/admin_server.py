@@ -36,8 +36,10 @@ def bind(host: str, port: int) -> list[socket.socket]:
     """Listening sockets for ``host:port`` as asyncio's ``create_server`` would make them: one
     per address the host resolves to (every interface for ``""``), all on one port (``port`` 0:
     the first one's ephemeral port)."""
-    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
-                               flags=socket.AI_PASSIVE)
+    # An ASCII host goes as bytes: a str is encoded with the idna codec, whose import (with
+    # unicodedata) costs more than the rest of the lookup, and it only matters for non-ASCII.
+    infos = socket.getaddrinfo((host.encode() if host.isascii() else host) or None, port,
+                               type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     sockets: list[socket.socket] = []
     try:
         for family, kind, proto, _, address in dict.fromkeys(infos):

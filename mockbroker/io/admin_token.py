@@ -50,8 +50,10 @@ def check_admin_token(token: Any) -> str | None:
 def admin_token_for(host: str, token: str | None) -> str | None:
     """The token an admin server on ``host`` requires: the one given, else a new one off
     loopback, else none."""
-    import secrets  # here: it loads OpenSSL's libcrypto (hmac), which a token check does not need
-
     if token is not None:
         return check_admin_token(token)
-    return None if is_loopback(host) else secrets.token_urlsafe(32)
+    if is_loopback(host):
+        return None
+    import secrets  # only here: it loads OpenSSL's libcrypto (hmac), which nothing else needs
+
+    return secrets.token_urlsafe(32)
