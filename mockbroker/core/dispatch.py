@@ -20,7 +20,7 @@ from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
 from mockbroker.core.groups.coordinator import GroupCoordinator
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, later
-from mockbroker.core.context import InjectedError, RequestContext
+from mockbroker.core.context import InjectedError, RequestContext, new_context
 from mockbroker.core.control import ControlTable, apply
 from mockbroker.core.events import EventLog
 from mockbroker.core.producers import ProducerIds
@@ -169,11 +169,10 @@ class Core:
         """What handlers know of a request on ``conn`` besides its body: who sent it, on which
         listener, and its connection's SASL session."""
         sasl = conn.sasl
-        return RequestContext(conn.broker_id, conn.connection_id, header.client_id,
-                              header.api_version, self.clock.now_ms(), conn.client_host,
-                              principal=conn.who, listener=conn.listener,
-                              mechanism=sasl.mechanism if sasl is not None else None,
-                              session=sasl)
+        return new_context(conn.broker_id, conn.connection_id, header.client_id,
+                           header.api_version, self.clock.now_ms(), conn.client_host,
+                           conn.who, conn.listener,
+                           sasl.mechanism if sasl is not None else None, sasl)
 
     def _encode(self, header: RequestHeader, response: Any,
                 logged: LoggedRequest | None) -> bytes | Close:

@@ -3,9 +3,15 @@ logged before their connection is closed, and ApiVersions in an unknown version 
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 import wire
+from mockbroker.core.context import RequestContext
 from mockbroker.core.deferred import NO_RESPONSE, Close
 from mockbroker.core.dispatch import Connection
+from mockbroker.core.security import ANONYMOUS
 from mockbroker.handlers.registry import ApiRegistry
 from tests.core.harness import make_core
 from wire import errors, records
@@ -78,3 +84,15 @@ def test_acks_zero_gets_no_response_and_a_handler_failure_closes_only_that_reque
     outcome = core.receive(_frame(3, 12, wire.request_class(3)(topics=None)), CONN)
     assert isinstance(outcome.value, Close) and "a bug" in outcome.value.reason
     assert list(core.requests)[-1].outcome == "failed"
+
+
+def test_a_request_context_says_who_sent_it_where_and_when():
+    core = make_core()
+    conn = Connection(0, 4, "10.0.0.7", listener="SASL_PLAINTEXT")
+    header = wire.RequestHeader(api_key=3, api_version=12, correlation_id=9, client_id="app")
+    ctx = core.context(header, conn)
+    assert ctx == RequestContext(0, 4, "app", 12, core.clock.now_ms(), "10.0.0.7",
+                                 principal=ANONYMOUS, listener="SASL_PLAINTEXT")
+    assert ctx.injected is None and ctx.session is None and ctx.mechanism is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ctx.now_ms = 0  # handlers share it: nothing may change it
