@@ -21,10 +21,12 @@ API_VERSIONS_KEY = 18
 
 _FIXED_HEADER = struct.Struct(">hhi")
 _SIZE = struct.Struct(">i")
+_INT16 = struct.Struct(">h")
 
-#: (api key, version) -> the codecs of its request header and body, for every request version
-#: decoded so far: a version is looked up and checked once, not for every request
-_REQUEST_CODECS: dict[tuple[int, int], tuple[Any, Any]] = {}
+#: (api key, version) -> the codecs of its request header and body, and whether the header is
+#: flexible, for every request version decoded so far: a version is looked up and checked
+#: once, not for every request
+_REQUEST_CODECS: dict[tuple[int, int], tuple[Any, Any, bool]] = {}
 #: (api key, version) -> (whether its response header has a tag section, the body's codec)
 _RESPONSE_CODECS: dict[tuple[int, int], tuple[bool, Any]] = {}
 
@@ -82,13 +84,29 @@ def decode_request_header(frame: bytes) -> tuple[RequestHeader, int]:
     Raises :class:`UnknownApiKeyError` or :class:`UnsupportedVersionError` (with the partly
     decoded header attached as ``.header``) when the codec has no definition for the request.
     """
+    header, pos, _ = _decode_header(frame)
+    return header, pos
+
+
+def _decode_header(frame: bytes) -> tuple[RequestHeader, int, tuple[Any, Any, bool]]:
+    """The header, where the body starts, and the request version's codecs."""
     api_key, api_version, correlation_id = peek_header(frame)
     codecs = _REQUEST_CODECS.get((api_key, api_version))
     if codecs is None:
         codecs = _request_codecs(frame, api_key, api_version, correlation_id)
+    # What clients send: a client id and, in a flexible header, no tagged field.  This reads
+    # that at once; a null client id, tags or a short frame are left to the codec.
+    if len(frame) >= 10:
+        n, = _INT16.unpack_from(frame, 8)
+        end = 10 + n
+        if n >= 0 and ((end < len(frame) and frame[end] == 0) if codecs[2] else
+                       end <= len(frame)):
+            return RequestHeader(api_key, api_version, correlation_id,
+                                 frame[10:end].decode("utf-8", "surrogateescape")), \
+                end + codecs[2], codecs
     decoded, pos = codecs[0].decode(frame)
     return RequestHeader(api_key, api_version, correlation_id, decoded.client_id,
-                         decoded._unknown_tags), pos
+                         decoded._unknown_tags), pos, codecs
 
 
 def _request_codecs(frame: bytes, api_key: int, api_version: int, correlation_id: int):
@@ -110,9 +128,10 @@ def _request_codecs(frame: bytes, api_key: int, api_version: int, correlation_id
         except DecodeError:
             pass
         raise exc
+    flexible = request_header_version(api_key, api_version) == 2
     codecs = _REQUEST_CODECS[api_key, api_version] = (
-        embedded_codec("RequestHeader", request_header_version(api_key, api_version)),
-        message_codec(api_key, api_version, REQUEST))
+        embedded_codec("RequestHeader", 2 if flexible else 1),
+        message_codec(api_key, api_version, REQUEST), flexible)
     return codecs
 
 
@@ -124,8 +143,8 @@ def decode_request(frame: bytes, *, strict: bool = False) -> Request:
     """
     if not isinstance(frame, bytes):
         frame = bytes(frame)
-    header, pos = decode_request_header(frame)
-    codec = _REQUEST_CODECS[header.api_key, header.api_version][1]
+    header, pos, codecs = _decode_header(frame)
+    codec = codecs[1]
     body, end = codec.decode(frame, pos)
     if strict and end != len(frame):
         raise DecodeError(f"{codec.name}: {len(frame) - end} unexpected bytes after the request")

@@ -106,3 +106,41 @@ def test_defaults_of_absent_fields_come_back_from_old_versions():
     decoded = codec.decode_exact(bytes(codec.encode(req)))
     assert decoded.group_instance_id is None
     assert decoded.generation_id_or_member_epoch == 3
+
+
+# Request headers: decode_request_header reads the usual header (a client id and, when
+# flexible, no tagged field) itself and leaves anything else to the header codec; both must
+# read every header the same way.
+_HEADER_VERSIONS = {1: (3, 8), 2: (3, 12)}  # Metadata v8 has a classic header, v12 a flexible one
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(version=st.sampled_from([1, 2]),
+       client_id=st.none() | st.text(max_size=20) | st.binary(max_size=8).map(
+           lambda raw: raw.decode("utf-8", "surrogateescape")),
+       tags=st.none() | st.dictionaries(st.integers(0, 300), st.binary(max_size=6), max_size=3),
+       body=st.binary(max_size=6), cut=st.integers(0, 40))
+def test_request_headers_read_as_the_header_codec_reads_them(version, client_id, tags, body,
+                                                             cut):
+    from wire.codec import embedded_codec
+    from wire.exceptions import WireError
+    from wire.protocol import decode_request_header
+
+    api_key, api_version = _HEADER_VERSIONS[version]
+    codec = embedded_codec("RequestHeader", version)
+    header = codec.cls(request_api_key=api_key, request_api_version=api_version,
+                       correlation_id=7, client_id=client_id)
+    if version == 2:
+        header._unknown_tags = tags
+    frame = bytes(codec.encode(header)) + body
+    for data in (frame, frame[:max(len(frame) - cut, 0)]):
+        try:
+            expected, pos = codec.decode(data)
+        except WireError as exc:
+            with pytest.raises(type(exc)):
+                decode_request_header(data)
+            continue
+        got, got_pos = decode_request_header(data)
+        assert (got.api_key, got.api_version, got.correlation_id, got.client_id,
+                got.unknown_tags or None, got_pos) == \
+            (api_key, api_version, 7, expected.client_id, expected._unknown_tags or None, pos)
