@@ -1,9 +1,9 @@
 """Kafka's primitive wire types as ``construct`` classes.
 
-Each class works on its own as a construct (``UVarInt().parse(b"\\x96\\x01") == 150``) and
-under ``Construct.compile()``, for building Kafka's formats with construct.  The message codecs
-(:mod:`wire.codec`) are generated code and use none of these: the code generator's view of the
-same types is :mod:`wire.types`, which needs no ``construct``.
+Each class is the type of :mod:`wire.types` that the code generator emits code for, made a
+construct: it works on its own (``UVarInt().parse(b"\\x96\\x01") == 150``) and under
+``Construct.compile()``, for building Kafka's formats with construct.  The message codecs
+(:mod:`wire.codec`) are generated code and need none of this, nor construct itself.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import struct
 
 from construct import Construct, SizeofError, stream_read, stream_write
 
+from wire import types
 from wire.exceptions import DecodeError, EncodeError
-from wire.types import _UUID, write_uvarint
+from wire.types import _UUID, PRIMITIVE_FIXED, write_uvarint
 
 
 def _stream_uvarint(stream, path, max_bytes=5) -> int:
@@ -28,16 +29,14 @@ def _stream_uvarint(stream, path, max_bytes=5) -> int:
 
 
 class KafkaType(Construct):
-    """Base class: ``fmt`` is the ``struct`` format of fixed-size types, None otherwise."""
-
-    fmt: str | None = None
+    """What every type adds as a construct: its size when fixed, and, under compile(), a call
+    to its own _parse/_build where it has no code of its own."""
 
     def _sizeof(self, context, path):
         if self.fmt is None:
             raise SizeofError("variable size", path=path)
         return struct.calcsize(">" + self.fmt)
 
-    # Under compile(), a type without code of its own calls its own _parse/_build.
     def _emitparse(self, code):
         return f"linkedinstances[{id(self)}]._parse(io, this, '(compiled)')" if \
             self._link(code) else ""
@@ -51,40 +50,31 @@ class KafkaType(Construct):
         return True
 
 
-class Fixed(KafkaType):
-    """Big-endian fixed-size numbers and booleans: int8..int64, uint16, uint32, float64, bool."""
+class Fixed(types.Fixed, KafkaType):
+    """By its Kafka name: ``Fixed("int32")`` (the names are :data:`PRIMITIVE_FIXED`'s)."""
 
-    def __init__(self, kafka_name: str, fmt: str):
-        super().__init__()
-        self.kafka_name = kafka_name
-        self.fmt = fmt
-        self._struct = struct.Struct(">" + fmt)
+    def __init__(self, kafka_name: str):
+        super().__init__(kafka_name, PRIMITIVE_FIXED[kafka_name].fmt)
+        self._struct = struct.Struct(">" + self.fmt)
 
     def _parse(self, stream, context, path):
-        return self._struct.unpack(stream_read(stream, self._struct.size, path))[0]
+        return self._struct.unpack(stream_read(stream, self.size, path))[0]
 
     def _build(self, obj, stream, context, path):
         try:
-            stream_write(stream, self._struct.pack(obj), self._struct.size, path)
+            stream_write(stream, self._struct.pack(obj), self.size, path)
         except struct.error as exc:
             raise EncodeError(f"{self.kafka_name} cannot hold {obj!r}: {exc}") from None
         return obj
 
     def _emitparse(self, code):
-        return f"struct.unpack('>{self.fmt}', io.read({self._struct.size}))[0]"
+        return f"struct.unpack('>{self.fmt}', io.read({self.size}))[0]"
 
     def _emitbuild(self, code):
         return f"(io.write(struct.pack('>{self.fmt}', obj)), obj)[1]"
 
-    def __repr__(self):
-        return self.kafka_name
 
-
-class Uuid(KafkaType):
-    """A 16-byte UUID, as :class:`uuid.UUID`."""
-
-    fmt = "16s"
-
+class Uuid(types.Uuid, KafkaType):
     def _parse(self, stream, context, path):
         return _UUID(bytes=stream_read(stream, 16, path))
 
@@ -93,9 +83,7 @@ class Uuid(KafkaType):
         return obj
 
 
-class UVarInt(KafkaType):
-    """Unsigned varint (32-bit range), used for compact lengths and tags."""
-
+class UVarInt(types.UVarInt, KafkaType):
     def _parse(self, stream, context, path):
         return _stream_uvarint(stream, path)
 
@@ -105,18 +93,7 @@ class UVarInt(KafkaType):
         return obj
 
 
-class _Sized(KafkaType):
-    """Strings and byte strings: classic (int16/int32 length, -1 = null) or compact (unsigned
-    varint length + 1, 0 = null)."""
-
-    length_fmt = "h"
-    what = "string"
-
-    def __init__(self, compact: bool = False, nullable: bool = False):
-        super().__init__()
-        self.compact = compact
-        self.nullable = nullable
-
+class _Sized(types.Sized, KafkaType):
     # value <-> bytes conversions, overridden by String
     def _to_value(self, raw: bytes):
         return raw
@@ -149,11 +126,7 @@ class _Sized(KafkaType):
         return obj
 
 
-class String(_Sized):
-    """UTF-8 text.  Invalid UTF-8 survives a round trip (as Java keeps what it was sent)."""
-
-    what = "string"
-
+class String(types.String, _Sized):
     def _to_value(self, raw):
         return raw.decode("utf-8", "surrogateescape")
 
@@ -161,18 +134,11 @@ class String(_Sized):
         return value.encode("utf-8", "surrogateescape")
 
 
-class Bytes(_Sized):
-    """Opaque bytes."""
-
-    length_fmt = "i"
-    what = "bytes"
-
+class Bytes(types.Bytes, _Sized):
     def _to_value(self, raw):
         return bytes(raw)
 
 
-class Records(Bytes):
-    """Record batches: bytes, or a list of whole batches built back to back."""
-
+class Records(types.Records, Bytes):
     def _from_value(self, value):
         return b"".join(value) if isinstance(value, list) else value

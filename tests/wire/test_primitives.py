@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 import wire
 from wire.exceptions import DecodeError, EncodeError, TruncatedError
-from wire.primitives import Bytes, Records, String, UVarInt, Uuid
+from wire.primitives import Bytes, Fixed, Records, String, UVarInt, Uuid
 from wire.types import read_uvarint, read_varint, read_varlong, write_uvarint, write_varint, \
     write_varlong
 
@@ -64,6 +64,9 @@ def test_varint_limits():
     (Bytes(nullable=True), None, b"\xff\xff\xff\xff"),
     (Bytes(compact=True), b"", b"\x01"),
     (Uuid(), uuid.UUID(int=1), b"\x00" * 15 + b"\x01"),
+    (Fixed("int32"), -2, b"\xff\xff\xff\xfe"),
+    (Fixed("uint16"), 65535, b"\xff\xff"),
+    (Fixed("bool"), True, b"\x01"),
 ])
 def test_standalone_constructs(construct, value, encoded):
     assert construct.build(value) == encoded
