@@ -186,9 +186,14 @@ def confluent_consume(bootstrap: str, topic: str, partitions: int, n: int) -> fl
     """Records per second reading ``n`` records back from every partition (assigned: no group
     join), from the assignment to the last record."""
     # librdkafka's first Fetch goes out before every partition's offset is known and is held
-    # by any broker for fetch.wait.max.ms (500 ms by default), which would swamp the rate
+    # by any broker for fetch.wait.max.ms (500 ms by default), which would swamp the rate.
+    # Once its queue passes queued.min.messages it also stops fetching for
+    # fetch.queue.backoff.ms (1 s by default): whether a run crosses that line depends on a
+    # race between fetches and the loop below, and one crossing makes a run several times
+    # slower with either broker, so the pause is kept short.
     consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": topic,
-                                         "enable.auto.commit": False, "fetch.wait.max.ms": 10})
+                                         "enable.auto.commit": False, "fetch.wait.max.ms": 10,
+                                         "fetch.queue.backoff.ms": 1})
     consumer.list_topics(topic, timeout=15)  # connected off the clock
     consumer.assign([confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
                      for p in range(partitions)])

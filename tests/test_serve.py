@@ -549,3 +549,16 @@ def test_your_own_certificate_from_flags_and_variables(tmp_path):
     assert result.returncode == 2
     [line] = result.stderr.splitlines()
     assert "--ssl-client-auth required" in line and "--ssl-ca-location" in line
+
+
+def test_serve_keeps_freed_memory_unless_the_environment_tunes_malloc():
+    # in a fresh interpreter: the tuning is for serve's own process, not for this one
+    code = ("import json; from mockbroker.cli import keep_freed_memory; "
+            "print(json.dumps([keep_freed_memory({}), "
+            "keep_freed_memory({'MALLOC_TRIM_THRESHOLD_': '0'}), "
+            "keep_freed_memory({'GLIBC_TUNABLES': 'glibc.malloc.hugetlb=1'})]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    # this platform's C library is glibc (the container's too): its malloc takes the settings
+    assert json.loads(done.stdout) == [True, False, False]
