@@ -94,7 +94,7 @@ class _TopicConfig:
     reads is worked out when this is made."""
 
     __slots__ = ("_cluster", "_overrides", "_broker_id", "_broker", "_values",
-                 "max_message_bytes", "log_append_time", "timestamps", "codec", "segment")
+                 "max_message_bytes", "log_append_time", "timestamps", "codec")
 
     def __init__(self, cluster: Cluster, partition: Partition, broker_id: int):
         self._cluster = cluster
@@ -110,8 +110,6 @@ class _TopicConfig:
             int(self["message.timestamp.after.max.ms"]))
         #: the codec batches are stored with; None keeps the producer's
         self.codec = validator.TOPIC_CODECS.get(self["compression.type"])
-        #: segment.bytes and segment.ms, as the log rolls its segments by them
-        self.segment = cluster.retention.segment_config(partition)
 
     def __getitem__(self, name: str) -> str:
         found = self._values.get(name)
@@ -234,7 +232,7 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
                 f"{config.max_message_bytes}"))
     try:
         result = log.append(data, header, partition.leader_epoch, now_ms,
-                            log_append_time=config.log_append_time, segment=config.segment)
+                            log_append_time=config.log_append_time)
     except ApiException as exc:
         return PartitionAppend(exc.error_code, reason=str(exc),
                                log_start_offset=log.log_start_offset)

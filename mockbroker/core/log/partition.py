@@ -132,12 +132,9 @@ class PartitionLog:
     # -- appends -------------------------------------------------------------------------------
 
     def append(self, batch: bytes, header: BatchHeader, leader_epoch: int, now_ms: int, *,
-               log_append_time: bool = False, trusted: bool = False,
-               segment: tuple[int, int] | None = None) -> AppendResult:
+               log_append_time: bool = False, trusted: bool = False) -> AppendResult:
         """Store one validated batch; raises :class:`ApiException` for sequence problems.  A
-        ``trusted`` batch is the broker's own (a coordinator's records): no sequence checks.
-        ``segment``: the topic's ``segment.bytes`` and ``segment.ms``, when the caller has them
-        (else :attr:`segment_config` is asked)."""
+        ``trusted`` batch is the broker's own (a coordinator's records): no sequence checks."""
         duplicate = None if trusted else self.producer_state.check(header)
         if duplicate is not None:
             # Kafka answers a duplicate with the batch's max timestamp as its append time
@@ -150,7 +147,7 @@ class PartitionLog:
             data = records.set_log_append_time(data, now_ms)
             max_timestamp = append_time = now_ms
         last = base + header.last_offset_delta
-        self._store(StoredBatch(base, last, max_timestamp, data), now_ms, leader_epoch, segment)
+        self._store(StoredBatch(base, last, max_timestamp, data), now_ms, leader_epoch)
         self.producer_state.record(header, base, last, max_timestamp)
         return AppendResult(base, append_time)
 
@@ -169,9 +166,8 @@ class PartitionLog:
             self.aborted.append(AbortedTransaction(pid, first, base))
         return base
 
-    def _store(self, stored: StoredBatch, now_ms: int, leader_epoch: int,
-               segment: tuple[int, int] | None = None) -> None:
-        self._maybe_roll(stored.base_offset, stored.size, stored.max_timestamp, now_ms, segment)
+    def _store(self, stored: StoredBatch, now_ms: int, leader_epoch: int) -> None:
+        self._maybe_roll(stored.base_offset, stored.size, stored.max_timestamp, now_ms)
         self.batches.append(stored)
         self._bases.append(stored.base_offset)
         self.size_bytes += stored.size
@@ -187,15 +183,14 @@ class PartitionLog:
         if not self.epochs or self.epochs[-1][0] < leader_epoch:
             self.epochs.append((leader_epoch, stored.base_offset))
 
-    def _maybe_roll(self, base: int, size: int, max_timestamp: int, now_ms: int,
-                    segment: tuple[int, int] | None = None) -> None:
+    def _maybe_roll(self, base: int, size: int, max_timestamp: int, now_ms: int) -> None:
         """Start a new segment at ``base`` when the active one is not empty and the batch would
         take it past ``segment.bytes``, or ``segment.ms`` has passed since its first batch
         (Kafka's ``LogSegment.shouldRoll``, with no roll jitter)."""
         active = self.segments[-1]
         if active.size == 0:
             return
-        segment_bytes, segment_ms = self.segment_config() if segment is None else segment
+        segment_bytes, segment_ms = self.segment_config()
         if active.rolling_timestamp >= 0:
             waited = max_timestamp - active.rolling_timestamp
         else:
