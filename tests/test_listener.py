@@ -1,5 +1,6 @@
 """The Kafka listener against raw sockets: a client that never reads its answers, answers in
-request order, and the loop's timer wake-ups when a timer fails."""
+request order, connections a stopping broker ends, and the loop's timer wake-ups when a timer
+fails."""
 
 from __future__ import annotations
 
@@ -126,6 +127,53 @@ def test_a_client_that_never_reads_its_answers_stops_being_read():
         flood.close()
     finally:
         tracemalloc.stop()
+
+
+def _api_versions(sock: socket.socket, correlation_id: int) -> None:
+    answer = _round_trip(sock, wire.encode_request(
+        API_VERSIONS, 3, correlation_id, "holder", wire.request_class(API_VERSIONS)(
+            client_software_name="t", client_software_version="1")))
+    assert wire.decode_response(API_VERSIONS, 3, answer)[0] == correlation_id
+
+
+def _ended(sock: socket.socket) -> bool:
+    """Whether the broker has closed this connection (it reads as ended, or reset)."""
+    sock.settimeout(30)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def _in_thread(call, what: str) -> None:
+    """Run ``call`` on a thread and fail, rather than hang the run, if it never returns."""
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), f"{what} never returned"
+
+
+def test_stopping_a_broker_and_the_cluster_ends_the_connections_clients_hold():
+    # From Python 3.12.1 on, asyncio's server waits for every connection it accepted to end
+    # before it reports itself closed: the listener must end them first, not wait for the
+    # clients to leave (which a test's client, still open at teardown, never does).
+    cluster = MockCluster(brokers=2).start()
+    try:
+        (host0, port0), (host1, port1) = (
+            address.rsplit(":", 1) for address in cluster.bootstrap_servers.split(","))
+        to_broker0 = socket.create_connection((host0, int(port0)), timeout=10)
+        to_broker1 = socket.create_connection((host1, int(port1)), timeout=10)
+        _api_versions(to_broker0, 1)
+        _api_versions(to_broker1, 1)
+
+        _in_thread(lambda: cluster.stop_broker(0), "stop_broker(0)")
+        assert _ended(to_broker0)
+        _api_versions(to_broker1, 2)  # the other broker still serves its client
+
+        _in_thread(cluster.stop, "stop()")
+        assert _ended(to_broker1)
+    finally:
+        cluster.stop()
 
 
 def test_a_failing_timer_does_not_stop_the_loops_wake_ups():

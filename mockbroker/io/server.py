@@ -41,6 +41,8 @@ log = logging.getLogger("mockbroker.io")
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
 
 _TURNS_TO_START_A_CONNECTION = 5
+#: how long a stopping listener waits for its aborted connections to report their end
+_CLOSE_TIMEOUT_S = 5
 #: How many requests of one connection may be in the broker at once (read, and not yet answered
 #: on the wire).  Kafka's socket server allows one: it mutes a connection from a request's
 #: arrival until its response is sent.  We allow as many as a Java client pipelines by default
@@ -105,15 +107,23 @@ class BrokerListener:
         return self._server is not None
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
             # A connection accepted just before the close gets its task a few loop turns later
             # (accept, transport, connection_made); let it start so that it is closed too.
             for _ in range(_TURNS_TO_START_A_CONNECTION):
                 await asyncio.sleep(0)
         await self.close_connections()
+        if server is not None:
+            # From Python 3.12.1 on, this waits for every connection the server accepted to
+            # be gone, so it comes after they are closed; the bound keeps a transport that
+            # never reports its end from holding a stop for ever.
+            try:
+                await asyncio.wait_for(server.wait_closed(), _CLOSE_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                log.warning("broker %d: %s listener stopped with connections still open",
+                            self.broker_id, self.name)
 
     async def close_connections(self) -> None:
         """Close every client connection (the listener itself stays as it is)."""
