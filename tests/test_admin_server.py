@@ -1,17 +1,21 @@
 """The admin API's server as ``mockbroker serve`` starts it: listening at once, its HTTP
-application loading beside the brokers, a call made meanwhile answered once it serves, and an
-application that cannot load refusing callers rather than leaving them waiting."""
+application loading beside the brokers, a call made meanwhile answered once it serves, an
+application that cannot load refusing callers rather than leaving them waiting, and waits in
+progress answered when the cluster stops."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import socket
+import threading
 
 import pytest
 
+from mockbroker import AdminClient, AdminError, MockCluster
 from mockbroker.io import admin_server
 from mockbroker.io.runtime import ClusterRuntime
+from tests.clients.helpers import wait_for
 
 
 async def _get(port: int, path: str) -> tuple[int, dict]:
@@ -80,3 +84,39 @@ def test_a_port_in_use_is_an_os_error():
         taken.listen()
         with pytest.raises(OSError):
             admin_server.bind("127.0.0.1", taken.getsockname()[1])
+
+
+def test_waits_in_progress_are_answered_when_the_cluster_stops():
+    # a wait that outlives its cluster would hold the stop (aiohttp lets a handler finish) and
+    # leave its caller waiting out the timeout for an answer that cannot come
+    cluster = MockCluster().start()
+    runtime = cluster._started()
+    ended: dict[str, AdminError] = {}
+
+    def wait(name: str, admin: AdminClient) -> None:
+        try:
+            admin.wait_for_group("nobody", members=1, timeout=600)
+        except AdminError as exc:
+            ended[name] = exc
+
+    try:
+        waiters = [threading.Thread(target=wait, args=("http", AdminClient(cluster.admin_url)),
+                                    daemon=True),
+                   threading.Thread(target=wait, args=("in-process", cluster.admin),
+                                    daemon=True)]
+        for waiter in waiters:
+            waiter.start()
+        wait_for(lambda: cluster.call(lambda: len(runtime.on_stop)) == 2,
+                 "both waits to be in progress")
+        stopper = threading.Thread(target=cluster.stop, daemon=True)
+        stopper.start()
+        for thread in (stopper, *waiters):
+            thread.join(60)
+            assert not thread.is_alive(), "the stop, or a wait, never returned"
+    finally:
+        cluster.stop()
+    assert sorted(ended) == ["http", "in-process"]
+    for exc in ended.values():
+        assert exc.status == 503
+        assert exc.message == ("the cluster stopped while waiting for group 'nobody' to be "
+                               "Stable with 1 member; last seen: no group 'nobody'")

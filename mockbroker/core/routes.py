@@ -213,18 +213,19 @@ ROUTES: tuple[Route, ...] = _routes(
     Route("wait_for_group", "POST", "/wait/group",
           "answer once the group is in the state (with the members or assignment asked for); "
           "408 with what was seen instead if the timeout passes first",
-          GroupView, "the group", body=GroupWait, errors=(400, 408)),
+          GroupView, "the group", body=GroupWait, errors=(400, 408, 503)),
     Route("wait_for_records", "POST", "/wait/records",
           "answer once the topic holds at least the records asked for; 408 with what was "
           "seen instead if the timeout passes first", TopicView, "the topic",
-          body=RecordsWait, errors=(400, 408)),
+          body=RecordsWait, errors=(400, 408, 503)),
     Route("wait_for_lag_zero", "POST", "/wait/lag",
           "answer once the group's committed offsets reach the high watermark of every "
           "partition it consumes; 408 with what was seen instead if the timeout passes first",
-          GroupView, "the group", body=LagWait, errors=(400, 408)),
+          GroupView, "the group", body=LagWait, errors=(400, 408, 503)),
     Route("wait_for_event", "POST", "/wait/event",
           "answer with the first event after since that matches; 408 if none comes in time",
-          dict[str, Any], "the event (an Event object)", body=EventWait, errors=(400, 408)),
+          dict[str, Any], "the event (an Event object)", body=EventWait,
+          errors=(400, 408, 503)),
     # -- reset
     Route("reset", "POST", "/reset",
           "drop all topics, groups, offsets, faults and latency, start stopped brokers, close "

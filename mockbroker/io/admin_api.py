@@ -569,6 +569,8 @@ class AdminApi:
         timeout_ms = _int_field(body, "timeout_ms", required=False, default=30_000)
         if timeout_ms > MAX_WAIT_MS:
             raise _bad(f"timeout_ms must be at most {MAX_WAIT_MS}, got {timeout_ms}")
+        if self.runtime.stopping:
+            raise ApiError(503, f"the cluster is stopping: not waiting for {what}")
         found = check(self.core)
         if found.met:
             return found.result
@@ -597,9 +599,15 @@ class AdminApi:
                 scheduled = True
                 loop.call_soon(look)
 
+        def stopped() -> None:
+            if not done.done():
+                done.set_exception(ApiError(503, f"the cluster stopped while waiting for {what}; "
+                                                 f"last seen: {last_seen[0]}"))
+
         events = self.runtime.events
         events.listeners.append(changed)
         events.append_listeners.append(changed)
+        self.runtime.on_stop.append(stopped)
         try:
             return await asyncio.wait_for(done, timeout_ms / 1000)
         except asyncio.TimeoutError:
@@ -608,6 +616,8 @@ class AdminApi:
         finally:
             events.listeners.remove(changed)
             events.append_listeners.remove(changed)
+            if stopped in self.runtime.on_stop:
+                self.runtime.on_stop.remove(stopped)
 
     # -- reset --------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ _STATUS_TEXT = {400: "the call was refused; nothing changed",
                 404: "the call was refused; nothing changed",
                 409: "the call was refused; nothing changed",
                 408: "the wait timed out; the error says what was seen instead",
-                503: "not every listener is up yet"}
+                503: "the cluster is starting (not every listener is up yet) or stopping"}
 #: the security scheme's name in the document
 BEARER = "bearer"
 _UNAUTHORIZED = ("no token, or a wrong one (Authorization: Bearer TOKEN); the "

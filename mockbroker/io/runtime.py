@@ -12,7 +12,7 @@ trust.  With ``admin_tls`` the admin API serves HTTPS with the same certificate;
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from mockbroker.core.clock import Clock, ManualClock
 from mockbroker.core.cluster import Broker
@@ -80,6 +80,11 @@ class ClusterRuntime:
                                  ssl_context=self._admin_tls_context(tls_files) if admin_tls
                                  else None)
         self.ready = False
+        #: set once :meth:`stop` begins
+        self.stopping = False
+        #: called once each when the cluster starts to stop: the admin API's waits in
+        #: progress end there, so that their callers hear of it rather than waiting it out
+        self.on_stop: list[Callable[[], None]] = []
         self._wakeup: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: set[asyncio.Task] = set()
@@ -172,8 +177,12 @@ class ClusterRuntime:
 
     async def stop(self) -> None:
         self.ready = False
+        self.stopping = True
         if self._wakeup is not None:
             self._wakeup.cancel()
+        callbacks, self.on_stop = self.on_stop, []
+        for callback in callbacks:
+            callback()
         await self.admin.stop()
         for listener in self.listeners:
             await listener.stop()
