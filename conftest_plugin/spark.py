@@ -179,6 +179,10 @@ def spark_session(app_name: str = "mockbroker", work_dir: str | None = None,
     # Spark binds to the host name's address, and warns when that is a loopback one; the
     # session is local and so are the clusters, so it binds to loopback from the start.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # PySpark starts its Python workers (a Python UDF, a foreachBatch, an RDD's map) with
+    # $PYSPARK_PYTHON, else whatever "python3" is on the PATH, whatever spark.pyspark.python
+    # says; a worker of another minor version than the test's interpreter fails the job.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)

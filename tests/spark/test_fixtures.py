@@ -122,6 +122,13 @@ def test_spark_kafka_options_reach_the_tests_cluster(spark, spark_kafka_options,
     assert sorted(r[3] for r in landed(kafka_cluster, "fixture")) == ["a", "b", "c"]
 
 
+def test_python_workers_run_on_the_tests_own_interpreter(spark):
+    # the test's interpreter is the virtual environment's; "python3" on the PATH is another
+    # executable, and may be another version, which fails any job with Python in it
+    ran_on = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
+    assert ran_on == [sys.executable]
+
+
 def test_the_session_is_small_and_quiet(spark):
     conf = spark.sparkContext.getConf()
     assert conf.get("spark.master") == "local[2]"
