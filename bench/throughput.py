@@ -29,7 +29,9 @@ bootstrap port (found with ``ss``) or ``--compare-pid``; without one those figur
 They count in clock ticks (10 ms), so a run of 50,000 records resolves 0.2 s per million.
 
 Rounds alternate between the targets (mockbroker, other, mockbroker, other ...), the medians are
-printed, and for each figure the ratio mockbroker / other with the direction that is better.
+printed, and for each figure the ratio mockbroker / other with the direction that is better,
+beside the lowest and highest ratio of single rounds (round i of one target over round i of the
+other): how far the rounds scatter, so that a ratio within the noise reads as such.
 Another process using the CPU during a run skews both targets, but not evenly: compare runs on
 an idle machine.  Without ``--compare`` only mockbroker is measured.
 
@@ -473,11 +475,19 @@ def figure_text(value: float | None) -> str:
     return f"{value:.2f}" if abs(value) >= 0.995 else f"{value:.3g}"
 
 
+def round_ratios(mine: list[float], other: list[float]) -> tuple[float, float] | None:
+    """The lowest and highest ratio of the rounds, each round's figure over the other target's
+    of the same round (the rounds alternate, so round i of each ran side by side); None with
+    fewer than two rounds of each."""
+    ratios = [a / b for a, b in zip(mine, other) if b]
+    return (min(ratios), max(ratios)) if len(ratios) >= 2 else None
+
+
 def report(tally: Tally, labels: list[str]) -> None:
     compare = len(labels) > 1
     head = f"{'workload':<32} {'figure':<15} {labels[0]:>11}"
     if compare:
-        head += f" {labels[1]:>11} {'ratio':>7}  better"
+        head += f" {labels[1]:>11} {'ratio':>7}  {'rounds':<11}  better"
     print("\n" + head)
     print("-" * len(head))
     last = None
@@ -490,12 +500,18 @@ def report(tally: Tally, labels: list[str]) -> None:
         if compare:
             mine, other = medians
             ratio = mine / other if mine is not None and other else None
+            spread = round_ratios(by_label.get(labels[0], []), by_label.get(labels[1], []))
+            spread_text = "" if spread is None else \
+                f"{figure_text(spread[0])}-{figure_text(spread[1])}"
             direction = "higher" if HIGHER_BETTER[figure] else "lower"
-            line += f" {figure_text(other):>11} {figure_text(ratio):>7}  {direction}"
+            line += f" {figure_text(other):>11} {figure_text(ratio):>7}  {spread_text:<11}" \
+                    f"  {direction}"
         print(line)
     if compare:
         print(f"\nratio = {labels[0]} / {labels[1]}, medians of the rounds; 'better' is the "
-              "direction in which mockbroker does better")
+              "direction in which mockbroker does better\nrounds = the lowest and highest "
+              "ratio of one round to the other target's round beside it (a range that spans "
+              "1 is no clear difference)")
 
 
 def main() -> None:
