@@ -10,11 +10,13 @@ FindCoordinator, so a test never waits on a coordinator still loading.
 from __future__ import annotations
 
 import base64
+import ctypes
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -125,7 +127,7 @@ class RealKafka:
             [*java[:1], f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
              "-Djava.awt.headless=true", *java[1:], "kafka.Kafka", str(config)],
             stdout=subprocess.DEVNULL, stderr=(self.dir / "stderr.log").open("w"),
-            start_new_session=True)
+            start_new_session=True, preexec_fn=_ended_with_this_process())
         deadline = time.monotonic() + timeout
         try:
             self._wait(lambda: "Kafka Server started" in _text(log), deadline, log)
@@ -167,6 +169,25 @@ class RealKafka:
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
+
+
+#: Linux's prctl option that signals a process when the thread that started it is gone
+_PR_SET_PDEATHSIG = 1
+
+
+def _ended_with_this_process():
+    """What the broker's process runs before Kafka's: a SIGTERM for it once the thread that
+    started it is gone.  A test worker that passes its timeout exits without the fixture's
+    teardown, and its Kafka (a JVM of hundreds of MB) would otherwise run on.  None where
+    there is no prctl."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+
+    def ask() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return ask
 
 
 def _text(path: Path) -> str:
