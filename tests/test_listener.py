@@ -15,6 +15,7 @@ import pytest
 import wire
 from wire import records
 from mockbroker import MockCluster
+from mockbroker.io.stream import HANDOFF
 from tests.clients.helpers import wait_for
 
 PRODUCE, FETCH, API_VERSIONS = 0, 1, 18
@@ -127,6 +128,37 @@ def test_a_client_that_never_reads_its_answers_stops_being_read():
         flood.close()
     finally:
         tracemalloc.stop()
+
+
+def test_an_answer_of_megabytes_reaches_a_slow_reader_whole_and_in_order():
+    # above 2 MiB, an answer goes to the transport a piece at a time (mockbroker.io.stream)
+    with MockCluster(topics={"big": 1}) as cluster:
+        for _ in range(3):
+            _store_a_large_record(cluster)
+        cls = wire.request_class(FETCH)
+        fetch = wire.encode_request(FETCH, 12, 1, "slow", cls(
+            max_wait_ms=0, min_bytes=1, max_bytes=8 << 20, session_epoch=-1, topics=[
+                cls.FetchTopic(topic="big", partitions=[cls.FetchPartition(
+                    partition=0, fetch_offset=0, partition_max_bytes=8 << 20)])]))
+        versions = wire.encode_request(API_VERSIONS, 3, 2, "slow", wire.request_class(
+            API_VERSIONS)(client_software_name="t", client_software_version="1"))
+        host, port = cluster.bootstrap_servers.rsplit(":", 1)
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+            sock.settimeout(30)
+            sock.connect((host, int(port)))
+            sock.sendall(fetch + versions)  # the second is answered after the first
+            answer = _read(sock, int.from_bytes(_read(sock, 4), "big"))
+            after = _read(sock, int.from_bytes(_read(sock, 4), "big"))
+    assert len(answer) > 2 * HANDOFF
+    correlation_id, body = wire.decode_response(FETCH, 12, answer)
+    [partition] = body.responses[0].partitions
+    stored = [r for _, batch in records.split_batches(partition.records)
+              for r in records.decode_records(batch)]
+    assert correlation_id == 1 and partition.error_code == 0
+    assert [(r.offset, r.key, r.value) for r in stored] == \
+        [(i, b"k", b"x" * LARGE_VALUE) for i in range(3)]
+    assert wire.decode_response(API_VERSIONS, 3, after)[0] == 2
 
 
 def _api_versions(sock: socket.socket, correlation_id: int) -> None:

@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from mockbroker.io.stream import CORK_LIMIT, HANDED, HIGH_WATER, ConnectionStream, \
+from mockbroker.io.stream import CORK_LIMIT, HANDED, HANDOFF, HIGH_WATER, ConnectionStream, \
     FrameTooLarge
 
 
@@ -196,6 +196,106 @@ def test_answers_written_outside_a_pass_go_out_at_the_next_turn_and_a_large_one_
         assert transport.written == [b"xy", b"z" + big]
         await asyncio.sleep(0)
         assert transport.written == [b"xy", b"z" + big]  # nothing left to send
+
+    run(scenario())
+
+
+class SocketTransport(FakeTransport):
+    """A transport in front of a socket that takes ``room`` bytes at a time, with asyncio's
+    flow control: what the socket does not take waits in the transport's buffer (a copy), and
+    the protocol is paused above the high mark and resumed at the low one."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+        self.buffer = bytearray()
+        self.high, self.low = 64 * 1024, 16 * 1024
+        self.most_buffered = 0
+        self.protocol: ConnectionStream | None = None
+        self.protocol_paused = False
+
+    def set_write_buffer_limits(self, high=None, low=None) -> None:
+        self.high = 64 * 1024 if high is None else high
+        self.low = self.high // 4 if low is None else low
+        self._maybe_pause()
+
+    def get_write_buffer_size(self) -> int:
+        return len(self.buffer)
+
+    def write(self, data) -> None:
+        data = bytes(data)
+        if not self.buffer:
+            taken, data = data[:self.room], data[self.room:]
+            self.written.append(taken)
+        self.buffer += data
+        self.most_buffered = max(self.most_buffered, len(self.buffer))
+        self._maybe_pause()
+
+    def _maybe_pause(self) -> None:
+        if not self.protocol_paused and len(self.buffer) > self.high:
+            self.protocol_paused = True
+            self.protocol.pause_writing()
+
+    def socket_takes(self) -> None:
+        """The socket has room again: it takes ``room`` bytes of the buffer."""
+        self.written.append(bytes(self.buffer[:self.room]))
+        del self.buffer[:self.room]
+        if self.protocol_paused and len(self.buffer) <= self.low:
+            self.protocol_paused = False
+            self.protocol.resume_writing()
+
+
+def test_a_large_answer_goes_to_the_transport_a_piece_at_a_time_and_in_order():
+    async def scenario():
+        stream = ConnectionStream(lambda _: None, max_frame=1 << 20)
+        transport = SocketTransport(room=100 * 1024)
+        transport.protocol = stream
+        stream.connection_made(transport)
+        answer = bytes(range(256)) * (4 * HANDOFF // 256 + 3)  # four pieces and a bit
+        stream.write(answer)
+        stream.write(b"the next answer")  # queued behind the large one, not before it
+        stream.flush()
+        drained = asyncio.ensure_future(stream.drain())
+        await asyncio.sleep(0)
+        assert not drained.done()  # the answer is not all handed over yet
+        while transport.buffer or stream._unsent:
+            transport.socket_takes()
+        await asyncio.sleep(0)
+        assert drained.done()
+        assert b"".join(transport.written) == answer + b"the next answer"
+        # the transport never held more than the rest of one piece
+        assert transport.most_buffered == HANDOFF - transport.room
+        assert (transport.high, transport.low) == (64 * 1024, 16 * 1024)  # its marks again
+        stream.write(b"small")
+        stream.flush()
+        assert transport.written[-1] == b"small"  # written as it comes once more
+
+    run(scenario())
+
+
+def test_close_sends_the_rest_of_a_large_answer_and_a_lost_connection_drops_it():
+    async def scenario():
+        stream = ConnectionStream(lambda _: None, max_frame=1 << 20)
+        transport = SocketTransport(room=1024)
+        transport.protocol = stream
+        stream.connection_made(transport)
+        answer = b"A" * (3 * HANDOFF)
+        stream.write(answer)
+        stream.close()  # the transport sends what it holds before it closes
+        assert transport.closing
+        assert b"".join(transport.written) + transport.buffer == answer
+
+        lost = ConnectionStream(lambda _: None, max_frame=1 << 20)
+        lost_transport = SocketTransport(room=1024)
+        lost_transport.protocol = lost
+        lost.connection_made(lost_transport)
+        lost.write(answer)
+        drained = asyncio.ensure_future(lost.drain())
+        await asyncio.sleep(0)
+        lost.connection_lost(ConnectionResetError())
+        with pytest.raises(ConnectionResetError):
+            await drained
+        assert not lost._unsent  # nothing is kept for a connection that is gone
 
     run(scenario())
 

@@ -27,6 +27,11 @@ waits for bytes, or at the event loop's next turn at the latest; an answer of
 :data:`CORK_LIMIT` bytes or more goes out at once.  A client sending one request at a time
 sees no difference, and one that pipelines costs the broker a system call per batch of answers
 rather than per answer.
+
+An answer of more than twice :data:`HANDOFF` bytes is handed to the transport in pieces, each
+when the one before has left its buffer (its write-buffer high mark is 0 meanwhile, so that it
+pauses this protocol as soon as anything waits); later answers queue behind it, and
+:meth:`ConnectionStream.drain` waits until it has all been handed over.
 """
 
 from __future__ import annotations
@@ -40,6 +45,12 @@ from typing import Any, Callable
 HIGH_WATER = 128 * 1024
 #: corked answers of this many bytes in all are written at once
 CORK_LIMIT = 64 * 1024
+#: an answer of more than twice this (a Fetch of many partitions) goes to the transport a
+#: piece of this size at a time, each once the transport has sent all before it: asyncio's
+#: transport keeps a copy of whatever the socket does not take at once, which is then the rest
+#: of a piece, not most of the answer.  Smaller answers, which a socket mostly takes whole, go
+#: at once (pieces of those would cost more turns of the loop than the copies they save).
+HANDOFF = 1024 * 1024
 _SIZE = struct.Struct(">i")
 #: what :meth:`ConnectionStream.read_frame` returns when :attr:`ConnectionStream.on_frame` has
 #: passed a frame on to the reader
@@ -76,6 +87,8 @@ class ConnectionStream(asyncio.Protocol):
         self._corked: list[bytes] = []
         self._corked_size = 0
         self._flush_handle: asyncio.Handle | None = None
+        #: answers (the rest of a large one first) not yet handed to the transport
+        self._unsent: collections.deque[memoryview] = collections.deque()
         #: set by the listener: ``on_frame(frame)`` answers a frame that arrived while the
         #: reader waits and returns True, or keeps it for the reader and returns False
         self.on_frame: Callable[[bytes], bool] | None = None
@@ -109,6 +122,7 @@ class ConnectionStream(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = self._eof = True
         self._drop_corked()
+        self._unsent.clear()
         self._wake()
         while self._drain_waiters:
             waiter = self._drain_waiters.popleft()
@@ -120,6 +134,10 @@ class ConnectionStream(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self._write_paused = False
+        if self._unsent:
+            self._hand_on()
+            if self._write_paused:
+                return  # the drains wait on: the rest of an answer is still to go
         while self._drain_waiters:
             waiter = self._drain_waiters.popleft()
             if not waiter.done():
@@ -260,8 +278,31 @@ class ConnectionStream(asyncio.Protocol):
         data = corked[0] if len(corked) == 1 else b"".join(corked)
         corked.clear()
         self._corked_size = 0
-        if not self._lost:
+        if self._lost:
+            return
+        if self._unsent or len(data) > 2 * HANDOFF:
+            self._unsent.append(memoryview(data))
+            self._hand_on()
+        else:
             self.transport.write(data)
+
+    def _hand_on(self) -> None:
+        """Hand the transport the unsent answers, a piece at a time, while its buffer is empty;
+        it calls :meth:`pause_writing` as soon as a piece is not all sent, and
+        :meth:`resume_writing` once that piece has left."""
+        transport = self.transport
+        unsent = self._unsent
+        transport.set_write_buffer_limits(high=0)
+        while unsent and not self._write_paused:
+            view = unsent[0]
+            if len(view) > HANDOFF:
+                unsent[0] = view[HANDOFF:]
+                view = view[:HANDOFF]
+            else:
+                unsent.popleft()
+            transport.write(view)
+        if not unsent:
+            transport.set_write_buffer_limits()  # asyncio's own marks again
 
     def _drop_corked(self) -> None:
         if self._flush_handle is not None:
@@ -279,7 +320,7 @@ class ConnectionStream(asyncio.Protocol):
             await asyncio.sleep(0)  # let the transport report the loss
             if self._lost:
                 raise ConnectionResetError("Connection lost")
-        if self._write_paused:
+        if self._write_paused or self._unsent:
             waiter = asyncio.get_running_loop().create_future()
             self._drain_waiters.append(waiter)
             await waiter
@@ -289,6 +330,9 @@ class ConnectionStream(asyncio.Protocol):
 
     def close(self) -> None:
         self.flush()
+        while self._unsent and not self._lost:
+            # the transport sends all it holds before it closes: the rest goes to it at once
+            self.transport.write(self._unsent.popleft())
         self.transport.close()
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
