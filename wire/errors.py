@@ -15,12 +15,12 @@ fault-injection API uses :func:`resolve_error` to accept either a code or a name
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+from msgspec import Struct
 
-@dataclass(frozen=True, slots=True)
-class KafkaError:
+
+class KafkaError(Struct, frozen=True):
     """One entry of the Kafka error table."""
 
     code: int

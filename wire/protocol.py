@@ -10,8 +10,9 @@ the body.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct
 
 from wire.codec import EMBEDDED, REQUEST, RESPONSE, api, embedded_codec, message_codec
 from wire.exceptions import DecodeError, TruncatedError, UnknownApiKeyError, \
@@ -31,19 +32,17 @@ _REQUEST_CODECS: dict[tuple[int, int], tuple[Any, Any, bool]] = {}
 _RESPONSE_CODECS: dict[tuple[int, int], tuple[bool, Any]] = {}
 
 
-@dataclass(slots=True)
-class RequestHeader:
+class RequestHeader(Struct, repr_omit_defaults=True):
     """A request header (v1 or v2, by the API and version)."""
 
     api_key: int
     api_version: int
     correlation_id: int
     client_id: str | None = None
-    unknown_tags: dict[int, bytes] | None = field(default=None, repr=False)
+    unknown_tags: dict[int, bytes] | None = None
 
 
-@dataclass(slots=True)
-class Request:
+class Request(Struct):
     """A decoded request: its header and its body."""
 
     header: RequestHeader

@@ -40,13 +40,14 @@ from __future__ import annotations
 
 import struct
 import time
-from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from . import compression as _compression
 from .compression import GZIP, LZ4, NONE, SNAPPY, ZSTD  # re-exported for convenience
 from .exceptions import CorruptRecordBatchError, DecodeError, EncodeError
 from .types import read_varint, read_varlong, write_varint, write_varlong
+
+from msgspec import Struct, field
 
 try:  # the same walk, and the CRC, in C (wire/_walk.c), built by the package's set-up
     from ._walk import check_records as _native_check, crc32c as _crc32c
@@ -112,8 +113,7 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 # batch header
 # ============================================================================================
 
-@dataclass(frozen=True, slots=True)
-class BatchHeader:
+class BatchHeader(Struct, frozen=True):
     """The fixed 61-byte header of a v2 record batch."""
 
     base_offset: int
@@ -181,24 +181,6 @@ class BatchHeader:
         return seq - (1 << 31) if seq > _INT32_MAX else seq
 
 
-# Fast construction of BatchHeader for the hot paths: the generated __init__ of a frozen
-# dataclass goes through object.__setattr__ once per field, which costs about 2.5x as much as
-# writing the slots directly.
-_new_object = object.__new__
-_SET = tuple(BatchHeader.__dict__[name].__set__ for name in BatchHeader.__dataclass_fields__)
-
-
-def _make_header(f, new=_new_object, cls=BatchHeader, s=_SET) -> BatchHeader:
-    h = new(cls)
-    s[0](h, f[0]); s[1](h, f[1]); s[2](h, f[2]); s[3](h, f[3]); s[4](h, f[4])  # noqa: E702
-    s[5](h, f[5]); s[6](h, f[6]); s[7](h, f[7]); s[8](h, f[8]); s[9](h, f[9])  # noqa: E702
-    s[10](h, f[10]); s[11](h, f[11]); s[12](h, f[12])  # noqa: E702
-    return h
-
-
-assert len(_SET) == 13
-
-
 def _wrap64(value: int) -> int:
     return ((value + (1 << 63)) & 0xFFFFFFFFFFFFFFFF) - (1 << 63)
 
@@ -226,7 +208,7 @@ def read_batch_header(buf, pos: int = 0) -> BatchHeader:
     if LOG_OVERHEAD + batch_length > avail:
         raise _truncated("record batch runs past the end of the buffer",
                          LOG_OVERHEAD + batch_length, avail)
-    return _make_header(fields)
+    return BatchHeader(*fields)
 
 
 def _split(buf, allow_partial_tail: bool):
@@ -257,7 +239,7 @@ def _split(buf, allow_partial_tail: bool):
                 return
             raise _truncated(f"record batch at byte {pos} runs past the end of the buffer",
                              LOG_OVERHEAD + batch_length, avail)
-        yield _make_header(unpack_header(buf, pos)), pos, end
+        yield BatchHeader(*unpack_header(buf, pos)), pos, end
         pos = end
 
 
@@ -437,8 +419,7 @@ def patch_leader_epoch(batch, epoch: int) -> bytes:
 # records
 # ============================================================================================
 
-@dataclass(slots=True)
-class Record:
+class Record(Struct):
     """One record with absolute offset and timestamp (ms)."""
 
     offset: int
@@ -449,8 +430,7 @@ class Record:
     attributes: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ControlRecord:
+class ControlRecord(Struct, frozen=True):
     """The key (and, for transaction markers, the value) of a control record."""
 
     version: int

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
+
+from msgspec import Struct
 
 PRIMITIVES = frozenset({
     "bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",
@@ -27,8 +28,7 @@ FIXED_SIZES = {"bool": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint3
 ZERO_UUID = uuid.UUID(int=0)
 
 
-@dataclass(frozen=True, slots=True)
-class Versions:
+class Versions(Struct, frozen=True):
     """An inclusive version range; ``hi`` of None means "and every later version"."""
 
     lo: int
@@ -67,8 +67,7 @@ class Versions:
         return f"{self.lo}-{self.hi}"
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+class Field(Struct, frozen=True):
     """One field of a message or nested struct.
 
     ``type`` is a primitive name, a struct name, or ``[]`` followed by either.  ``fields`` holds
@@ -123,8 +122,7 @@ class Field:
 
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(Struct, frozen=True):
     """A top-level message definition (a request, a response, a header or an embedded format)."""
 
     name: str
@@ -143,8 +141,7 @@ class Message:
         return version in self.flexible
 
 
-@dataclass(frozen=True, slots=True)
-class Api:
+class Api(Struct, frozen=True):
     """An API key with its request and response definitions."""
 
     key: int

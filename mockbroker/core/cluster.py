@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import random
 import uuid
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
+
+from msgspec import Struct, field
 
 from mockbroker.core.clock import Clock, Timers
 from mockbroker.core.config.broker import BrokerConfigs
@@ -39,8 +40,7 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 COORDINATOR_TOPICS = {"__consumer_offsets": "group", "__transaction_state": "transaction"}
 
 
-@dataclass(slots=True)
-class Broker:
+class Broker(Struct):
     """One broker: its id, where clients reach it, and whether it is up."""
 
     node_id: int
@@ -58,8 +58,7 @@ class Broker:
         return self.endpoints.get(listener, (self.host, self.port))
 
 
-@dataclass(slots=True, eq=False)
-class Partition:
+class Partition(Struct, eq=False):
     """One partition of a topic: its replicas, its leader and ISR, and its log."""
 
     topic: "Topic"
@@ -71,8 +70,7 @@ class Partition:
     log: PartitionLog = field(default_factory=PartitionLog)
 
 
-@dataclass(slots=True, eq=False)
-class Topic:
+class Topic(Struct, eq=False):
     """A topic: its name, its id, its partitions and its config overrides."""
 
     name: str

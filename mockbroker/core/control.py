@@ -42,12 +42,13 @@ core's clock and timers, so a :class:`~mockbroker.core.clock.ManualClock` drives
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import logging
 import random
-from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.deferred import Close, Deferred, later, never
@@ -83,8 +84,7 @@ class RuleError(ValueError):
     """A rule description that cannot be used; the message says what is wrong."""
 
 
-@dataclass(frozen=True, slots=True)
-class ControlledRequest:
+class ControlledRequest(Struct, frozen=True):
     """What a callback rule sees of a request."""
 
     api_key: int
@@ -98,8 +98,7 @@ class ControlledRequest:
 DISCONNECT = Close("a control callback disconnects")
 
 
-@dataclass(slots=True)
-class Rule:
+class Rule(Struct, repr_omit_defaults=True):
     """One control rule: which requests it picks, and what it does to them."""
 
     id: int
@@ -130,7 +129,7 @@ class Rule:
     fired: int = 0
     #: requests that matched, fired or not (for ``after``)
     matched: int = 0
-    callback: Callable[[ControlledRequest], Any] | None = field(default=None, repr=False)
+    callback: Callable[[ControlledRequest], Any] | None = None
 
     def hits(self, topic: str | None, partition: int | None) -> bool:
         """Whether this rule's topic and partition pick a (topic, partition) of a request
@@ -496,7 +495,7 @@ def _error_answer(core, rule: Rule, handler, request, ctx):
     shape = core.registry.get(api_key).error_shape
     if isinstance(shape, error_responses.PartitionShape) and shape.handler_injects:
         injected = InjectedError(code, lambda topic, partition: rule.hits(topic, partition))
-        return handler(core, dataclasses.replace(ctx, injected=injected), body)
+        return handler(core, replace(ctx, injected=injected), body)
     if isinstance(shape, error_responses.PartitionShape):
         rest, hit = error_responses.split_partitioned(
             shape, body, lambda topic, partition: rule.hits(

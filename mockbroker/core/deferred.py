@@ -14,14 +14,14 @@ resolves to one of:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any, Callable
+
+from msgspec import Struct
 
 log = logging.getLogger("mockbroker.core")
 
 
-@dataclass(frozen=True, slots=True)
-class Close:
+class Close(Struct, frozen=True):
     """Close the connection instead of answering; ``reason`` is for the log.  ``answer``, when
     given, is written first (encoded): Kafka tells a client why its authentication failed and
     then closes."""

@@ -11,16 +11,17 @@ in-process tools call :meth:`Core.handle` with a decoded request and read the re
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 import wire
 from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
 from mockbroker.core.groups.coordinator import GroupCoordinator
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, later
-from mockbroker.core.context import InjectedError, RequestContext, new_context
+from mockbroker.core.context import InjectedError, RequestContext
 from mockbroker.core.control import ControlTable, apply
 from mockbroker.core.events import EventLog
 from mockbroker.core.producers import ProducerIds
@@ -44,8 +45,7 @@ log = logging.getLogger("mockbroker.core")
 PASSIVE_ACTIONS = frozenset({"error", "delay", "drop", "disconnect", "callback"})
 
 
-@dataclass(frozen=True, slots=True)
-class Connection:
+class Connection(Struct, frozen=True):
     """A client connection as the core knows it."""
 
     broker_id: int
@@ -169,10 +169,10 @@ class Core:
         """What handlers know of a request on ``conn`` besides its body: who sent it, on which
         listener, and its connection's SASL session."""
         sasl = conn.sasl
-        return new_context(conn.broker_id, conn.connection_id, header.client_id,
-                           header.api_version, self.clock.now_ms(), conn.client_host,
-                           conn.who, conn.listener,
-                           sasl.mechanism if sasl is not None else None, sasl)
+        return RequestContext(conn.broker_id, conn.connection_id, header.client_id,
+                              header.api_version, self.clock.now_ms(), conn.client_host,
+                              conn.who, conn.listener,
+                              sasl.mechanism if sasl is not None else None, sasl)
 
     def _encode(self, header: RequestHeader, response: Any,
                 logged: LoggedRequest | None) -> bytes | Close:

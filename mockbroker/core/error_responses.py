@@ -24,8 +24,9 @@ epochs, ids, node ids) get -1 here too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
+
+from msgspec import Struct
 
 from wire.codec import request_class, response_class
 from wire.definitions import APIS
@@ -42,8 +43,7 @@ _MINUS_ONE = frozenset({
 })
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionShape:
+class PartitionShape(Struct, frozen=True):
     """Where a partitioned API names topics and partitions in its request and its response."""
 
     request_topics: str
@@ -61,8 +61,7 @@ class PartitionShape:
     acks_zero_closes: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class KeyedShape:
+class KeyedShape(Struct, frozen=True):
     """A request list (of names, or of structs) answered by one response entry per item.
     ``request_key`` is None when the request list holds plain strings; the response entry then
     gets the string in ``response_key``.  Struct items copy every field the two share."""
@@ -73,8 +72,7 @@ class KeyedShape:
     response_key: str
 
 
-@dataclass(frozen=True, slots=True)
-class TopicErrors:
+class TopicErrors(Struct, frozen=True):
     """Metadata's shape: the real answer, with the error set on the topics the fault picks (so
     the client still learns the brokers)."""
 

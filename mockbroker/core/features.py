@@ -11,11 +11,10 @@ as Kafka does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 
-@dataclass(frozen=True, slots=True)
-class Feature:
+class Feature(Struct, frozen=True):
     """A feature ApiVersions reports: the range it supports and the finalized level."""
 
     name: str

@@ -13,8 +13,9 @@ partitions a fetch reads, and which of them its answer carries, is its fetch ses
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Callable
+
+from msgspec import Struct
 
 from mockbroker.core.clock import Timers
 from mockbroker.core.cluster import Cluster, Partition
@@ -30,8 +31,7 @@ log = logging.getLogger("mockbroker.core")
 JOIN_BELOW_BYTES = 1024
 
 
-@dataclass(slots=True)
-class FetchPosition:
+class FetchPosition(Struct):
     """One partition of a Fetch: where the fetcher is, and what it knows."""
 
     partition: Partition | None
@@ -46,8 +46,7 @@ class FetchPosition:
     index: int = -1
 
 
-@dataclass(slots=True)
-class PartitionRead:
+class PartitionRead(Struct):
     """What a Fetch answers for one partition."""
 
     error_code: int = errors.NONE

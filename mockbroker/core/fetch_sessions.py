@@ -16,8 +16,9 @@ Kafka does, a session unused for two minutes, or an older one with fewer partiti
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from typing import Hashable
+
+from msgspec import Struct, field
 
 from wire import errors
 
@@ -34,8 +35,7 @@ def next_epoch(epoch: int) -> int:
     return 1 if epoch >= _INT32_MAX else epoch + 1
 
 
-@dataclass(slots=True)
-class SessionPartition:
+class SessionPartition(Struct):
     """One partition of a fetch: where the fetcher is (from its request) and, in a session, what
     it was last told (so an unchanged partition can be left out)."""
 
@@ -71,8 +71,7 @@ class SessionPartition:
         return changed
 
 
-@dataclass(slots=True, eq=False)
-class FetchSession:
+class FetchSession(Struct, eq=False):
     """An incremental fetch session (KIP-227) a broker keeps for one consumer."""
 
     id: int
@@ -84,8 +83,7 @@ class FetchSession:
     partitions: dict[tuple[Hashable, int], SessionPartition] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class FetchContext:
+class FetchContext(Struct):
     """How one Fetch is answered: which partitions to read, and (:meth:`respond`) which of
     them to send, under which session id."""
 

@@ -13,8 +13,9 @@ names another codec, with the base offset and leader epoch patched in by the log
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Sequence
+
+from msgspec import Struct
 
 from mockbroker.core.cluster import Cluster, Partition
 from mockbroker.core.config.topic import topic_value_from_broker
@@ -30,8 +31,7 @@ LEGACY_MIN_SIZE = 14
 ADMIN_CLIENT_ID = "__admin_client"
 
 
-@dataclass(slots=True)
-class PartitionAppend:
+class PartitionAppend(Struct):
     """What a Produce answers for one partition."""
 
     error_code: int = errors.NONE

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from mockbroker.core.deferred import NO_RESPONSE, Close
 from wire.protocol import Encoded
@@ -19,8 +20,7 @@ from wire.protocol import Encoded
 OUTCOMES = ("pending", "answered", "no response", "dropped", "disconnected", "failed",
             "unsupported")
 
-@dataclass(slots=True)
-class LoggedRequest:
+class LoggedRequest(Struct):
     """One request in the log: who sent it, when, to which broker, and its outcome."""
 
     seq: int

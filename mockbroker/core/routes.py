@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass  # not msgspec: the AdminClient, stdlib-only, reads these
 from typing import Any
 
 from mockbroker.core.views import (

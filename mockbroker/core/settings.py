@@ -13,8 +13,9 @@ every setting under its python name, defaults filled in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from mockbroker.core.config.broker import SETTING_CONFIGS
 from mockbroker.core.config.values import KAFKA_DEFAULT, ConfigKey, ConfigType, InvalidValue
@@ -24,8 +25,7 @@ _PYTHON_TYPES = {ConfigType.BOOLEAN: bool, ConfigType.STRING: str, ConfigType.IN
                  ConfigType.SHORT: int, ConfigType.LONG: int, ConfigType.LIST: str}
 
 
-@dataclass(frozen=True, slots=True)
-class MockSetting:
+class MockSetting(Struct, frozen=True):
     """One setting, as the broker config ``key`` defines it."""
 
     key: ConfigKey

@@ -8,14 +8,14 @@ looks again whenever an event is emitted or records are appended.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from mockbroker.core import inspect
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(Struct, frozen=True):
     met: bool
     #: what was seen, in words
     seen: str

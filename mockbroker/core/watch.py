@@ -12,8 +12,9 @@ generation changes, new assignments.  One place to read, and no protocol can for
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any, Iterable
+
+from msgspec import Struct
 
 from mockbroker.core.assignments import assignment_by_name, decode_assignment
 from mockbroker.core.events import EventLog
@@ -44,8 +45,7 @@ GROUP_REQUESTS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
                             "DeleteGroups", "OffsetDelete"})
 
 
-@dataclass(frozen=True, slots=True)
-class MemberSnapshot:
+class MemberSnapshot(Struct, frozen=True):
     """A member as the watch last saw it."""
 
     client_id: str
@@ -55,8 +55,7 @@ class MemberSnapshot:
     assignment: Any
 
 
-@dataclass(frozen=True, slots=True)
-class GroupSnapshot:
+class GroupSnapshot(Struct, frozen=True):
     """A group as the watch last saw it: type, state, generation and members."""
 
     group_type: str

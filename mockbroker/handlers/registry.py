@@ -11,9 +11,10 @@ itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Callable, Iterator, NamedTuple
+
+from msgspec import Struct
 
 from wire.apis import API_NAMES
 from wire.definitions import APIS
@@ -29,8 +30,7 @@ class Served(NamedTuple):
     advertised_min: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Registration:
+class Registration(Struct, frozen=True):
     """One API's handler, the versions it serves, and what control rules need of it."""
 
     api_key: int

@@ -12,8 +12,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import fields
+
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from mockbroker.core import inspect, routes, waits
 from mockbroker.core.cluster import topic_name_error
@@ -43,8 +46,7 @@ class ApiError(Exception):
         self.message = message
 
 
-@dataclass
-class Call:
+class Call(Struct):
     """One call, whatever carried it: the route's path parameters (unquoted), the query
     parameters (first value of each) and the raw body."""
 
@@ -53,8 +55,7 @@ class Call:
     body: bytes = b""
 
 
-@dataclass
-class Answer:
+class Answer(Struct):
     """A handler's answer when its status is not the route's usual one."""
 
     status: int

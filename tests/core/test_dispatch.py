@@ -3,7 +3,6 @@ logged before their connection is closed, and ApiVersions in an unknown version 
 
 from __future__ import annotations
 
-import dataclasses
 
 import pytest
 
@@ -94,5 +93,5 @@ def test_a_request_context_says_who_sent_it_where_and_when():
     assert ctx == RequestContext(0, 4, "app", 12, core.clock.now_ms(), "10.0.0.7",
                                  principal=ANONYMOUS, listener="SASL_PLAINTEXT")
     assert ctx.injected is None and ctx.session is None and ctx.mechanism is None
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         ctx.now_ms = 0  # handlers share it: nothing may change it

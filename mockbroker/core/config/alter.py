@@ -10,8 +10,9 @@ SET, DELETE, APPEND and SUBTRACT to single configs.  The cluster comes in as an 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
+
+from msgspec import Struct
 
 from mockbroker.core.config.broker import BROKER_CONFIGS, broker_resource
 from mockbroker.core.config.group import validate_group_overrides
@@ -24,8 +25,7 @@ from mockbroker.core.names import topic_name_error
 from wire import errors
 
 
-@dataclass(slots=True)
-class AlterResource:
+class AlterResource(Struct):
     """One resource of an AlterConfigs or IncrementalAlterConfigs request.  ``configs`` holds
     (name, value) for the legacy API and (name, operation, value) for the incremental one."""
 

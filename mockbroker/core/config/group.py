@@ -16,8 +16,9 @@ order (ConfigDef's messages), then the values against the broker's ``group.*`` b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from mockbroker.core.config.values import (
     B, I, LS, S, ConfigKey, ConfigSource, InvalidValue, OneOf, Range, Setting,
@@ -30,8 +31,7 @@ _DURATION = re.compile(r"P(?=\d|T\d)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+([.,]\d{0,9
                        re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
-class ShareAutoOffsetReset:
+class ShareAutoOffsetReset(Struct, frozen=True):
     """earliest, latest or ``by_duration:`` and a non-negative ISO-8601 duration."""
 
     def check(self, name: str, value: Any) -> None:
@@ -144,8 +144,7 @@ GROUP_BROKER_KEYS: tuple[ConfigKey, ...] = tuple(
     ))
 
 
-@dataclass(frozen=True, slots=True)
-class GroupConfigKey:
+class GroupConfigKey(Struct, frozen=True):
     """One group config: its definition, the broker config it falls back to (None: its own
     default), and the broker configs bounding it (``only_if_set``: checked only when the
     group overrides it, as Kafka does for the assignment intervals)."""

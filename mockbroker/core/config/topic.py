@@ -18,8 +18,9 @@ as an argument: this package never imports the cluster module (the cluster impor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol
+
+from msgspec import Struct
 
 from mockbroker.core.config.values import (
     B, D, I, L, LONG_MAX, LS, MAX_VALUE_LENGTH, S, ConfigEntry, ConfigKey, ConfigSource,
@@ -126,8 +127,7 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = {k.name: k for k in (
 )}
 
 
-@dataclass(frozen=True, slots=True)
-class Synonym:
+class Synonym(Struct, frozen=True):
     """A broker config a topic config falls back to, and the factor turning it into the topic
     config's unit (hours and minutes into milliseconds)."""
 

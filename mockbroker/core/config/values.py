@@ -13,10 +13,11 @@ Nothing here knows about topics, brokers or the cluster.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from enum import IntEnum
 from math import copysign, inf, isnan
 from typing import Any
+
+from msgspec import Struct, field
 
 class ConfigType(IntEnum):
     """``DescribeConfigsResponse.ConfigType``."""
@@ -139,8 +140,7 @@ _LIST_SEPARATOR = re.compile(r"\s*,\s*")
 
 # -- validators ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class Range:
+class Range(Struct, frozen=True):
     """A number between ``lo`` and ``hi`` (either may be open), as ConfigDef's ``Range``."""
 
     lo: int | None = None
@@ -162,8 +162,7 @@ class Range:
         return f"between {self.lo} and {self.hi}"
 
 
-@dataclass(frozen=True, slots=True)
-class OneOf:
+class OneOf(Struct, frozen=True):
     """A string (or each item of a list) among ``choices``, as ConfigDef's ``ValidString``."""
 
     choices: tuple[str, ...]
@@ -182,8 +181,7 @@ class OneOf:
         return ", ".join(self.choices[:-1]) + " or " + self.choices[-1]
 
 
-@dataclass(frozen=True, slots=True)
-class GzipLevel:
+class GzipLevel(Struct, frozen=True):
     """1 to 9, or -1 for zlib's default."""
 
     def check(self, name: str, value: Any) -> None:
@@ -191,8 +189,7 @@ class GzipLevel:
             raise InvalidValue(name, value, "Value must be between 1 and 9 or equal to -1")
 
 
-@dataclass(frozen=True, slots=True)
-class ThrottledReplicas:
+class ThrottledReplicas(Struct, frozen=True):
     """``*`` or a list of ``partition:broker`` pairs."""
 
     def check(self, name: str, value: Any) -> None:
@@ -208,8 +205,7 @@ class ThrottledReplicas:
 KAFKA_DEFAULT: Any = object()
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(Struct, frozen=True):
     """Marks a broker config as a setting of the mock as well: something ``MockCluster(...)``,
     ``mockbroker serve --flag`` and ``MOCKBROKER_*`` take (with dots as underscores).
 
@@ -223,8 +219,7 @@ class Setting:
     kafka: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class ConfigKey:
+class ConfigKey(Struct, frozen=True):
     """One config: Kafka's name, type and default (parsed; None for a null default)."""
 
     name: str
@@ -296,8 +291,7 @@ B, S, I, L, D, LS, SH = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT, 
 
 # -- results -----------------------------------------------------------------------------------
 
-@dataclass(slots=True)
-class ConfigEntry:
+class ConfigEntry(Struct):
     """One config as DescribeConfigs (and CreateTopics v5+) report it."""
 
     name: str

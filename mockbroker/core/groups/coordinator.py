@@ -20,8 +20,9 @@ first shard with records to replay), which keeps them out of a broker's start-up
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
+
+from msgspec import Struct, field
 
 from mockbroker.core.cluster import Cluster, Partition
 from mockbroker.core.groups.placement import OFFSETS_TOPIC, Placement, coordinating_shard
@@ -30,8 +31,7 @@ from mockbroker.core.groups.timers import GroupTimers, TimerKey, TimerKind
 RETENTION = TimerKey(TimerKind.RETENTION)
 
 
-@dataclass(slots=True)
-class Shard:
+class Shard(Struct):
     """The groups of one ``__consumer_offsets`` partition, as loaded by its current leader."""
 
     index: int

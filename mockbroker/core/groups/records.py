@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import struct
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from mockbroker.core.groups.consumer import records as consumer_records
 from mockbroker.core.log import PartitionLog
@@ -91,8 +92,7 @@ def append(partition, now_ms: int, entries: list[tuple[bytes, bytes | None]], *,
     partition.log.append(batch, header, partition.leader_epoch, now_ms, trusted=True)
 
 
-@dataclass(slots=True)
-class OffsetEntry:
+class OffsetEntry(Struct):
     """A committed offset, as its record holds it."""
 
     offset: int
@@ -102,8 +102,7 @@ class OffsetEntry:
     expire_timestamp: int = -1
 
 
-@dataclass(slots=True)
-class Replayed:
+class Replayed(Struct):
     """What a partition's records say: each group's last metadata record value (by record
     type), and each group's committed offsets."""
 

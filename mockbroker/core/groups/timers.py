@@ -8,9 +8,10 @@ run on the cluster's :class:`~mockbroker.core.clock.Timers`, so a manual clock d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
+
+from msgspec import Struct
 
 from mockbroker.core.clock import Timer, Timers
 from mockbroker.core.events import EventLog
@@ -29,8 +30,7 @@ class TimerKind(Enum):
     REVOCATION = "revocation"
 
 
-@dataclass(frozen=True, slots=True)
-class TimerKey:
+class TimerKey(Struct, frozen=True):
     """What a group timer is for: its kind, and the group and member it watches."""
 
     kind: TimerKind

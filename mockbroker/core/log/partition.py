@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import bisect
 import struct
-from dataclasses import dataclass
 from typing import Callable
+
+from msgspec import Struct
 
 from mockbroker.core.log.producer_state import ProducerState
 from wire import records
@@ -32,8 +33,7 @@ UNDEFINED_EPOCH = -1
 _INT32 = struct.Struct(">i")
 
 
-@dataclass(slots=True)
-class StoredBatch:
+class StoredBatch(Struct):
     """A record batch as the log holds it: its offsets, max timestamp and bytes."""
 
     base_offset: int
@@ -46,8 +46,7 @@ class StoredBatch:
         return len(self.data)
 
 
-@dataclass(slots=True)
-class Segment:
+class Segment(Struct):
     """What Kafka knows of a segment file without reading it: where it starts, its size (every
     batch appended to it, even below a log start moved by DeleteRecords), its largest batch
     timestamp and the first batch's, which ``segment.ms`` counts from."""
@@ -71,8 +70,7 @@ DEFAULT_SEGMENT_BYTES = 1024 ** 3
 DEFAULT_SEGMENT_MS = 7 * 24 * 3600 * 1000
 
 
-@dataclass(frozen=True, slots=True)
-class AbortedTransaction:
+class AbortedTransaction(Struct, frozen=True):
     """A transaction whose records a ``read_committed`` consumer must skip: from its
     producer's ``first_offset`` up to the abort marker at ``last_offset``."""
 
@@ -81,8 +79,7 @@ class AbortedTransaction:
     last_offset: int
 
 
-@dataclass(slots=True)
-class AppendResult:
+class AppendResult(Struct):
     """Where an append put a batch, or where the batch it duplicates went."""
 
     base_offset: int

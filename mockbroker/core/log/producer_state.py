@@ -10,8 +10,9 @@ earliest of those offsets is the partition's last stable offset.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from mockbroker.core.errors import ApiException
 from wire import errors
@@ -25,8 +26,7 @@ NO_PRODUCER_EPOCH = -1
 INT32_MAX = (1 << 31) - 1
 
 
-@dataclass(slots=True)
-class ProducerBatch:
+class ProducerBatch(Struct):
     """One of the last batches a producer wrote: its sequence range and offsets."""
 
     first_seq: int
@@ -36,8 +36,7 @@ class ProducerBatch:
     timestamp: int
 
 
-@dataclass(slots=True)
-class ProducerEntry:
+class ProducerEntry(Struct):
     """What a partition remembers of one producer id: its epoch and its last batches."""
 
     epoch: int = NO_PRODUCER_EPOCH

@@ -17,7 +17,7 @@ consecutive and the CRC is computed afresh, as Kafka's MemoryRecordsBuilder writ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from wire import records
 from wire.compression import CODEC_IDS
@@ -40,8 +40,7 @@ LEVEL_CONFIGS = {CODEC_IDS["gzip"]: "compression.gzip.level",
 INVALID_TIMESTAMP_MESSAGE = "One or more records have been rejected due to invalid timestamp"
 
 
-@dataclass(frozen=True, slots=True)
-class TimestampPolicy:
+class TimestampPolicy(Struct, frozen=True):
     """A topic's timestamp configs."""
 
     log_append_time: bool

@@ -14,7 +14,7 @@ mechanisms enabled, the super users, and whether an authorizer is configured.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 #: the SASL mechanisms (their exchanges are in :mod:`~mockbroker.core.security.mechanisms`,
 #: loaded when a client first authenticates)
@@ -30,8 +30,7 @@ class AuthenticationFailed(Exception):
     """A SASL exchange failed; ``str(exc)`` is the message the client is shown."""
 
 
-@dataclass(frozen=True, slots=True)
-class Principal:
+class Principal(Struct, frozen=True):
     """A Kafka principal: ``type:name`` (``User:alice``)."""
 
     type: str

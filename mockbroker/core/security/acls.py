@@ -25,9 +25,10 @@ asks :meth:`Authorizer.authorize`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
 from typing import Iterable, Iterator, Sequence
+
+from msgspec import Struct
 
 from mockbroker.core.deferred import Close
 from mockbroker.core.security import Principal
@@ -128,14 +129,15 @@ del _o
 # -- bindings and filters ----------------------------------------------------------------------
 
 def _as_enums(binding) -> None:
-    """Turn a binding's or filter's codes (ints off the wire) into the enums, in place."""
+    """Turn a binding's or filter's codes (ints off the wire) into the enums, in place: through
+    each field's slot descriptor, since the struct is frozen to attribute assignment."""
+    fields = type(binding)
     for name, enum in (("resource_type", ResourceType), ("pattern_type", PatternType),
                        ("operation", AclOperation), ("permission_type", AclPermissionType)):
-        object.__setattr__(binding, name, enum.of(getattr(binding, name)))
+        getattr(fields, name).__set__(binding, enum.of(getattr(binding, name)))
 
 
-@dataclass(frozen=True, slots=True)
-class AclBinding:
+class AclBinding(Struct, frozen=True):
     """One ACL.  Integer codes are read into the enums (an undefined code as UNKNOWN)."""
 
     resource_type: ResourceType
@@ -178,8 +180,7 @@ class AclBinding:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class AclBindingFilter:
+class AclBindingFilter(Struct, frozen=True):
     """A selection of ACLs.  None (names, principal, host) and ANY (codes) match anything;
     everything else must be equal, except the MATCH pattern type (see :meth:`matches`)."""
 
@@ -238,8 +239,7 @@ ANY_ACL = AclBindingFilter()
 
 # -- results ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class AclResult:
+class AclResult(Struct, frozen=True):
     """The outcome of one creation: NONE, or an error code with Kafka's message (None where
     Kafka gives none)."""
 
@@ -251,8 +251,7 @@ class AclResult:
         return self.error_code == errors.NONE
 
 
-@dataclass(frozen=True, slots=True)
-class AclDeleteResult:
+class AclDeleteResult(Struct, frozen=True):
     """The outcome of one deletion filter: the ACLs it deleted, or an error and none."""
 
     error_code: int = errors.NONE

@@ -8,8 +8,9 @@ authorizer=...)`` and the matching flags and variables all come here; a bad valu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
+
+from msgspec import Struct, field
 
 from mockbroker.core.clock import Clock
 from mockbroker.core.security import MECHANISMS, Principal
@@ -31,8 +32,7 @@ def uses_tls(protocol: str) -> bool:
     return protocol.endswith("SSL")
 
 
-@dataclass(frozen=True)
-class SecuritySettings:
+class SecuritySettings(Struct, frozen=True):
     """What a user sets, as given (checked by :func:`check_security`)."""
 
     listeners: tuple[str, ...] = ("PLAINTEXT",)

@@ -23,8 +23,9 @@ import hmac
 import json
 import re
 import secrets
-from dataclasses import dataclass
 from typing import Callable
+
+from msgspec import Struct
 
 from mockbroker.core.security import (OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_SHA_512,
                                       AuthenticationFailed)
@@ -54,8 +55,7 @@ def _check_scram_user(name: str, kind: int) -> tuple[int, str] | None:
 
 # -- credentials --------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class ScramCredential:
+class ScramCredential(Struct, frozen=True):
     """What a broker keeps of a SCRAM password (RFC 5802 section 3): never the password."""
 
     salt: bytes
@@ -317,8 +317,7 @@ class ScramExchange(Exchange):
         return b"v=" + base64.b64encode(server_signature)
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(Struct, frozen=True):
     """A bearer token a validator accepted: whose it is and until when (epoch ms)."""
 
     principal_name: str

@@ -20,8 +20,9 @@ clock: the timeout of an ongoing transaction fences its producer and aborts it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Callable, Iterable
+
+from msgspec import Struct, field
 
 from mockbroker.core.cluster import Cluster, Partition
 from mockbroker.core.errors import ApiException
@@ -64,8 +65,7 @@ def write_check_error(code: int, *, unreachable: int, abortable_known: bool,
     return code
 
 
-@dataclass(slots=True)
-class TxnShard:
+class TxnShard(Struct):
     """The transactional ids of one ``__transaction_state`` partition, as loaded by its
     current leader; the coordinator epoch is the partition's leader epoch."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 from mockbroker.core.transactions.state import Event, TxnState, next_state
 
@@ -15,8 +15,7 @@ EPOCH_EXHAUSTED = 32766
 MAX_EPOCH = 32767
 
 
-@dataclass(slots=True)
-class TxnMetadata:
+class TxnMetadata(Struct):
     """The coordinator's state of one transactional id."""
 
     transactional_id: str

@@ -11,7 +11,8 @@ answers with a result object carrying Kafka's error code; refusals inside are
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.errors import ApiException
@@ -23,8 +24,7 @@ from wire import WireError, embedded_codec, errors
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
-@dataclass(slots=True)
-class JoinRequest:
+class JoinRequest(Struct):
     group_id: str
     member_id: str
     group_instance_id: str | None
@@ -39,8 +39,7 @@ class JoinRequest:
 
 
 
-@dataclass(slots=True)
-class JoinResult:
+class JoinResult(Struct):
     error_code: int
     member_id: str
     generation_id: int = -1
@@ -52,21 +51,18 @@ class JoinResult:
     members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class SyncResult:
+class SyncResult(Struct):
     error_code: int
     assignment: bytes = b""
     protocol_type: str | None = None
     protocol_name: str | None = None
 
 
-@dataclass(slots=True)
-class HeartbeatResult:
+class HeartbeatResult(Struct):
     error_code: int
 
 
-@dataclass(slots=True)
-class LeaveResult:
+class LeaveResult(Struct):
     error_code: int
     #: one error code per member that asked to leave, in request order
     member_errors: list[int] = field(default_factory=list)
@@ -77,8 +73,7 @@ def _supersede(earlier: Deferred | None, later: Deferred) -> None:
         later.add_callback(earlier.resolve)
 
 
-@dataclass(slots=True, eq=False)
-class Member:
+class Member(Struct, eq=False):
     member_id: str
     group_instance_id: str | None
     client_id: str

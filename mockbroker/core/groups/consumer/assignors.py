@@ -17,7 +17,8 @@ assignment, and returns the next target: member id -> {topic id: partitions}.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from mockbroker.core.groups.placement import java_string_hashcode
 
@@ -28,8 +29,7 @@ class AssignorError(Exception):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class MemberSpec:
+class MemberSpec(Struct, frozen=True):
     member_id: str
     instance_id: str | None
     subscribed: frozenset[uuid.UUID]

@@ -12,18 +12,18 @@ which it was handed to the member.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import uuid
-from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Callable
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 #: topic id -> {partition: the epoch at which the member got it}
 Partitions = dict[uuid.UUID, dict[int, int]]
 
 
-@dataclass(frozen=True, slots=True)
-class ClassicMetadata:
+class ClassicMetadata(Struct, frozen=True):
     """What a member of the classic protocol (JoinGroup, SyncGroup) inside a consumer group
     sent when it joined: its session timeout and its protocols (assignor name, Subscription)."""
 
@@ -45,8 +45,7 @@ class MemberState(IntEnum):
     UNKNOWN = 127
 
 
-@dataclass(slots=True)
-class ConsumerMember:
+class ConsumerMember(Struct):
     member_id: str
     instance_id: str | None = None
     rack_id: str | None = None
@@ -69,7 +68,7 @@ class ConsumerMember:
         return self.classic is not None
 
     def copy(self, **changes) -> "ConsumerMember":
-        fresh = dataclasses.replace(self, **changes)
+        fresh = replace(self, **changes)
         if "assigned" not in changes:
             fresh.assigned = {t: dict(ps) for t, ps in self.assigned.items()}
         if "pending_revocation" not in changes:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import copy
 import uuid
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.classic.group import ClassicGroup
@@ -33,8 +34,7 @@ LEAVE, STATIC_LEAVE = -1, -2
 MEMBER_TIMERS = (TimerKind.HEARTBEAT, TimerKind.REVOCATION, TimerKind.JOIN, TimerKind.SYNC)
 
 
-@dataclass(slots=True)
-class Heartbeat:
+class Heartbeat(Struct):
     """A ConsumerGroupHeartbeat as the coordinator reads it (None: unchanged)."""
 
     group_id: str
@@ -53,8 +53,7 @@ class Heartbeat:
     version: int = 1
 
 
-@dataclass(slots=True)
-class HeartbeatResult:
+class HeartbeatResult(Struct):
     error_code: int = errors.NONE
     error_message: str | None = None
     member_id: str | None = None

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import struct
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.groups.consumer.member import (ClassicMetadata, ConsumerMember,
@@ -101,8 +102,7 @@ def group_tombstones(group_id: str) -> list[tuple[bytes, None]]:
             (_key(GROUP_EPOCH, group_id=group_id), None)]
 
 
-@dataclass(slots=True)
-class Replayed:
+class Replayed(Struct):
     """What one consumer group's records say."""
 
     group_epoch: int | None = None
