@@ -20,6 +20,7 @@ from wire.protocol import Encoded
 OUTCOMES = ("pending", "answered", "no response", "dropped", "disconnected", "failed",
             "unsupported")
 
+
 class LoggedRequest(Struct):
     """One request in the log: who sent it, when, to which broker, and its outcome."""
 

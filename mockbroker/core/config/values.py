@@ -19,6 +19,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
+
 class ConfigType(IntEnum):
     """``DescribeConfigsResponse.ConfigType``."""
     UNKNOWN = 0
