@@ -152,3 +152,32 @@ print(json.dumps([len(versions.api_keys), before, answer.error_code, loaded()]))
     with_users = Security(check_security({"listeners": ("SASL_PLAINTEXT",),
                                           "users": {"alice": "secret"}}))
     assert "alice" in with_users._credentials.users()
+
+
+def test_serve_builds_no_dataclass_before_its_ready_line():
+    """A dataclass compiles its methods as its module loads, which once took a third of the
+    ready line: what ``mockbroker serve`` loads to get there holds none of ours (the admin API's
+    views, loaded beside the running brokers, are dataclasses)."""
+    code = """
+import json, os, sys
+import mockbroker.cli as cli
+
+def made_so_far(runtime):
+    classes = [value for module in list(sys.modules.values())
+               for value in list(vars(module).values()) if isinstance(value, type)]
+    ours = {f"{cls.__module__}.{cls.__qualname__}" for cls in classes
+            if cls.__module__.split(".")[0] in ("mockbroker", "wire")}
+    built = {f"{cls.__module__}.{cls.__qualname__}" for cls in classes
+             if "__dataclass_fields__" in cls.__dict__}
+    print(json.dumps([len(ours), sorted(ours & built)]), flush=True)
+    os._exit(0)
+
+cli.ready_line = made_so_far
+cli.main(["serve", "--port", "0", "--http-port", "0"])
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    classes, dataclasses = json.loads(done.stdout.strip().splitlines()[-1])
+    assert classes > 100  # the cluster, the codec and the listeners are all loaded by then
+    assert dataclasses == []
