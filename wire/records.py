@@ -42,12 +42,12 @@ import struct
 import time
 from typing import Iterable, Sequence
 
+from msgspec import Struct, field
+
 from . import compression as _compression
 from .compression import GZIP, LZ4, NONE, SNAPPY, ZSTD  # re-exported for convenience
 from .exceptions import CorruptRecordBatchError, DecodeError, EncodeError
 from .types import read_varint, read_varlong, write_varint, write_varlong
-
-from msgspec import Struct, field
 
 try:  # the same walk, and the CRC, in C (wire/_walk.c), built by the package's set-up
     from ._walk import check_records as _native_check, crc32c as _crc32c

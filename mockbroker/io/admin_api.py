@@ -13,7 +13,6 @@ import asyncio
 import json
 import logging
 from dataclasses import fields
-
 from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct

@@ -131,10 +131,10 @@ del _o
 def _as_enums(binding) -> None:
     """Turn a binding's or filter's codes (ints off the wire) into the enums, in place: through
     each field's slot descriptor, since the struct is frozen to attribute assignment."""
-    fields = type(binding)
+    cls = type(binding)
     for name, enum in (("resource_type", ResourceType), ("pattern_type", PatternType),
                        ("operation", AclOperation), ("permission_type", AclPermissionType)):
-        getattr(fields, name).__set__(binding, enum.of(getattr(binding, name)))
+        getattr(cls, name).__set__(binding, enum.of(getattr(binding, name)))
 
 
 class AclBinding(Struct, frozen=True):
