@@ -6,10 +6,12 @@ is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks 
 - ``produce``: confluent-kafka (acks=all, idempotent, linger 5 ms), kafka-python (the same
   settings) and Kafka's Java ``ProducerPerformance`` (acks=all, ``--throughput -1``), records of
   100 B and 10 KiB, to fresh topics of 1 and 12 partitions: msg/s, MB/s, and the broker's CPU
-  seconds per million records.
+  seconds per million records; for the clients that run in the bench's own process
+  (confluent-kafka, kafka-python), their CPU seconds per million records too, which shows when
+  a difference in msg/s is the client's.
 - ``consume``: the records just produced, read back by confluent-kafka (partitions assigned,
   no group, ``fetch.wait.max.ms`` 10) and by Kafka's Java ``ConsumerPerformance`` (its fetch rate,
-  which leaves out the group join): the same three figures.
+  which leaves out the group join): the same figures.
 - ``roundtrip``: one record at a time produced and acknowledged (confluent-kafka, acks=all,
   linger 0): p50 and p99 in ms, and the broker's CPU per round trip in µs.
 - ``startup``: spawn of ``mockbroker serve --port 0`` to its ready line, to the answer to an
@@ -28,6 +30,12 @@ Broker CPU and memory come from the serving process's own counters (``/proc/PID/
 bootstrap port (found with ``ss``) or ``--compare-pid``; without one those figures are n/a.
 They count in clock ticks (10 ms), so a run of 50,000 records resolves 0.2 s per million.
 
+Before the measured rounds, ``--warmup`` passes (one by default) run every client's produce
+and consume of 100 B and 10 KiB records on each target, measured nowhere: a JVM broker compiles
+its data path in its first minute or so of load, and without them its first rounds would time
+the compiler (a cold Kafka's produce was measured at half its warm rate).  ``--warmup 0``
+leaves them out.
+
 Rounds alternate between the targets (mockbroker, other, mockbroker, other ...), the medians are
 printed, and for each figure the ratio mockbroker / other with the direction that is better,
 beside the lowest and highest ratio of single rounds (round i of one target over round i of the
@@ -37,7 +45,8 @@ an idle machine.  Without ``--compare`` only mockbroker is measured.
 
     .venv/bin/python bench/throughput.py [--compare HOST:PORT [--compare-pid PID]]
         [--only produce,consume,roundtrip,startup,rss,metadata] [--clients confluent,java]
-        [--messages 50000] [--rounds 3] [--roundtrips 1000] [--rss-records 100000]
+        [--messages 50000] [--rounds 3] [--warmup 1] [--roundtrips 1000]
+        [--rss-records 100000]
 
 Java workloads need Kafka's tools jars (``kafka-tools``, ``kafka-clients`` and their
 dependencies) on ``--java-classpath``, by default ``.cache/jars/kafka-tools/*`` as
@@ -81,11 +90,11 @@ PARTITIONS = (1, 12)
 META_TOPICS, META_PARTITIONS = 100, 100
 MB = 1e6  # MB/s as Kafka's tools print it would be MiB; we print decimal megabytes
 
-#: figure -> True when higher is better
+#: figure -> True when higher is better, None when it is the client's and neither is
 HIGHER_BETTER = {"msg/s": True, "MB/s": True, "CPU s/M rec": False, "p50 ms": False,
                  "p99 ms": False, "CPU us/rt": False, "ready ms": False, "first answer ms": False,
                  "admin answer ms": False, "create s": False,
-                 "Metadata ms": False, "RSS B/rec": False}
+                 "Metadata ms": False, "RSS B/rec": False, "client CPU s/M": None}
 
 
 @dataclass(frozen=True)
@@ -105,6 +114,18 @@ class Tally:
     def add(self, workload: str, figure: str, label: str, value: float | None) -> None:
         if value is not None:
             self.values.setdefault((workload, figure), defaultdict(list))[label].append(value)
+
+
+class Timed:
+    """Wall-clock seconds and this process's CPU seconds (every thread's: an in-process
+    client's own work) from when it is made to :meth:`stop`."""
+
+    def __init__(self) -> None:
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+
+    def stop(self) -> None:
+        self.seconds = time.perf_counter() - self._wall
+        self.cpu = time.process_time() - self._cpu
 
 
 def log(message: str) -> None:
@@ -150,7 +171,7 @@ def producer_config(bootstrap: str, **extra) -> dict:
 # ---------------------------------------------------------------- produce and consume
 
 
-def confluent_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> float:
+def confluent_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> Timed:
     """Seconds to hand ``n`` records to confluent-kafka and have them all acknowledged."""
     failed = []
     producer = confluent_kafka.Producer(producer_config(
@@ -159,34 +180,34 @@ def confluent_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> flo
     # connected, with the topic's leaders and a producer id, off the clock
     producer.produce(topic, b"warm-up")
     producer.flush(30)
-    start = time.perf_counter()
+    timed = Timed()
     produce_all(producer, topic, payload, n, partitions=None)
     left = producer.flush(300)
-    elapsed = time.perf_counter() - start
+    timed.stop()
     if left or failed:
         raise RuntimeError(f"confluent-kafka: {left} unsent, {len(failed)} failed "
                            f"({failed[:1]})")
-    return elapsed
+    return timed
 
 
-def kafka_python_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> float:
+def kafka_python_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> Timed:
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5,
                              enable_idempotence=True)
     producer.send(topic, b"warm-up").get(30)  # metadata and producer id off the clock
-    start = time.perf_counter()
+    timed = Timed()
     futures = [producer.send(topic, payload) for _ in range(n)]
     producer.flush(300)
-    elapsed = time.perf_counter() - start
+    timed.stop()
     producer.close()
     failed = sum(1 for f in futures if not f.succeeded())
     if failed:
         raise RuntimeError(f"kafka-python: {failed} of {n} records not acknowledged")
-    return elapsed
+    return timed
 
 
-def confluent_consume(bootstrap: str, topic: str, partitions: int, n: int) -> float:
-    """Records per second reading ``n`` records back from every partition (assigned: no group
-    join), from the assignment to the last record."""
+def confluent_consume(bootstrap: str, topic: str, partitions: int, n: int) -> Timed:
+    """Reading ``n`` records back from every partition (assigned: no group join), from the
+    assignment to the last record."""
     # librdkafka's first Fetch goes out before every partition's offset is known and is held
     # by any broker for fetch.wait.max.ms (500 ms by default), which would swamp the rate.
     # Once its queue passes queued.min.messages it also stops fetching for
@@ -200,18 +221,18 @@ def confluent_consume(bootstrap: str, topic: str, partitions: int, n: int) -> fl
     consumer.assign([confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
                      for p in range(partitions)])
     seen = 0
-    start = time.perf_counter()
-    deadline = start + 300
+    timed = Timed()
+    deadline = time.perf_counter() + 300
     while seen < n and time.perf_counter() < deadline:
         # never ask for more than is left: consume() waits out its timeout for a full batch
         for message in consumer.consume(min(1000, n - seen), 1.0):
             if message.error() is None:
                 seen += 1
-    elapsed = time.perf_counter() - start
+    timed.stop()
     consumer.close()
     if seen != n:
         raise RuntimeError(f"confluent-kafka consumed {seen} of {n}")
-    return n / elapsed
+    return timed
 
 
 def java_available(args: argparse.Namespace) -> bool:
@@ -260,7 +281,7 @@ def records_for(args: argparse.Namespace, size: int) -> int:
 
 
 def produce_round(args, tally: Tally, target: Target, client: str, size: int,
-                  partitions: int) -> None:
+                  partitions: int, *, quiet: bool = False) -> None:
     n = records_for(args, size)
     name = f"{client} {'100 B' if size == 100 else f'{size // 1024} KiB'} x{partitions}p"
     topic, got = make_topic(target.bootstrap, partitions)
@@ -269,29 +290,49 @@ def produce_round(args, tally: Tally, target: Target, client: str, size: int,
     payload = b"x" * size
     with BrokerCost(target) as cost:
         if client == "confluent":
-            rate = n / confluent_produce(target.bootstrap, topic, payload, n)
+            run = confluent_produce(target.bootstrap, topic, payload, n)
         elif client == "kafka-python":
-            rate = n / kafka_python_produce(target.bootstrap, topic, payload, n)
+            run = kafka_python_produce(target.bootstrap, topic, payload, n)
         else:
-            rate = java_produce(args, target.bootstrap, topic, size, n)
+            run = java_produce(args, target.bootstrap, topic, size, n)
     if "produce" in args.only:
-        workload = f"produce {name}"
-        tally.add(workload, "msg/s", target.label, rate)
-        tally.add(workload, "MB/s", target.label, rate * size / MB)
-        tally.add(workload, "CPU s/M rec", target.label, cost.per_million(n))
-        log(f"  {target.label:<10} {workload:<34} {rate:>10,.0f} msg/s")
+        add_run(tally, f"produce {name}", target, size, n, run, cost, quiet)
     if "consume" in args.only and client != "kafka-python":
         with BrokerCost(target) as cost:
             if client == "confluent":
-                rate = confluent_consume(target.bootstrap, topic, partitions, n)
+                run = confluent_consume(target.bootstrap, topic, partitions, n)
             else:
-                rate = java_consume(args, target.bootstrap, topic, n)
-        workload = f"consume {name}"
-        tally.add(workload, "msg/s", target.label, rate)
-        tally.add(workload, "MB/s", target.label, rate * size / MB)
-        tally.add(workload, "CPU s/M rec", target.label, cost.per_million(n))
-        log(f"  {target.label:<10} {workload:<34} {rate:>10,.0f} msg/s")
+                run = java_consume(args, target.bootstrap, topic, n)
+        add_run(tally, f"consume {name}", target, size, n, run, cost, quiet)
     delete_topics(target.bootstrap, [topic])
+
+
+def add_run(tally: Tally, workload: str, target: Target, size: int, n: int,
+            run: Timed | float, cost: BrokerCost, quiet: bool) -> None:
+    """The figures of one run of ``n`` records: ``run`` is an in-process client's
+    :class:`Timed`, or the records per second a Java tool reported."""
+    rate = n / run.seconds if isinstance(run, Timed) else run
+    tally.add(workload, "msg/s", target.label, rate)
+    tally.add(workload, "MB/s", target.label, rate * size / MB)
+    tally.add(workload, "CPU s/M rec", target.label, cost.per_million(n))
+    if isinstance(run, Timed):
+        tally.add(workload, "client CPU s/M", target.label, run.cpu * 1e6 / n)
+    if not quiet:
+        log(f"  {target.label:<10} {workload:<34} {rate:>10,.0f} msg/s")
+
+
+def warm_up(args, targets: list[Target], clients: list[str]) -> None:
+    """``args.warmup`` passes of every client's produce and consume, 100 B and 10 KiB records
+    to 12 partitions, on each target in turn; their figures are dropped."""
+    started = time.perf_counter()
+    unmeasured = argparse.Namespace(**{**vars(args), "only": {"produce", "consume"}})
+    for _ in range(args.warmup):
+        for client in clients:
+            for size in SIZES:
+                for target in targets:
+                    produce_round(unmeasured, Tally(), target, client, size, max(PARTITIONS),
+                                  quiet=True)
+    log(f"  warm-up: {args.warmup} pass(es) on each target, {time.perf_counter() - started:.0f} s")
 
 
 # ---------------------------------------------------------------- one record at a time
@@ -503,7 +544,7 @@ def report(tally: Tally, labels: list[str]) -> None:
             spread = round_ratios(by_label.get(labels[0], []), by_label.get(labels[1], []))
             spread_text = "" if spread is None else \
                 f"{figure_text(spread[0])}-{figure_text(spread[1])}"
-            direction = "higher" if HIGHER_BETTER[figure] else "lower"
+            direction = {True: "higher", False: "lower", None: "-"}[HIGHER_BETTER[figure]]
             line += f" {figure_text(other):>11} {figure_text(ratio):>7}  {spread_text:<11}" \
                     f"  {direction}"
         print(line)
@@ -511,7 +552,9 @@ def report(tally: Tally, labels: list[str]) -> None:
         print(f"\nratio = {labels[0]} / {labels[1]}, medians of the rounds; 'better' is the "
               "direction in which mockbroker does better\nrounds = the lowest and highest "
               "ratio of one round to the other target's round beside it (a range that spans "
-              "1 is no clear difference)")
+              "1 is no clear difference)\nclient CPU s/M = the CPU seconds per million records "
+              "of a client running in this process: where it moves with msg/s, the client set "
+              "the pace")
 
 
 def main() -> None:
@@ -528,6 +571,9 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=50000,
                         help="records of 100 B per produce run; a tenth as many of 10 KiB")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1, metavar="PASSES",
+                        help="unmeasured passes of produce and consume on each target before "
+                             "the rounds (default: %(default)s)")
     parser.add_argument("--roundtrips", type=int, default=1000,
                         help="records produced one at a time, per round")
     parser.add_argument("--rss-records", type=int, default=100000)
@@ -566,6 +612,8 @@ def main() -> None:
             for bootstrap, topics in kept.items():
                 if any(topics):
                     delete_topics(bootstrap, [t for t in topics if t])
+        if args.only & {"produce", "consume", "roundtrip"} and args.warmup > 0:
+            warm_up(args, targets, clients)
         if args.only & {"produce", "consume"}:
             for client in clients:
                 for size in SIZES:
