@@ -31,10 +31,10 @@ bootstrap port (found with ``ss``) or ``--compare-pid``; without one those figur
 They count in clock ticks (10 ms), so a run of 50,000 records resolves 0.2 s per million.
 
 Before the measured rounds, ``--warmup`` passes (one by default) run every client's produce
-and consume of 100 B and 10 KiB records on each target, measured nowhere: a JVM broker compiles
-its data path in its first minute or so of load, and without them its first rounds would time
-the compiler (a cold Kafka's produce was measured at half its warm rate).  ``--warmup 0``
-leaves them out.
+and consume of 100 B and 10 KiB records on each target, and are not counted: a JVM broker
+compiles its data path during its first minute or so of load, and without them its first rounds
+would time the compiler (a cold Kafka's Java produce ran at about half its warm rate).
+``--warmup 0`` leaves them out.
 
 Rounds alternate between the targets (mockbroker, other, mockbroker, other ...), the medians are
 printed, and for each figure the ratio mockbroker / other with the direction that is better,
