@@ -172,7 +172,7 @@ def producer_config(bootstrap: str, **extra) -> dict:
 
 
 def confluent_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> Timed:
-    """Seconds to hand ``n`` records to confluent-kafka and have them all acknowledged."""
+    """Handing ``n`` records to confluent-kafka until they are all acknowledged, timed."""
     failed = []
     producer = confluent_kafka.Producer(producer_config(
         bootstrap, **{"delivery.report.only.error": True,
@@ -191,6 +191,7 @@ def confluent_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> Tim
 
 
 def kafka_python_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> Timed:
+    """Handing ``n`` records to kafka-python until they are all acknowledged, timed."""
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5,
                              enable_idempotence=True)
     producer.send(topic, b"warm-up").get(30)  # metadata and producer id off the clock
@@ -206,8 +207,8 @@ def kafka_python_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> 
 
 
 def confluent_consume(bootstrap: str, topic: str, partitions: int, n: int) -> Timed:
-    """Reading ``n`` records back from every partition (assigned: no group join), from the
-    assignment to the last record."""
+    """Reading ``n`` records back from every partition (assigned: no group join), timed from
+    the assignment to the last record."""
     # librdkafka's first Fetch goes out before every partition's offset is known and is held
     # by any broker for fetch.wait.max.ms (500 ms by default), which would swamp the rate.
     # Once its queue passes queued.min.messages it also stops fetching for
