@@ -15,6 +15,7 @@ from typing import Any
 from msgspec import Struct
 
 from wire.codec import EMBEDDED, REQUEST, RESPONSE, api, embedded_codec, message_codec
+from wire.types import Frame
 from wire.exceptions import DecodeError, TruncatedError, UnknownApiKeyError, \
     UnsupportedVersionError
 
@@ -190,15 +191,16 @@ def encode_response_body(api_key: int, api_version: int, body: Any) -> Encoded:
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any, *,
                     size_prefix: bool = True, copy: bool = True) -> bytes | bytearray:
     """A response frame as a broker sends it; ``body`` is a message, or an :class:`Encoded`
-    one of this API and version.  With ``copy=False`` the frame is the bytearray it was built
-    in, for a caller that only writes it out: a large Fetch answer is not copied once more."""
+    one of this API and version.  With ``copy=False`` the frame is the buffer it was built in
+    (a bytearray), or the bytes its record batches were joined into (:class:`~wire.types.Frame`),
+    for a caller that only writes it out: a large Fetch answer is not copied once more."""
     codecs = _RESPONSE_CODECS.get((api_key, api_version))
     if codecs is None:
         codecs = _RESPONSE_CODECS[api_key, api_version] = (
             response_header_version(api_key, api_version) == 1,
             message_codec(api_key, api_version, RESPONSE))
     tagged, codec = codecs
-    out = bytearray(4 if size_prefix else 0)
+    out = Frame(4 if size_prefix else 0)
     out += _SIZE.pack(correlation_id)
     if tagged:
         out.append(0)  # no tagged fields in the header
@@ -207,8 +209,9 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     else:
         codec.encode(body, out)
     if size_prefix:
-        _SIZE.pack_into(out, 0, len(out) - 4)
-    return bytes(out) if copy else out
+        _SIZE.pack_into(out, 0, out.final_size() - 4)
+    frame = out.joined()
+    return bytes(frame) if copy and frame is out else frame
 
 
 def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, Any]:

@@ -273,16 +273,63 @@ class Bytes(Sized):
 
 class Records(Bytes):
     """Record batches, which the codec never looks inside: bytes when decoded.  To encode, a list of whole batches also does; they
-    go into the message back to back, so a Fetch answer is built without joining them first."""
+    go into the message back to back, so a Fetch answer is built without joining them first.
+    Encoded into a :class:`Frame`, the list is only noted where it goes, and the frame copies
+    it in when it is done."""
 
     def emit_value_encode(self, g, ind, v):
         n, piece = g.var("n"), g.var("p")
         g.emit(ind, f"if {v}.__class__ is list:")
         g.emit(ind, f"    {n} = sum(map(len, {v}))")
         self.emit_length_encode(g, ind + "    ", n)
-        g.emit(ind, f"    for {piece} in {v}: out += {piece}")
+        g.emit(ind, "    if out.__class__ is _Frame:")
+        g.emit(ind, f"        out.defer({v}, {n})")
+        g.emit(ind, "    else:")
+        g.emit(ind, f"        for {piece} in {v}: out += {piece}")
         g.emit(ind, "else:")
         super().emit_value_encode(g, ind + "    ", v)
+
+
+class Frame(bytearray):
+    """A frame being encoded whose record batches are copied in once it is complete.
+
+    Appending a Fetch answer's batches one by one grows the frame a step at a time, and a step
+    that cannot grow its block in place moves everything encoded so far.  Where deleted topics
+    had left the heap's free memory in pieces, 12 MB answers cost the broker three times the
+    CPU that way.  Here each list of batches is noted with its place instead (:meth:`defer`,
+    called by the generated encoders), and :meth:`joined` makes the frame in one allocation
+    of its final size, copying each byte once."""
+
+    #: (where in this buffer, the batches that go there), once there are any
+    _deferred: list[tuple[int, list]] | None = None
+    _deferred_size = 0
+
+    def defer(self, batches: list, size: int) -> None:
+        if self._deferred is None:
+            self._deferred = []
+        self._deferred.append((len(self), batches))
+        self._deferred_size += size
+
+    def final_size(self) -> int:
+        """The size of the whole frame: what is in this buffer and the batches noted."""
+        return len(self) + self._deferred_size
+
+    def joined(self) -> bytes | bytearray:
+        """The whole frame: this buffer itself when no batches were noted."""
+        if self._deferred is None:
+            return self
+        pieces: list = []
+        view = memoryview(self)
+        start = 0
+        for at, batches in self._deferred:
+            pieces.append(view[start:at])
+            pieces.extend(batches)
+            start = at
+        pieces.append(view[start:])
+        try:
+            return b"".join(pieces)
+        finally:
+            view.release()
 
 
 PRIMITIVE_FIXED = {
@@ -320,4 +367,5 @@ RUNTIME = {
     "_DecodeError": DecodeError,
     "_EncodeError": EncodeError,
     "_Truncated": TruncatedError,
+    "_Frame": Frame,
 }

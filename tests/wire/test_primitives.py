@@ -11,6 +11,7 @@ from hypothesis import given, strategies as st
 import wire
 from wire.exceptions import DecodeError, EncodeError, TruncatedError
 from wire.primitives import Bytes, Fixed, Records, String, UVarInt, Uuid
+from wire.types import Frame
 from wire.types import read_uvarint, read_varint, read_varlong, write_uvarint, write_varint, \
     write_varlong
 
@@ -98,6 +99,44 @@ def test_a_fetch_answer_encodes_its_batches_back_to_back(version):
     assert body.responses[0].partitions[0].records == b"".join(batches)
     empty = wire.encode_response(1, version, 5, answer(b""))
     assert wire.encode_response(1, version, 5, answer([])) == empty
+
+
+@pytest.mark.parametrize("version", [4, 11, 12, 17])
+def test_a_fetch_answer_of_many_partitions_is_joined_in_one_piece(version):
+    """Each partition's list of batches is noted where it goes and copied in once the rest
+    is encoded: the frame is what joining them first would have made, with copy=False too."""
+    cls = wire.response_class(1)
+    batches = {(t, p): [bytes([16 * t + p]) * (50 + 30 * p), bytes([p]) * 7]
+               for t in range(2) for p in range(3)}
+
+    def answer(joined):
+        return cls(responses=[cls.FetchableTopicResponse(
+            topic=f"t{t}", topic_id=uuid.UUID(int=t + 1), partitions=[cls.PartitionData(
+                partition_index=p, high_watermark=p,
+                aborted_transactions=[cls.AbortedTransaction(producer_id=p, first_offset=t)],
+                records=b"".join(batches[t, p]) if joined else batches[t, p])
+                for p in range(3)]) for t in range(2)])
+
+    expected = wire.encode_response(1, version, 5, answer(joined=True))
+    frame = wire.encode_response(1, version, 5, answer(joined=False), copy=False)
+    assert type(frame) is bytes  # joined from its pieces, not the buffer it was encoded in
+    assert frame == expected
+    _, body = wire.decode_response(1, version, frame[4:])
+    assert [p.records for t in body.responses for p in t.partitions] == [
+        b"".join(batches[t, p]) for t in range(2) for p in range(3)]
+
+
+def test_a_frame_copies_noted_batches_in_where_they_were_noted():
+    frame = Frame(b"ab")
+    frame.defer([b"12", b"3"], 3)
+    frame += b"cd"
+    frame.defer([], 0)
+    frame.defer([b"45"], 2)
+    frame += b"e"
+    assert frame.final_size() == 10
+    assert frame.joined() == b"ab123cd45e"
+    plain = Frame(b"xy")
+    assert plain.joined() is plain  # nothing noted: the buffer itself, not a copy
 
 
 def test_non_nullable_rejects_null():
