@@ -147,8 +147,10 @@ def test_waits_for_a_stable_group_lag_zero_and_the_expiry_of_a_killed_member(sta
     assert (expired["reason"], expired["client_id"]) == ("session timeout", "doomed")
     after = cluster.wait_for_group(GROUP, members=2, assignment=EVERY, timeout=90)
     assert sorted(ids_of(after)) == ["ck", "kp"]
-    # the rebalance that made `after` (a client may have rejoined once more since)
-    [last] = [r for r in cluster.admin.rebalances(GROUP) if r.generation == after.generation]
+    # the rebalance that made `after`: a client may have rejoined once more since, and a
+    # rebalance still under way shows the generation it started from
+    [last] = [r for r in cluster.admin.rebalances(GROUP)
+              if r.generation == after.generation and r.ended_ms is not None]
     assert last.expired == [victim] and last.cause == f"session timeout of {victim}"
     assert last.outcome == "Stable"
 
