@@ -15,9 +15,9 @@ from typing import Any
 from msgspec import Struct
 
 from wire.codec import EMBEDDED, REQUEST, RESPONSE, api, embedded_codec, message_codec
-from wire.types import Frame
 from wire.exceptions import DecodeError, TruncatedError, UnknownApiKeyError, \
     UnsupportedVersionError
+from wire.types import Frame
 
 API_VERSIONS_KEY = 18
 

@@ -319,17 +319,14 @@ class Frame(bytearray):
         if self._deferred is None:
             return self
         pieces: list = []
-        view = memoryview(self)
         start = 0
-        for at, batches in self._deferred:
-            pieces.append(view[start:at])
-            pieces.extend(batches)
-            start = at
-        pieces.append(view[start:])
-        try:
+        with memoryview(self) as view:
+            for at, batches in self._deferred:
+                pieces.append(view[start:at])
+                pieces.extend(batches)
+                start = at
+            pieces.append(view[start:])
             return b"".join(pieces)
-        finally:
-            view.release()
 
 
 PRIMITIVE_FIXED = {
