@@ -11,7 +11,10 @@ is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks 
   a difference in msg/s is the client's.
 - ``consume``: the records just produced, read back by confluent-kafka (partitions assigned,
   no group, ``fetch.wait.max.ms`` 10) and by Kafka's Java ``ConsumerPerformance`` (its fetch rate,
-  which leaves out the group join): the same figures.
+  which leaves out the group join): the same figures.  Each round reads the topic
+  ``--consume-passes`` times (three by default), each time with a fresh client from the first
+  offset, and each read is a sample: a read is short (500 MB takes confluent-kafka under half a
+  second), and twelve reads of one topic on one Kafka ranged from 123k to 177k msg/s.
 - ``roundtrip``: one record at a time produced and acknowledged (confluent-kafka, acks=all,
   linger 0): p50 and p99 in ms, and the broker's CPU per round trip in µs.
 - ``startup``: spawn of ``mockbroker serve --port 0`` to its ready line, to the answer to an
@@ -45,7 +48,7 @@ an idle machine.  Without ``--compare`` only mockbroker is measured.
 
     .venv/bin/python bench/throughput.py [--compare HOST:PORT [--compare-pid PID]]
         [--only produce,consume,roundtrip,startup,rss,metadata] [--clients confluent,java]
-        [--messages 50000] [--rounds 3] [--warmup 1] [--roundtrips 1000]
+        [--messages 50000] [--rounds 3] [--consume-passes 3] [--warmup 1] [--roundtrips 1000]
         [--rss-records 100000]
 
 Java workloads need Kafka's tools jars (``kafka-tools``, ``kafka-clients`` and their
@@ -299,12 +302,13 @@ def produce_round(args, tally: Tally, target: Target, client: str, size: int,
     if "produce" in args.only:
         add_run(tally, f"produce {name}", target, size, n, run, cost, quiet)
     if "consume" in args.only and client != "kafka-python":
-        with BrokerCost(target) as cost:
-            if client == "confluent":
-                run = confluent_consume(target.bootstrap, topic, partitions, n)
-            else:
-                run = java_consume(args, target.bootstrap, topic, n)
-        add_run(tally, f"consume {name}", target, size, n, run, cost, quiet)
+        for _ in range(args.consume_passes):  # each a fresh client, from the first offset
+            with BrokerCost(target) as cost:
+                if client == "confluent":
+                    run = confluent_consume(target.bootstrap, topic, partitions, n)
+                else:
+                    run = java_consume(args, target.bootstrap, topic, n)
+            add_run(tally, f"consume {name}", target, size, n, run, cost, quiet)
     delete_topics(target.bootstrap, [topic])
 
 
@@ -326,7 +330,8 @@ def warm_up(args, targets: list[Target], clients: list[str]) -> None:
     """``args.warmup`` passes of every client's produce and consume, 100 B and 10 KiB records
     to 12 partitions, on each target in turn; their figures are dropped."""
     started = time.perf_counter()
-    unmeasured = argparse.Namespace(**{**vars(args), "only": {"produce", "consume"}})
+    unmeasured = argparse.Namespace(**{**vars(args), "only": {"produce", "consume"},
+                                       "consume_passes": 1})
     for _ in range(args.warmup):
         for client in clients:
             for size in SIZES:
@@ -575,6 +580,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=1, metavar="PASSES",
                         help="unmeasured passes of produce and consume on each target before "
                              "the rounds (default: %(default)s)")
+    parser.add_argument("--consume-passes", type=int, default=3, metavar="N",
+                        help="reads of each produced topic per round, each a sample of its "
+                             "own (default: %(default)s)")
     parser.add_argument("--roundtrips", type=int, default=1000,
                         help="records produced one at a time, per round")
     parser.add_argument("--rss-records", type=int, default=100000)
@@ -587,6 +595,9 @@ def main() -> None:
     unknown = (args.only - set(WORKLOADS)) | (set(clients) - set(CLIENTS))
     if unknown:
         parser.error(f"unknown workload or client: {', '.join(sorted(unknown))}")
+    for flag in ("rounds", "consume_passes"):
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag.replace('_', '-')} must be at least 1")
     if "java" in clients and not java_available(args):
         log("java or Kafka's tools jars not found: the Java workloads are skipped")
         clients.remove("java")
