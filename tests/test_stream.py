@@ -6,11 +6,12 @@ corked into one send, and frames served as they arrive while the reader waits.""
 from __future__ import annotations
 
 import asyncio
+import socket
 import struct
 
 import pytest
 
-from mockbroker.io.stream import CORK_LIMIT, HANDED, HANDOFF, HIGH_WATER, ConnectionStream, \
+from mockbroker.io.stream import CORK_LIMIT, HANDED, HIGH_WATER, PIECE, ConnectionStream, \
     FrameTooLarge
 
 
@@ -184,7 +185,7 @@ def test_the_answers_to_requests_read_together_go_out_in_one_send_before_the_rea
 
 def test_answers_written_outside_a_pass_go_out_at_the_next_turn_and_a_large_one_at_once():
     async def scenario():
-        stream, transport = connected()
+        stream, transport = socket_connected(room=1 << 20)
         stream.write(b"x")
         stream.write(b"y")
         assert transport.written == []
@@ -193,9 +194,21 @@ def test_answers_written_outside_a_pass_go_out_at_the_next_turn_and_a_large_one_
         stream.write(b"z")
         big = b"B" * CORK_LIMIT
         stream.write(big)  # with what was corked before it, in order
-        assert transport.written == [b"xy", b"z" + big]
+        assert b"".join(transport.written) == b"xyz" + big
         await asyncio.sleep(0)
-        assert transport.written == [b"xy", b"z" + big]  # nothing left to send
+        assert b"".join(transport.written) == b"xyz" + big  # nothing left to send
+
+    run(scenario())
+
+
+def test_a_small_answer_given_in_pieces_is_joined_and_corked_with_the_others():
+    async def scenario():
+        stream, transport = connected()
+        stream.write(b"first")
+        stream.write([memoryview(b"sec"), b"on", bytearray(b"d")])
+        stream.write(b"third")
+        await asyncio.sleep(0)
+        assert transport.written == [b"firstsecondthird"]  # one send
 
     run(scenario())
 
@@ -245,13 +258,18 @@ class SocketTransport(FakeTransport):
             self.protocol.resume_writing()
 
 
-def test_a_large_answer_goes_to_the_transport_a_piece_at_a_time_and_in_order():
+def socket_connected(room: int) -> tuple[ConnectionStream, "SocketTransport"]:
+    stream = ConnectionStream(lambda _: None, max_frame=1 << 20)
+    transport = SocketTransport(room)
+    transport.protocol = stream
+    stream.connection_made(transport)
+    return stream, transport
+
+
+def test_a_large_answer_goes_to_a_transport_without_a_socket_a_piece_at_a_time_in_order():
     async def scenario():
-        stream = ConnectionStream(lambda _: None, max_frame=1 << 20)
-        transport = SocketTransport(room=100 * 1024)
-        transport.protocol = stream
-        stream.connection_made(transport)
-        answer = bytes(range(256)) * (4 * HANDOFF // 256 + 3)  # four pieces and a bit
+        stream, transport = socket_connected(room=10 * 1024)
+        answer = bytes(range(256)) * (4 * PIECE // 256 + 3)  # four pieces and a bit
         stream.write(answer)
         stream.write(b"the next answer")  # queued behind the large one, not before it
         stream.flush()
@@ -264,7 +282,7 @@ def test_a_large_answer_goes_to_the_transport_a_piece_at_a_time_and_in_order():
         assert drained.done()
         assert b"".join(transport.written) == answer + b"the next answer"
         # the transport never held more than the rest of one piece
-        assert transport.most_buffered == HANDOFF - transport.room
+        assert transport.most_buffered == PIECE - transport.room
         assert (transport.high, transport.low) == (64 * 1024, 16 * 1024)  # its marks again
         stream.write(b"small")
         stream.flush()
@@ -273,22 +291,94 @@ def test_a_large_answer_goes_to_the_transport_a_piece_at_a_time_and_in_order():
     run(scenario())
 
 
+async def over_a_socket() -> tuple[ConnectionStream, socket.socket]:
+    """A stream on a real transport, and the client's end of its socket (which reads only
+    what the test reads, into a small receive buffer)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        theirs = socket.create_connection(server.getsockname())
+        ours, _ = server.accept()
+    for end in (ours, theirs):
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16 * 1024)
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+    theirs.setblocking(False)
+    stream = ConnectionStream(lambda _: None, max_frame=1 << 20)
+    await asyncio.get_running_loop().connect_accepted_socket(lambda: stream, ours)
+    return stream, theirs
+
+
+def a_fetch_answer(batches: int, batch_size: int) -> list:
+    """An answer as the buffers it is made of: views of a frame between stored batches."""
+    frame = bytearray(b"H" * 40)
+    view = memoryview(frame)
+    pieces = [view[:20]]
+    for i in range(batches):
+        pieces.append(bytes([65 + i % 26]) * batch_size)
+    pieces.append(view[20:])
+    return pieces
+
+
+def test_a_large_answer_in_pieces_reaches_a_slow_reader_whole_and_in_order():
+    async def scenario():
+        stream, theirs = await over_a_socket()
+        loop = asyncio.get_running_loop()
+        transport = stream.transport
+        answer = a_fetch_answer(batches=300, batch_size=10 * 1024)  # 3 MB
+        expected = b"".join(answer) + b"the next answer"
+        stream.write(answer)
+        # the socket took what it could straight away; the transport keeps one piece of the
+        # rest (a copy) until the socket has room again, and the rest waits uncopied
+        assert 0 < transport.get_write_buffer_size() <= PIECE
+        waiting = list(stream._unsent)
+        assert sum(map(len, waiting)) > len(expected) - 256 * 1024  # most of the answer
+        assert all(a is b for a, b in zip(waiting[1:], answer[-len(waiting) + 1:]))
+        stream.write(b"the next answer")  # queued behind the large one
+        drained = asyncio.ensure_future(stream.drain())
+        received = bytearray()
+        most_buffered = 0
+        while len(received) < len(expected):
+            most_buffered = max(most_buffered, transport.get_write_buffer_size())
+            received += await loop.sock_recv(theirs, 8 * 1024)
+        await asyncio.wait_for(drained, 30)
+        assert received == expected
+        # the transport only ever held a piece: the rest went straight to the socket
+        assert most_buffered <= PIECE
+        stream.write(b"after")
+        stream.flush()
+        assert await loop.sock_recv(theirs, 100) == b"after"
+        stream.close()
+        theirs.close()
+
+    run(scenario())
+
+
+def test_a_connection_reset_during_a_large_answer_fails_its_drain_and_drops_the_rest():
+    async def scenario():
+        stream, theirs = await over_a_socket()
+        loop = asyncio.get_running_loop()
+        stream.write(a_fetch_answer(batches=300, batch_size=10 * 1024))
+        drained = asyncio.ensure_future(stream.drain())
+        await loop.sock_recv(theirs, 1024)  # some of it has arrived
+        theirs.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        theirs.close()  # reset, with most of the answer unread
+        with pytest.raises(ConnectionError):
+            await asyncio.wait_for(drained, 30)
+        assert not stream._unsent  # nothing is kept for a connection that is gone
+        stream.write(b"late")  # dropped, without an error
+        stream.flush()
+
+    run(scenario())
+
+
 def test_close_sends_the_rest_of_a_large_answer_and_a_lost_connection_drops_it():
     async def scenario():
-        stream = ConnectionStream(lambda _: None, max_frame=1 << 20)
-        transport = SocketTransport(room=1024)
-        transport.protocol = stream
-        stream.connection_made(transport)
-        answer = b"A" * (3 * HANDOFF)
+        stream, transport = socket_connected(room=1024)
+        answer = b"A" * (4 * CORK_LIMIT)
         stream.write(answer)
         stream.close()  # the transport sends what it holds before it closes
         assert transport.closing
         assert b"".join(transport.written) + transport.buffer == answer
 
-        lost = ConnectionStream(lambda _: None, max_frame=1 << 20)
-        lost_transport = SocketTransport(room=1024)
-        lost_transport.protocol = lost
-        lost.connection_made(lost_transport)
+        lost, _ = socket_connected(room=1024)
         lost.write(answer)
         drained = asyncio.ensure_future(lost.drain())
         await asyncio.sleep(0)

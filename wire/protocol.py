@@ -189,11 +189,15 @@ def encode_response_body(api_key: int, api_version: int, body: Any) -> Encoded:
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any, *,
-                    size_prefix: bool = True, copy: bool = True) -> bytes | bytearray:
+                    size_prefix: bool = True, copy: bool = True,
+                    pieces: bool = False) -> bytes | bytearray | list:
     """A response frame as a broker sends it; ``body`` is a message, or an :class:`Encoded`
     one of this API and version.  With ``copy=False`` the frame is the buffer it was built in
     (a bytearray), or the bytes its record batches were joined into (:class:`~wire.types.Frame`),
-    for a caller that only writes it out: a large Fetch answer is not copied once more."""
+    for a caller that only writes it out: a large Fetch answer is not copied once more.  With
+    ``pieces=True`` as well, a frame with record batches is the list of buffers it is made of
+    (:meth:`~wire.types.Frame.pieces`), for a caller that writes them out one after another:
+    the batches are not copied at all."""
     codecs = _RESPONSE_CODECS.get((api_key, api_version))
     if codecs is None:
         codecs = _RESPONSE_CODECS[api_key, api_version] = (
@@ -210,6 +214,10 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
         codec.encode(body, out)
     if size_prefix:
         _SIZE.pack_into(out, 0, out.final_size() - 4)
+    if pieces and not copy:
+        scattered = out.pieces()
+        if scattered is not None:
+            return scattered
     frame = out.joined()
     return bytes(frame) if copy and frame is out else frame
 

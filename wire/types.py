@@ -298,7 +298,8 @@ class Frame(bytearray):
     had left the heap's free memory in pieces, 12 MB answers cost the broker three times the
     CPU that way.  Here each list of batches is noted with its place instead (:meth:`defer`,
     called by the generated encoders), and :meth:`joined` makes the frame in one allocation
-    of its final size, copying each byte once."""
+    of its final size, copying each byte once; or :meth:`pieces` hands out the frame as the
+    buffers it is made of, for a writer that sends them one after another and copies none."""
 
     #: (where in this buffer, the batches that go there), once there are any
     _deferred: list[tuple[int, list]] | None = None
@@ -314,19 +315,32 @@ class Frame(bytearray):
         """The size of the whole frame: what is in this buffer and the batches noted."""
         return len(self) + self._deferred_size
 
+    def pieces(self) -> list | None:
+        """The whole frame as the buffers it is made of, in order: views of this buffer between
+        the batches noted, and the batches themselves (shared, not copied); None when no
+        batches were noted.  The views keep this buffer from being resized while they live."""
+        if self._deferred is None:
+            return None
+        return self._pieces(memoryview(self))
+
     def joined(self) -> bytes | bytearray:
         """The whole frame: this buffer itself when no batches were noted."""
         if self._deferred is None:
             return self
+        with memoryview(self) as view:
+            return b"".join(self._pieces(view))
+
+    def _pieces(self, view: memoryview) -> list:
         pieces: list = []
         start = 0
-        with memoryview(self) as view:
-            for at, batches in self._deferred:
+        for at, batches in self._deferred:
+            if at > start:
                 pieces.append(view[start:at])
-                pieces.extend(batches)
-                start = at
+            pieces.extend(batches)
+            start = at
+        if len(view) > start:
             pieces.append(view[start:])
-            return b"".join(pieces)
+        return pieces
 
 
 PRIMITIVE_FIXED = {

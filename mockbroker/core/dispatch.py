@@ -57,6 +57,9 @@ class Connection(Struct, frozen=True):
     principal: Principal = ANONYMOUS
     #: its authentication, on a SASL listener
     sasl: SaslSession | None = None
+    #: its listener writes an answer given as a list of buffers one after another (see
+    #: :meth:`Core.receive`)
+    pieces: bool = False
 
     @property
     def who(self) -> Principal:
@@ -147,7 +150,9 @@ class Core:
 
     def receive(self, frame: bytes, conn: Connection) -> Deferred:
         """One request frame (without its size prefix): a Deferred of the response frame (a
-        bytearray, written out as it is), :data:`NO_RESPONSE`, or a :class:`Close`."""
+        bytearray, written out as it is), :data:`NO_RESPONSE`, or a :class:`Close`.  For a
+        connection with :attr:`Connection.pieces`, a frame with record batches (a Fetch answer)
+        is the list of buffers it is made of, the stored batches among them uncopied."""
         sasl = conn.sasl
         if sasl is not None:
             now = self.clock.now_ms()
@@ -163,7 +168,8 @@ class Core:
             return Deferred.resolved(Close(f"undecodable request ({exc})"))
         header = request.header
         logged, outcome = self._handle(request, self.context(header, conn))
-        return outcome.map(lambda response: self._encode(header, response, logged))
+        return outcome.map(lambda response: self._encode(header, response, logged,
+                                                         conn.pieces))
 
     def context(self, header: RequestHeader, conn: Connection) -> RequestContext:
         """What handlers know of a request on ``conn`` besides its body: who sent it, on which
@@ -174,11 +180,12 @@ class Core:
                               conn.who, conn.listener,
                               sasl.mechanism if sasl is not None else None, sasl)
 
-    def _encode(self, header: RequestHeader, response: Any,
-                logged: LoggedRequest | None) -> bytes | Close:
+    def _encode(self, header: RequestHeader, response: Any, logged: LoggedRequest | None,
+                pieces: bool) -> bytes | list | Close:
         try:
             return wire.encode_response(header.api_key, header.api_version,
-                                        header.correlation_id, response, copy=False)
+                                        header.correlation_id, response, copy=False,
+                                        pieces=pieces)
         except Exception as exc:
             log.exception("failed to encode the %s v%d response",
                           API_NAMES.get(header.api_key, header.api_key), header.api_version)

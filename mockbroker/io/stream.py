@@ -28,29 +28,36 @@ waits for bytes, or at the event loop's next turn at the latest; an answer of
 sees no difference, and one that pipelines costs the broker a system call per batch of answers
 rather than per answer.
 
-An answer of more than twice :data:`HANDOFF` bytes is handed to the transport in pieces, each
-when the one before has left its buffer (its write-buffer high mark is 0 meanwhile, so that it
-pauses this protocol as soon as anything waits); later answers queue behind it, and
-:meth:`ConnectionStream.drain` waits until it has all been handed over.
+An answer may also be the list of buffers it is made of (a Fetch answer and the stored batches
+in it, :meth:`mockbroker.core.dispatch.Core.receive`); one of less than :data:`CORK_LIMIT`
+bytes is joined and corked like any other.  Larger answers are sent without a copy: while
+nothing waits in the transport's buffer, straight to the socket, in one ``writev`` of many
+buffers at a time.  Once the socket takes no more, the transport is handed the next
+:data:`PIECE` bytes, keeps what it cannot send, and pauses this protocol (its write-buffer
+high mark is 0 meanwhile); when that has left it resumes it, and the rest goes on as before.
+So the transport never copies more than a piece of an answer, and later answers queue behind
+it; :meth:`ConnectionStream.drain` waits until it has all gone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
+import os
 import struct
 from typing import Any, Callable
 
 #: unread bytes (beyond a frame still arriving) at which the socket stops being read
 HIGH_WATER = 128 * 1024
-#: corked answers of this many bytes in all are written at once
+#: corked answers of this many bytes in all are written at once, and sent without a copy
 CORK_LIMIT = 64 * 1024
-#: an answer of more than twice this (a Fetch of many partitions) goes to the transport a
-#: piece of this size at a time, each once the transport has sent all before it: asyncio's
-#: transport keeps a copy of whatever the socket does not take at once, which is then the rest
-#: of a piece, not most of the answer.  Smaller answers, which a socket mostly takes whole, go
-#: at once (pieces of those would cost more turns of the loop than the copies they save).
-HANDOFF = 1024 * 1024
+#: the most of an answer the transport is handed at a time once the socket is full: asyncio's
+#: transport keeps a copy of what the socket does not take, which is then at most this (once
+#: that has left, the socket has room again and takes the rest straight, as much as it can)
+PIECE = 16 * 1024
+#: the most buffers one ``writev`` takes (the usual IOV_MAX)
+IOV_MAX = 1024
 _SIZE = struct.Struct(">i")
 #: what :meth:`ConnectionStream.read_frame` returns when :attr:`ConnectionStream.on_frame` has
 #: passed a frame on to the reader
@@ -87,8 +94,11 @@ class ConnectionStream(asyncio.Protocol):
         self._corked: list[bytes] = []
         self._corked_size = 0
         self._flush_handle: asyncio.Handle | None = None
-        #: answers (the rest of a large one first) not yet handed to the transport
-        self._unsent: collections.deque[memoryview] = collections.deque()
+        #: the buffers of large answers (the rest of one first) not yet sent or handed to the
+        #: transport
+        self._unsent: collections.deque = collections.deque()
+        #: the socket's descriptor, for writes straight to it; -1 without one
+        self._fd = -1
         #: set by the listener: ``on_frame(frame)`` answers a frame that arrived while the
         #: reader waits and returns True, or keeps it for the reader and returns False
         self.on_frame: Callable[[bytes], bool] | None = None
@@ -99,6 +109,9 @@ class ConnectionStream(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            self._fd = sock.fileno()
         self._on_connect(self)
 
     def data_received(self, data: bytes) -> None:
@@ -257,52 +270,92 @@ class ConnectionStream(asyncio.Protocol):
 
     # -- writing -------------------------------------------------------------------------------
 
-    def write(self, data: bytes) -> None:
-        """Queue ``data`` to go out with the other answers of this pass (see the module's
-        docstring)."""
+    def write(self, data: bytes | list) -> None:
+        """Queue ``data``, an answer or the list of buffers it is made of, to go out with the
+        other answers of this pass (see the module's docstring)."""
+        if data.__class__ is list:
+            size = sum(map(len, data))
+            if size < CORK_LIMIT:
+                data = b"".join(data)
+        else:
+            size = len(data)
         self._corked.append(data)
-        self._corked_size += len(data)
+        self._corked_size += size
         if self._corked_size >= CORK_LIMIT:
             self.flush()
         elif self._flush_handle is None:
             self._flush_handle = asyncio.get_running_loop().call_soon(self.flush)
 
     def flush(self) -> None:
-        """Hand every queued answer to the transport, in one write."""
+        """Hand every queued answer to the transport, in one write; or, if they are large,
+        send them without a copy."""
         corked = self._corked
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
         if not corked:
             return
+        if self._lost:
+            self._drop_corked()
+            return
+        if self._unsent or self._corked_size >= CORK_LIMIT:
+            unsent = self._unsent
+            for data in corked:
+                if data.__class__ is list:
+                    unsent.extend(data)
+                else:
+                    unsent.append(data)
+            self._drop_corked()
+            self._hand_on()
+            return
         data = corked[0] if len(corked) == 1 else b"".join(corked)
         corked.clear()
         self._corked_size = 0
-        if self._lost:
-            return
-        if self._unsent or len(data) > 2 * HANDOFF:
-            self._unsent.append(memoryview(data))
-            self._hand_on()
-        else:
-            self.transport.write(data)
+        self.transport.write(data)
 
     def _hand_on(self) -> None:
-        """Hand the transport the unsent answers, a piece at a time, while its buffer is empty;
-        it calls :meth:`pause_writing` as soon as a piece is not all sent, and
-        :meth:`resume_writing` once that piece has left."""
+        """Send the unsent buffers: straight to the socket while the transport's buffer is
+        empty, then a piece to the transport, which calls :meth:`pause_writing` as soon as it
+        keeps any (its high mark is 0 meanwhile) and :meth:`resume_writing` once that has left,
+        which comes back here."""
         transport = self.transport
         unsent = self._unsent
         transport.set_write_buffer_limits(high=0)
-        while unsent and not self._write_paused:
-            view = unsent[0]
-            if len(view) > HANDOFF:
-                unsent[0] = view[HANDOFF:]
-                view = view[:HANDOFF]
+        while unsent and not self._write_paused and not transport.is_closing():
+            if self._fd >= 0 and not transport.get_write_buffer_size():
+                self._send_now()
+                if not unsent:
+                    break
+            head = unsent[0]
+            if len(head) > PIECE:
+                head = memoryview(head)
+                unsent[0] = head[PIECE:]
+                head = head[:PIECE]
             else:
                 unsent.popleft()
-            transport.write(view)
+            transport.write(head)
         if not unsent:
             transport.set_write_buffer_limits()  # asyncio's own marks again
+
+    def _send_now(self) -> None:
+        """Write unsent buffers to the socket until it takes no more; an error is left for the
+        transport to meet, and report, with the next piece it is handed."""
+        unsent = self._unsent
+        fd = self._fd
+        while unsent:
+            buffers = list(itertools.islice(unsent, IOV_MAX))
+            try:
+                sent = os.writev(fd, buffers)
+            except OSError:  # full (EAGAIN), interrupted, or the connection's error
+                return
+            for buffer in buffers:
+                size = len(buffer)
+                if sent < size:
+                    if sent:
+                        unsent[0] = memoryview(buffer)[sent:]
+                    return  # the socket took no more
+                unsent.popleft()
+                sent -= size
 
     def _drop_corked(self) -> None:
         if self._flush_handle is not None:

@@ -95,3 +95,31 @@ def test_a_request_context_says_who_sent_it_where_and_when():
     assert ctx.injected is None and ctx.session is None and ctx.mechanism is None
     with pytest.raises(AttributeError):
         ctx.now_ms = 0  # handlers share it: nothing may change it
+
+
+def test_a_fetch_answer_is_its_pieces_with_the_stored_batches_uncopied_where_asked_for():
+    core = make_core()
+    core.cluster.create_topic("t", 1)
+    produce = wire.request_class(0)
+    for value in (b"x" * 2000, b"y" * 2000):
+        body = produce(acks=1, timeout_ms=1000, topic_data=[produce.TopicProduceData(
+            name="t", partition_data=[produce.PartitionProduceData(
+                index=0, records=records.encode_batch([(b"k", value, [], 1)]))])])
+        core.receive(_frame(0, 9, body), CONN)
+    fetch = wire.request_class(1)
+    frame = _frame(1, 12, fetch(max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                                session_epoch=-1, topics=[fetch.FetchTopic(
+                                    topic="t", partitions=[fetch.FetchPartition(
+                                        partition=0, fetch_offset=0,
+                                        partition_max_bytes=1 << 20)])]))
+    joined = core.receive(frame, CONN).value
+    pieces = core.receive(frame, Connection(0, 2, pieces=True)).value
+    assert type(pieces) is list and b"".join(pieces) == bytes(joined)
+    stored = [batch.data for batch in core.cluster.topics["t"].partitions[0].log.batches]
+    assert len(stored) == 2
+    assert [p for p in pieces if any(p is batch for batch in stored)] == stored
+    _, body = wire.decode_response(1, 12, bytes(joined)[4:])
+    stored_records = body.responses[0].partitions[0].records
+    values = [r.value for _, batch in records.split_batches(stored_records)
+              for r in records.decode_records(batch)]
+    assert values == [b"x" * 2000, b"y" * 2000]

@@ -124,6 +124,16 @@ def test_a_fetch_answer_of_many_partitions_is_joined_in_one_piece(version):
     _, body = wire.decode_response(1, version, frame[4:])
     assert [p.records for t in body.responses for p in t.partitions] == [
         b"".join(batches[t, p]) for t in range(2) for p in range(3)]
+    # as its pieces: the same bytes, with the stored batches among them as they are
+    pieces = wire.encode_response(1, version, 5, answer(joined=False), copy=False, pieces=True)
+    assert b"".join(pieces) == expected
+    stored = [batch for t in range(2) for p in range(3) for batch in batches[t, p]]
+    shared = [piece for piece in pieces if type(piece) is bytes]
+    assert len(shared) == len(stored) and all(a is b for a, b in zip(shared, stored))
+    # an answer without batches is its frame all the same
+    plain = wire.response_class(18)(error_code=0, api_keys=[])
+    assert wire.encode_response(18, 3, 5, plain, copy=False, pieces=True) == \
+        wire.encode_response(18, 3, 5, plain)
 
 
 def test_a_frame_copies_noted_batches_in_where_they_were_noted():
@@ -135,8 +145,12 @@ def test_a_frame_copies_noted_batches_in_where_they_were_noted():
     frame += b"e"
     assert frame.final_size() == 10
     assert frame.joined() == b"ab123cd45e"
+    pieces = frame.pieces()
+    assert [bytes(piece) for piece in pieces] == [b"ab", b"12", b"3", b"cd", b"45", b"e"]
+    assert pieces[1] is frame._deferred[0][1][0]  # a batch is handed out, not copied
     plain = Frame(b"xy")
     assert plain.joined() is plain  # nothing noted: the buffer itself, not a copy
+    assert plain.pieces() is None
 
 
 def test_non_nullable_rejects_null():
