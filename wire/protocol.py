@@ -195,7 +195,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     one of this API and version.  With ``copy=False`` the frame is the buffer it was built in
     (a bytearray), or the bytes its record batches were joined into (:class:`~wire.types.Frame`),
     for a caller that only writes it out: a large Fetch answer is not copied once more.  With
-    ``pieces=True`` as well, a frame with record batches is the list of buffers it is made of
+    ``pieces=True``, a frame with record batches is the list of buffers it is made of
     (:meth:`~wire.types.Frame.pieces`), for a caller that writes them out one after another:
     the batches are not copied at all."""
     codecs = _RESPONSE_CODECS.get((api_key, api_version))
@@ -214,7 +214,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
         codec.encode(body, out)
     if size_prefix:
         _SIZE.pack_into(out, 0, out.final_size() - 4)
-    if pieces and not copy:
+    if pieces:
         scattered = out.pieces()
         if scattered is not None:
             return scattered

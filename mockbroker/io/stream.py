@@ -309,8 +309,7 @@ class ConnectionStream(asyncio.Protocol):
             self._hand_on()
             return
         data = corked[0] if len(corked) == 1 else b"".join(corked)
-        corked.clear()
-        self._corked_size = 0
+        self._drop_corked()
         self.transport.write(data)
 
     def _hand_on(self) -> None:
