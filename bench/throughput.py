@@ -8,8 +8,10 @@ is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks 
   100 B and 10 KiB, to fresh topics of 1 and 12 partitions: msg/s, MB/s, and the broker's CPU
   seconds per million records; for the clients that run in the bench's own process
   (confluent-kafka, kafka-python), their CPU seconds per million records too, which shows when
-  a difference in msg/s is the client's.
-- ``consume``: the records just produced, read back by confluent-kafka (partitions assigned,
+  a difference in msg/s is the client's.  Each round runs every producer ``--produce-passes``
+  times (three by default), each time into a fresh topic, and each run is a sample: a run of
+  500,000 records of 100 B takes confluent-kafka under half a second.
+- ``consume``: the records of the round's last produce run, read back by confluent-kafka (partitions assigned,
   no group, ``fetch.wait.max.ms`` 10) and by Kafka's Java ``ConsumerPerformance`` (its fetch rate,
   which leaves out the group join): the same figures.  Each round reads the topic
   ``--consume-passes`` times (three by default), each time with a fresh client from the first
@@ -48,7 +50,8 @@ an idle machine.  Without ``--compare`` only mockbroker is measured.
 
     .venv/bin/python bench/throughput.py [--compare HOST:PORT [--compare-pid PID]]
         [--only produce,consume,roundtrip,startup,rss,metadata] [--clients confluent,java]
-        [--messages 50000] [--rounds 3] [--consume-passes 3] [--warmup 1] [--roundtrips 1000]
+        [--messages 50000] [--rounds 3] [--produce-passes 3] [--consume-passes 3] [--warmup 1]
+        [--roundtrips 1000]
         [--rss-records 100000]
 
 Java workloads need Kafka's tools jars (``kafka-tools``, ``kafka-clients`` and their
@@ -288,19 +291,24 @@ def produce_round(args, tally: Tally, target: Target, client: str, size: int,
                   partitions: int, *, quiet: bool = False) -> None:
     n = records_for(args, size)
     name = f"{client} {'100 B' if size == 100 else f'{size // 1024} KiB'} x{partitions}p"
-    topic, got = make_topic(target.bootstrap, partitions)
-    if got != partitions:
-        raise RuntimeError(f"{target.label} made {topic} with {got} partitions, not {partitions}")
     payload = b"x" * size
-    with BrokerCost(target) as cost:
-        if client == "confluent":
-            run = confluent_produce(target.bootstrap, topic, payload, n)
-        elif client == "kafka-python":
-            run = kafka_python_produce(target.bootstrap, topic, payload, n)
-        else:
-            run = java_produce(args, target.bootstrap, topic, size, n)
-    if "produce" in args.only:
-        add_run(tally, f"produce {name}", target, size, n, run, cost, quiet)
+    passes = args.produce_passes if "produce" in args.only else 1
+    for done in range(passes):  # each into a fresh topic; the consume reads the last one
+        topic, got = make_topic(target.bootstrap, partitions)
+        if got != partitions:
+            raise RuntimeError(f"{target.label} made {topic} with {got} partitions, "
+                               f"not {partitions}")
+        with BrokerCost(target) as cost:
+            if client == "confluent":
+                run = confluent_produce(target.bootstrap, topic, payload, n)
+            elif client == "kafka-python":
+                run = kafka_python_produce(target.bootstrap, topic, payload, n)
+            else:
+                run = java_produce(args, target.bootstrap, topic, size, n)
+        if "produce" in args.only:
+            add_run(tally, f"produce {name}", target, size, n, run, cost, quiet)
+        if done < passes - 1:
+            delete_topics(target.bootstrap, [topic])
     if "consume" in args.only and client != "kafka-python":
         for _ in range(args.consume_passes):  # each a fresh client, from the first offset
             with BrokerCost(target) as cost:
@@ -331,7 +339,7 @@ def warm_up(args, targets: list[Target], clients: list[str]) -> None:
     to 12 partitions, on each target in turn; their figures are dropped."""
     started = time.perf_counter()
     unmeasured = argparse.Namespace(**{**vars(args), "only": {"produce", "consume"},
-                                       "consume_passes": 1})
+                                       "produce_passes": 1, "consume_passes": 1})
     for _ in range(args.warmup):
         for client in clients:
             for size in SIZES:
@@ -580,6 +588,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=1, metavar="PASSES",
                         help="unmeasured passes of produce and consume on each target before "
                              "the rounds (default: %(default)s)")
+    parser.add_argument("--produce-passes", type=int, default=3, metavar="N",
+                        help="produce runs of each workload per round, each into a fresh "
+                             "topic and a sample of its own (default: %(default)s)")
     parser.add_argument("--consume-passes", type=int, default=3, metavar="N",
                         help="reads of each produced topic per round, each a sample of its "
                              "own (default: %(default)s)")
@@ -595,7 +606,7 @@ def main() -> None:
     unknown = (args.only - set(WORKLOADS)) | (set(clients) - set(CLIENTS))
     if unknown:
         parser.error(f"unknown workload or client: {', '.join(sorted(unknown))}")
-    for flag in ("rounds", "consume_passes"):
+    for flag in ("rounds", "produce_passes", "consume_passes"):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be at least 1")
     if "java" in clients and not java_available(args):
