@@ -8,9 +8,10 @@ is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks 
   100 B and 10 KiB, to fresh topics of 1 and 12 partitions: msg/s, MB/s, and the broker's CPU
   seconds per million records; for the clients that run in the bench's own process
   (confluent-kafka, kafka-python), their CPU seconds per million records too, which shows when
-  a difference in msg/s is the client's.  Each round runs every producer ``--produce-passes``
-  times (three by default), each time into a fresh topic, and each run is a sample: a run of
-  500,000 records of 100 B takes confluent-kafka under half a second.
+  a difference in msg/s is the client's.  Each round runs confluent-kafka and the Java producer
+  ``--produce-passes`` times (three by default), each time into a fresh topic, and each run is
+  a sample: a run of 500,000 records of 100 B takes confluent-kafka under half a second.
+  kafka-python runs once a round: its runs take many seconds each.
 - ``consume``: the records of the round's last produce run, read back by confluent-kafka (partitions assigned,
   no group, ``fetch.wait.max.ms`` 10) and by Kafka's Java ``ConsumerPerformance`` (its fetch rate,
   which leaves out the group join): the same figures.  Each round reads the topic
@@ -292,7 +293,8 @@ def produce_round(args, tally: Tally, target: Target, client: str, size: int,
     n = records_for(args, size)
     name = f"{client} {'100 B' if size == 100 else f'{size // 1024} KiB'} x{partitions}p"
     payload = b"x" * size
-    passes = args.produce_passes if "produce" in args.only else 1
+    # kafka-python's runs last many seconds each (its Python encodes every record): one a round
+    passes = args.produce_passes if "produce" in args.only and client != "kafka-python" else 1
     for done in range(passes):  # each into a fresh topic; the consume reads the last one
         topic, got = make_topic(target.bootstrap, partitions)
         if got != partitions:
@@ -590,7 +592,8 @@ def main() -> None:
                              "the rounds (default: %(default)s)")
     parser.add_argument("--produce-passes", type=int, default=3, metavar="N",
                         help="produce runs of each workload per round, each into a fresh "
-                             "topic and a sample of its own (default: %(default)s)")
+                             "topic and a sample of its own; kafka-python runs once "
+                             "(default: %(default)s)")
     parser.add_argument("--consume-passes", type=int, default=3, metavar="N",
                         help="reads of each produced topic per round, each a sample of its "
                              "own (default: %(default)s)")
