@@ -12,12 +12,13 @@ is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks 
   ``--produce-passes`` times (three by default), each time into a fresh topic, and each run is
   a sample: a run of 500,000 records of 100 B takes confluent-kafka under half a second.
   kafka-python runs once a round: its runs take many seconds each.
-- ``consume``: the records of the round's last produce run, read back by confluent-kafka (partitions assigned,
-  no group, ``fetch.wait.max.ms`` 10) and by Kafka's Java ``ConsumerPerformance`` (its fetch rate,
-  which leaves out the group join): the same figures.  Each round reads the topic
-  ``--consume-passes`` times (three by default), each time with a fresh client from the first
-  offset, and each read is a sample: a read is short (500 MB takes confluent-kafka under half a
-  second), and twelve reads of one topic on one Kafka ranged from 123k to 177k msg/s.
+- ``consume``: the records of the round's last produce run, read back by confluent-kafka
+  (partitions assigned, no group, ``fetch.wait.max.ms`` 10) and by Kafka's Java
+  ``ConsumerPerformance`` (its fetch rate, which leaves out the group join): the same figures.
+  Each round reads the topic ``--consume-passes`` times (three by default), each time with a
+  fresh client from the first offset, and each read is a sample: a read is short (500 MB takes
+  confluent-kafka under half a second), and twelve reads of one topic on one Kafka ranged from
+  123k to 177k msg/s.
 - ``roundtrip``: one record at a time produced and acknowledged (confluent-kafka, acks=all,
   linger 0): p50 and p99 in ms, and the broker's CPU per round trip in µs.
 - ``startup``: spawn of ``mockbroker serve --port 0`` to its ready line, to the answer to an
@@ -52,8 +53,7 @@ an idle machine.  Without ``--compare`` only mockbroker is measured.
     .venv/bin/python bench/throughput.py [--compare HOST:PORT [--compare-pid PID]]
         [--only produce,consume,roundtrip,startup,rss,metadata] [--clients confluent,java]
         [--messages 50000] [--rounds 3] [--produce-passes 3] [--consume-passes 3] [--warmup 1]
-        [--roundtrips 1000]
-        [--rss-records 100000]
+        [--roundtrips 1000] [--rss-records 100000]
 
 Java workloads need Kafka's tools jars (``kafka-tools``, ``kafka-clients`` and their
 dependencies) on ``--java-classpath``, by default ``.cache/jars/kafka-tools/*`` as
