@@ -43,10 +43,13 @@ compiles its data path during its first minute or so of load, and without them i
 would time the compiler (a cold Kafka's Java produce ran at about half its warm rate).
 ``--warmup 0`` leaves them out.
 
-Rounds alternate between the targets (mockbroker, other, mockbroker, other ...), the medians are
-printed, and for each figure the ratio mockbroker / other with the direction that is better,
-beside the lowest and highest ratio of single rounds (round i of one target over round i of the
-other): how far the rounds scatter, so that a ratio within the noise reads as such.
+Rounds alternate between the targets, and which one goes first swaps from round to round
+(mockbroker, other; other, mockbroker; ...): whatever one target leaves running after its turn
+(a JVM's collector, files being written back) then falls on both alike, not always on the one
+that runs next.  The medians are printed, and for each figure the ratio mockbroker / other with
+the direction that is better, beside the lowest and highest ratio of single rounds (round i of
+one target over round i of the other): how far the rounds scatter, so that a ratio within the
+noise reads as such.
 Another process using the CPU during a run skews both targets, but not evenly: compare runs on
 an idle machine.  Without ``--compare`` only mockbroker is measured.
 
@@ -135,6 +138,12 @@ class Timed:
     def stop(self) -> None:
         self.seconds = time.perf_counter() - self._wall
         self.cpu = time.process_time() - self._cpu
+
+
+def in_turn(targets: list[Target], turn: int) -> list[Target]:
+    """The targets in the order round ``turn`` runs them: as given in even rounds, reversed in
+    odd ones (A, B; B, A; A, B ...)."""
+    return targets if turn % 2 == 0 else targets[::-1]
 
 
 def log(message: str) -> None:
@@ -634,8 +643,8 @@ def main() -> None:
                 tally.add("start-up of serve", figure, "mockbroker", ms)
         if "rss" in args.only:  # first: before other workloads' memory is freed for reuse
             kept = defaultdict(list)
-            for _ in range(args.rounds):
-                for target in targets:
+            for turn in range(args.rounds):
+                for target in in_turn(targets, turn):
                     kept[target.bootstrap].append(rss_round(args, tally, target))
             for bootstrap, topics in kept.items():
                 if any(topics):
@@ -648,12 +657,12 @@ def main() -> None:
                     continue  # nothing of it would be measured
                 for size in SIZES:
                     for partitions in PARTITIONS:
-                        for _ in range(args.rounds):
-                            for target in targets:  # interleaved: A, B, A, B ...
+                        for turn in range(args.rounds):
+                            for target in in_turn(targets, turn):
                                 produce_round(args, tally, target, client, size, partitions)
         if "roundtrip" in args.only:
-            for _ in range(args.rounds):
-                for target in targets:
+            for turn in range(args.rounds):
+                for target in in_turn(targets, turn):
                     roundtrip_round(args, tally, target)
         if "metadata" in args.only:
             metadata_workload(args, tally, targets)
