@@ -43,13 +43,17 @@ compiles its data path during its first minute or so of load, and without them i
 would time the compiler (a cold Kafka's Java produce ran at about half its warm rate).
 ``--warmup 0`` leaves them out.
 
-Rounds alternate between the targets, and which one goes first swaps from round to round
-(mockbroker, other; other, mockbroker; ...): whatever one target leaves running after its turn
-(a JVM's collector, files being written back) then falls on both alike, not always on the one
-that runs next.  The medians are printed, and for each figure the ratio mockbroker / other with
-the direction that is better, beside the lowest and highest ratio of single rounds (round i of
-one target over round i of the other): how far the rounds scatter, so that a ratio within the
-noise reads as such.
+Every run alternates between the targets: a round's first produce run on one, then on the
+other, then its second on each, and so on, and the same for its reads; which target goes first
+swaps from one run to the next (mockbroker, other; other, mockbroker; ...), and the round-trip
+and memory rounds alternate the same way.  Spells in which the machine or a client runs slow
+last seconds (a confluent-kafka read of 500,000 records once took 0.55 s of its own CPU
+instead of 0.37, for several reads in a row, with neither broker busy): taking the targets
+turn about puts such a spell on both, and whatever one target leaves running after its run
+(a JVM's collector, files being written back) does not always fall on the same neighbour.
+The medians are printed, and for each figure the ratio mockbroker / other with the direction
+that is better, beside the lowest and highest ratio of single runs (run i of one target over
+run i of the other): how far they scatter, so that a ratio within the noise reads as such.
 Another process using the CPU during a run skews both targets, but not evenly: compare runs on
 an idle machine.  Without ``--compare`` only mockbroker is measured.
 
@@ -141,8 +145,8 @@ class Timed:
 
 
 def in_turn(targets: list[Target], turn: int) -> list[Target]:
-    """The targets in the order round ``turn`` runs them: as given in even rounds, reversed in
-    odd ones (A, B; B, A; A, B ...)."""
+    """The targets in the order of turn ``turn`` (a round, or a run within one): as given on
+    even turns, reversed on odd ones (A, B; B, A; A, B ...)."""
     return targets if turn % 2 == 0 else targets[::-1]
 
 
@@ -299,38 +303,47 @@ def records_for(args: argparse.Namespace, size: int) -> int:
     return args.messages if size <= 1024 else max(1000, args.messages // 10)
 
 
-def produce_round(args, tally: Tally, target: Target, client: str, size: int,
-                  partitions: int, *, quiet: bool = False) -> None:
+def data_round(args, tally: Tally, targets: list[Target], turn: int, client: str, size: int,
+               partitions: int, *, quiet: bool = False) -> None:
+    """One round of a produce/consume workload on every target.  Each pass runs on all the
+    targets before the next pass starts, in an order that swaps from pass to pass: a spell in
+    which the machine or the client runs slow then falls on both targets' samples, not on one
+    target's whole turn."""
     n = records_for(args, size)
     name = f"{client} {'100 B' if size == 100 else f'{size // 1024} KiB'} x{partitions}p"
     payload = b"x" * size
     # kafka-python's runs last many seconds each (its Python encodes every record): one a round
     passes = args.produce_passes if "produce" in args.only and client != "kafka-python" else 1
-    for done in range(passes):  # each into a fresh topic; the consume reads the last one
-        topic, got = make_topic(target.bootstrap, partitions)
-        if got != partitions:
-            raise RuntimeError(f"{target.label} made {topic} with {got} partitions, "
-                               f"not {partitions}")
-        with BrokerCost(target) as cost:
-            if client == "confluent":
-                run = confluent_produce(target.bootstrap, topic, payload, n)
-            elif client == "kafka-python":
-                run = kafka_python_produce(target.bootstrap, topic, payload, n)
-            else:
-                run = java_produce(args, target.bootstrap, topic, size, n)
-        if "produce" in args.only:
-            add_run(tally, f"produce {name}", target, size, n, run, cost, quiet)
-        if done < passes - 1:
-            delete_topics(target.bootstrap, [topic])
-    if "consume" in args.only and client in READERS:
-        for _ in range(args.consume_passes):  # each a fresh client, from the first offset
+    topics: dict[Target, str] = {}  # each target's latest topic: the consume reads it
+    for done in range(passes):
+        for target in in_turn(targets, turn + done):  # each pass into a fresh topic
+            if target in topics:
+                delete_topics(target.bootstrap, [topics.pop(target)])
+            topic, got = make_topic(target.bootstrap, partitions)
+            if got != partitions:
+                raise RuntimeError(f"{target.label} made {topic} with {got} partitions, "
+                                   f"not {partitions}")
+            topics[target] = topic
             with BrokerCost(target) as cost:
                 if client == "confluent":
-                    run = confluent_consume(target.bootstrap, topic, partitions, n)
+                    run = confluent_produce(target.bootstrap, topic, payload, n)
+                elif client == "kafka-python":
+                    run = kafka_python_produce(target.bootstrap, topic, payload, n)
                 else:
-                    run = java_consume(args, target.bootstrap, topic, n)
-            add_run(tally, f"consume {name}", target, size, n, run, cost, quiet)
-    delete_topics(target.bootstrap, [topic])
+                    run = java_produce(args, target.bootstrap, topic, size, n)
+            if "produce" in args.only:
+                add_run(tally, f"produce {name}", target, size, n, run, cost, quiet)
+    if "consume" in args.only and client in READERS:
+        for done in range(args.consume_passes):  # each a fresh client, from the first offset
+            for target in in_turn(targets, turn + done):
+                with BrokerCost(target) as cost:
+                    if client == "confluent":
+                        run = confluent_consume(target.bootstrap, topics[target], partitions, n)
+                    else:
+                        run = java_consume(args, target.bootstrap, topics[target], n)
+                add_run(tally, f"consume {name}", target, size, n, run, cost, quiet)
+    for target, topic in topics.items():
+        delete_topics(target.bootstrap, [topic])
 
 
 def add_run(tally: Tally, workload: str, target: Target, size: int, n: int,
@@ -349,16 +362,15 @@ def add_run(tally: Tally, workload: str, target: Target, size: int, n: int,
 
 def warm_up(args, targets: list[Target], clients: list[str]) -> None:
     """``args.warmup`` passes of every client's produce and consume, 100 B and 10 KiB records
-    to 12 partitions, on each target in turn; their figures are dropped."""
+    to 12 partitions, on the targets in turn; their figures are dropped."""
     started = time.perf_counter()
     unmeasured = argparse.Namespace(**{**vars(args), "only": {"produce", "consume"},
                                        "produce_passes": 1, "consume_passes": 1})
     for _ in range(args.warmup):
         for client in clients:
             for size in SIZES:
-                for target in targets:
-                    produce_round(unmeasured, Tally(), target, client, size, max(PARTITIONS),
-                                  quiet=True)
+                data_round(unmeasured, Tally(), targets, 0, client, size, max(PARTITIONS),
+                           quiet=True)
     log(f"  warm-up: {args.warmup} pass(es) on each target, {time.perf_counter() - started:.0f} s")
 
 
@@ -543,10 +555,10 @@ def figure_text(value: float | None) -> str:
     return f"{value:.2f}" if abs(value) >= 0.995 else f"{value:.3g}"
 
 
-def round_ratios(mine: list[float], other: list[float]) -> tuple[float, float] | None:
-    """The lowest and highest ratio of the rounds, each round's figure over the other target's
-    of the same round (the rounds alternate, so round i of each ran side by side); None with
-    fewer than two rounds of each."""
+def run_ratios(mine: list[float], other: list[float]) -> tuple[float, float] | None:
+    """The lowest and highest ratio of single runs, each run's figure over the other target's
+    run i (the targets take turns, so run i of each ran side by side); None with fewer than
+    two runs of each."""
     ratios = [a / b for a, b in zip(mine, other) if b]
     return (min(ratios), max(ratios)) if len(ratios) >= 2 else None
 
@@ -555,7 +567,7 @@ def report(tally: Tally, labels: list[str]) -> None:
     compare = len(labels) > 1
     head = f"{'workload':<32} {'figure':<15} {labels[0]:>11}"
     if compare:
-        head += f" {labels[1]:>11} {'ratio':>7}  {'rounds':<11}  better"
+        head += f" {labels[1]:>11} {'ratio':>7}  {'runs':<11}  better"
     print("\n" + head)
     print("-" * len(head))
     last = None
@@ -568,7 +580,7 @@ def report(tally: Tally, labels: list[str]) -> None:
         if compare:
             mine, other = medians
             ratio = mine / other if mine is not None and other else None
-            spread = round_ratios(by_label.get(labels[0], []), by_label.get(labels[1], []))
+            spread = run_ratios(by_label.get(labels[0], []), by_label.get(labels[1], []))
             spread_text = "" if spread is None else \
                 f"{figure_text(spread[0])}-{figure_text(spread[1])}"
             direction = {True: "higher", False: "lower", None: "-"}[HIGHER_BETTER[figure]]
@@ -576,9 +588,9 @@ def report(tally: Tally, labels: list[str]) -> None:
                     f"  {direction}"
         print(line)
     if compare:
-        print(f"\nratio = {labels[0]} / {labels[1]}, medians of the rounds; 'better' is the "
-              "direction in which mockbroker does better\nrounds = the lowest and highest "
-              "ratio of one round to the other target's round beside it (a range that spans "
+        print(f"\nratio = {labels[0]} / {labels[1]}, medians of the runs; 'better' is the "
+              "direction in which mockbroker does better\nruns = the lowest and highest "
+              "ratio of one run to the other target's run beside it (a range that spans "
               "1 is no clear difference)\nclient CPU s/M = the CPU seconds per million records "
               "of a client running in this process: where it moves with msg/s, the client set "
               "the pace")
@@ -658,8 +670,7 @@ def main() -> None:
                 for size in SIZES:
                     for partitions in PARTITIONS:
                         for turn in range(args.rounds):
-                            for target in in_turn(targets, turn):
-                                produce_round(args, tally, target, client, size, partitions)
+                            data_round(args, tally, targets, turn, client, size, partitions)
         if "roundtrip" in args.only:
             for turn in range(args.rounds):
                 for target in in_turn(targets, turn):
