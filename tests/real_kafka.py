@@ -52,6 +52,10 @@ class KafkaUnavailable(RuntimeError):
     """The jars or java are missing: the reason says what to run."""
 
 
+class _ExitedWhileStarting(RuntimeError):
+    """The broker's process ended before it was ready."""
+
+
 def _free_ports(count: int) -> list[int]:
     sockets = []
     try:
@@ -99,7 +103,20 @@ class RealKafka:
                                    f"bash ci/dev.sh setup")
 
     def start(self, timeout: float = 180) -> "RealKafka":
+        """Kafka on fresh ports with a fresh data directory, once its group and transaction
+        coordinators answer.  A broker that exits while starting (its ports taken between
+        being picked and bound, or its JVM gone) is started once more, anew; a second exit
+        raises, with the reasons of both."""
         self.check()
+        reasons = []
+        for _ in range(2):
+            try:
+                return self._start_once(timeout)
+            except _ExitedWhileStarting as exc:
+                reasons.append(str(exc))
+        raise RuntimeError("Kafka exited during start-up, twice:\n" + "\n---\n".join(reasons))
+
+    def _start_once(self, timeout: float) -> "RealKafka":
         self.dir = Path(tempfile.mkdtemp(prefix="real-kafka-"))
         self.port, controller = _free_ports(2)
         props = {
@@ -141,7 +158,10 @@ class RealKafka:
     def _wait(self, ready, deadline: float, log: Path) -> None:
         while not ready():
             if self.process.poll() is not None:
-                raise RuntimeError(f"Kafka exited during start-up: {_text(log)[-3000:]}")
+                raise _ExitedWhileStarting(
+                    f"Kafka exited during start-up (exit status {self.process.returncode}); "
+                    f"its stderr: {_text(log.parent / 'stderr.log')[-1000:]!r}; "
+                    f"its log: {_text(log)[-3000:]}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Kafka did not start in time: {_text(log)[-3000:]}")
             time.sleep(0.1)
