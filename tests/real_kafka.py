@@ -106,17 +106,18 @@ class RealKafka:
         """Kafka on fresh ports with a fresh data directory, once its group and transaction
         coordinators answer.  A broker that exits while starting (its ports taken between
         being picked and bound, or its JVM gone) is started once more, anew; a second exit
-        raises, with the reasons of both."""
+        raises, with the reasons of both.  ``timeout`` bounds both tries together."""
         self.check()
+        deadline = time.monotonic() + timeout
         reasons = []
         for _ in range(2):
             try:
-                return self._start_once(timeout)
+                return self._start_once(deadline)
             except _ExitedWhileStarting as exc:
                 reasons.append(str(exc))
         raise RuntimeError("Kafka exited during start-up, twice:\n" + "\n---\n".join(reasons))
 
-    def _start_once(self, timeout: float) -> "RealKafka":
+    def _start_once(self, deadline: float) -> "RealKafka":
         self.dir = Path(tempfile.mkdtemp(prefix="real-kafka-"))
         self.port, controller = _free_ports(2)
         props = {
@@ -137,7 +138,7 @@ class RealKafka:
         formatted = subprocess.run(
             [*java, "kafka.tools.StorageTool", "format",
              f"--cluster-id={_cluster_id()}", "--config", str(config)],
-            capture_output=True, text=True, timeout=timeout)
+            capture_output=True, text=True, timeout=max(1.0, deadline - time.monotonic()))
         if formatted.returncode != 0:
             raise RuntimeError(f"formatting Kafka's storage failed: {formatted.stderr[-2000:]}")
         self.process = subprocess.Popen(
@@ -145,7 +146,6 @@ class RealKafka:
              "-Djava.awt.headless=true", *java[1:], "kafka.Kafka", str(config)],
             stdout=subprocess.DEVNULL, stderr=(self.dir / "stderr.log").open("w"),
             start_new_session=True, preexec_fn=_ended_with_this_process())
-        deadline = time.monotonic() + timeout
         try:
             self._wait(lambda: "Kafka Server started" in _text(log), deadline, log)
             for key_type, key in ((0, "real-kafka-probe"), (1, "real-kafka-probe")):
