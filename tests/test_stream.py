@@ -434,13 +434,25 @@ async def reader_waiting(keep: set[bytes] = frozenset()):
 def test_frames_arriving_while_the_reader_waits_are_answered_without_waking_it():
     async def scenario():
         stream, transport, given, reading = await reader_waiting()
+        loop = asyncio.get_running_loop()
+        scheduled = []
+        call_soon = loop.call_soon
+        loop.call_soon = lambda *a, **k: scheduled.append(a) or call_soon(*a, **k)
         stream.data_received(frame(b"ab") + frame(b"cd") + frame(b"ef")[:3])
         # both whole frames answered in one send; the partial one waits for its bytes
         assert given == [b"ab", b"cd"] and transport.written == [b"badc"]
         stream.data_received(frame(b"ef")[3:])
         assert given == [b"ab", b"cd", b"ef"] and transport.written == [b"badc", b"fe"]
+        # sent there and then: nothing is left for the loop's next turn, which costs a turn
+        # even when it is a flush cancelled since
+        assert scheduled == []
+        del loop.call_soon
         await asyncio.sleep(0)
         assert not reading.done()  # nothing was left for the reader
+        stream.write(b"later")  # outside a pass: corked until the loop's next turn
+        assert transport.written == [b"badc", b"fe"]
+        await asyncio.sleep(0)
+        assert transport.written == [b"badc", b"fe", b"later"]
         reading.cancel()
 
     run(scenario())

@@ -94,6 +94,9 @@ class ConnectionStream(asyncio.Protocol):
         self._corked: list[bytes] = []
         self._corked_size = 0
         self._flush_handle: asyncio.Handle | None = None
+        #: inside :meth:`_serve_arrived`, which flushes what it wrote when it ends: a write
+        #: then schedules no flush of its own (a cancelled one would still cost a loop turn)
+        self._serving = False
         #: the buffers of large answers (the rest of one first) not yet sent or handed to the
         #: transport
         self._unsent: collections.deque = collections.deque()
@@ -160,25 +163,29 @@ class ConnectionStream(asyncio.Protocol):
         """Hand on_frame each complete frame at the head of the buffer, while it answers them
         at once; a frame it keeps, or a size the reader must refuse, wakes the reader."""
         served = False
-        while True:
-            try:
-                frame = self._cut_frame(self._max_frame)
-            except FrameTooLarge:
-                self._wake()  # read_frame refuses it
-                break
-            if isinstance(frame, int):
-                self._wanted = frame
-                break
-            served = True
-            if not self.on_frame(frame):
-                self._handed = True
-                self._wake()
-                break
-            if self._write_paused:
-                self._wake()  # the reader waits until the client reads its answers
-                break
-        if served:
-            self.flush()
+        self._serving = True
+        try:
+            while True:
+                try:
+                    frame = self._cut_frame(self._max_frame)
+                except FrameTooLarge:
+                    self._wake()  # read_frame refuses it
+                    break
+                if isinstance(frame, int):
+                    self._wanted = frame
+                    break
+                served = True
+                if not self.on_frame(frame):
+                    self._handed = True
+                    self._wake()
+                    break
+                if self._write_paused:
+                    self._wake()  # the reader waits until the client reads its answers
+                    break
+        finally:
+            self._serving = False
+            if served:
+                self.flush()
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -283,7 +290,7 @@ class ConnectionStream(asyncio.Protocol):
         self._corked_size += size
         if self._corked_size >= CORK_LIMIT:
             self.flush()
-        elif self._flush_handle is None:
+        elif self._flush_handle is None and not self._serving:
             self._flush_handle = asyncio.get_running_loop().call_soon(self.flush)
 
     def flush(self) -> None:
