@@ -12,9 +12,9 @@ Lines are produced by an idempotent confluent-kafka producer; the output is read
 read_committed confluent-kafka consumer.  As the record cache is off, each count is written as
 it changes, so what a reader sees of one word, in order, must be exactly 1, 2, ..., n: a count
 written twice, skipped or out of order, or output of an aborted transaction, breaks that.
-The crash test stops the JVM (SIGSTOP) until the output topic holds records of an open
-transaction (its last stable offset below its high watermark), then kills it (SIGKILL), so the
-aborted output is there for a reader to wrongly see.
+The crash test keeps lines coming and stops the JVM (SIGSTOP) until the output topic holds
+records of an open transaction (its last stable offset below its high watermark), then kills
+it (SIGKILL), so the aborted output is there for a reader to wrongly see.
 
 The crash test runs on mockbroker and on Apache Kafka (``target``); the plain word count is
 one of the conformance scenarios (``test_conformance.py``), on both too.  Topics get fresh names
@@ -174,6 +174,10 @@ def open_transaction_in(admin: AdminClient, topic: str) -> bool:
     return any(stable[p] < high[p] for p in high)
 
 
+def random_line(rng: random.Random) -> list[str]:
+    return rng.choices(WORDS, k=rng.randint(1, 6))
+
+
 def produce_lines(bootstrap: str, topic: str, count: int, rng: random.Random,
                   tag: str) -> collections.Counter:
     """``count`` lines of words, spread over the partitions; returns how often each word came."""
@@ -182,13 +186,57 @@ def produce_lines(bootstrap: str, topic: str, count: int, rng: random.Random,
     failures = []
     words: collections.Counter = collections.Counter()
     for i in range(count):
-        line = rng.choices(WORDS, k=rng.randint(1, 6))
+        line = random_line(rng)
         words.update(line)
         producer.produce(topic, key=f"{tag}-{i}".encode(), value=" ".join(line).encode(),
                          on_delivery=lambda err, _msg: err and failures.append(err))
         producer.poll(0)
     assert producer.flush(30) == 0 and not failures, failures
     return words
+
+
+class Feeder:
+    """Lines produced from a thread until :meth:`stop`, each acknowledged before the next: input
+    that keeps the app busy, and so inside a transaction most of the time, however fast it
+    works through what came before (a fixed amount of input may all be counted and committed
+    before a freeze catches a transaction open)."""
+
+    def __init__(self, bootstrap: str, topic: str, rng: random.Random, tag: str):
+        self.words: collections.Counter = collections.Counter()
+        self._stopping = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(bootstrap, topic, rng, tag),
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self, bootstrap: str, topic: str, rng: random.Random, tag: str) -> None:
+        try:
+            producer = ck.Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True,
+                                    "linger.ms": 0, "logger": RDKAFKA_LOG})
+            failures = []
+            sent = 0
+            while not self._stopping.is_set():
+                line = random_line(rng)
+                producer.produce(topic, key=f"{tag}-{sent}".encode(),
+                                 value=" ".join(line).encode(),
+                                 on_delivery=lambda err, _msg: err and failures.append(err))
+                assert producer.flush(30) == 0 and not failures, failures
+                self.words.update(line)  # acknowledged: the app will count it
+                sent += 1
+        except BaseException as exc:  # raised by stop()
+            self._error = exc
+
+    def close(self) -> None:
+        self._stopping.set()
+        self._thread.join(60)
+
+    def stop(self) -> collections.Counter:
+        """Stops producing; how often each word came in the lines acknowledged."""
+        self.close()
+        assert not self._thread.is_alive(), "the feeding producer did not stop"
+        if self._error is not None:
+            raise self._error
+        return self.words
 
 
 def assert_counted_once(output: Output, expected: collections.Counter) -> None:
@@ -233,6 +281,8 @@ def test_exactly_once_word_count_survives_a_killed_jvm(stack, target, tmp_path):
     first.wait_running()
     output = Output(stack, bootstrap, sink)
     admin = AdminClient({"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG})
+    feeder = Feeder(bootstrap, source, rng, "during")
+    stack.callback(feeder.close)  # if the test fails before it is stopped
 
     def frozen_in_a_transaction():
         """The JVM stopped while the output holds some counts, committed and not."""
@@ -248,6 +298,7 @@ def test_exactly_once_word_count_survives_a_killed_jvm(stack, target, tmp_path):
     # killed mid-stream: its transaction is never ended by the app, so it must be aborted (on
     # its timeout) and its counts stay hidden from read_committed readers
     first.kill()
+    expected += feeder.stop()
 
     expected += produce_lines(bootstrap, source, 500, rng, "after")
     second = StreamsApp(bootstrap, app_id, source, sink, state, log)
