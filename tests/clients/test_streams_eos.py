@@ -174,24 +174,38 @@ def open_transaction_in(admin: AdminClient, topic: str) -> bool:
     return any(stable[p] < high[p] for p in high)
 
 
-def random_line(rng: random.Random) -> list[str]:
-    return rng.choices(WORDS, k=rng.randint(1, 6))
+class Lines:
+    """An idempotent producer of random lines of words to ``topic``, keyed ``{tag}-{n}``."""
+
+    def __init__(self, bootstrap: str, topic: str, tag: str, *, linger_ms: int):
+        self.producer = ck.Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True,
+                                     "linger.ms": linger_ms, "logger": RDKAFKA_LOG})
+        self.topic, self.tag, self.sent = topic, tag, 0
+        self.failures: list = []
+
+    def send(self, rng: random.Random) -> list[str]:
+        """Hands the producer one more line; returns its words."""
+        line = rng.choices(WORDS, k=rng.randint(1, 6))
+        self.producer.produce(self.topic, key=f"{self.tag}-{self.sent}".encode(),
+                              value=" ".join(line).encode(),
+                              on_delivery=lambda err, _msg: err and self.failures.append(err))
+        self.sent += 1
+        return line
+
+    def flush(self) -> None:
+        """Every line sent so far is acknowledged (or the test fails)."""
+        assert self.producer.flush(30) == 0 and not self.failures, self.failures
 
 
 def produce_lines(bootstrap: str, topic: str, count: int, rng: random.Random,
                   tag: str) -> collections.Counter:
     """``count`` lines of words, spread over the partitions; returns how often each word came."""
-    producer = ck.Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True,
-                            "linger.ms": 5, "logger": RDKAFKA_LOG})
-    failures = []
+    lines = Lines(bootstrap, topic, tag, linger_ms=5)
     words: collections.Counter = collections.Counter()
-    for i in range(count):
-        line = random_line(rng)
-        words.update(line)
-        producer.produce(topic, key=f"{tag}-{i}".encode(), value=" ".join(line).encode(),
-                         on_delivery=lambda err, _msg: err and failures.append(err))
-        producer.poll(0)
-    assert producer.flush(30) == 0 and not failures, failures
+    for _ in range(count):
+        words.update(lines.send(rng))
+        lines.producer.poll(0)
+    lines.flush()
     return words
 
 
@@ -211,18 +225,11 @@ class Feeder:
 
     def _run(self, bootstrap: str, topic: str, rng: random.Random, tag: str) -> None:
         try:
-            producer = ck.Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True,
-                                    "linger.ms": 0, "logger": RDKAFKA_LOG})
-            failures = []
-            sent = 0
+            lines = Lines(bootstrap, topic, tag, linger_ms=0)
             while not self._stopping.is_set():
-                line = random_line(rng)
-                producer.produce(topic, key=f"{tag}-{sent}".encode(),
-                                 value=" ".join(line).encode(),
-                                 on_delivery=lambda err, _msg: err and failures.append(err))
-                assert producer.flush(30) == 0 and not failures, failures
+                line = lines.send(rng)
+                lines.flush()
                 self.words.update(line)  # acknowledged: the app will count it
-                sent += 1
         except BaseException as exc:  # raised by stop()
             self._error = exc
 
