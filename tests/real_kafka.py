@@ -141,11 +141,12 @@ class RealKafka:
             capture_output=True, text=True, timeout=max(1.0, deadline - time.monotonic()))
         if formatted.returncode != 0:
             raise RuntimeError(f"formatting Kafka's storage failed: {formatted.stderr[-2000:]}")
-        self.process = subprocess.Popen(
-            [*java[:1], f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
-             "-Djava.awt.headless=true", *java[1:], "kafka.Kafka", str(config)],
-            stdout=subprocess.DEVNULL, stderr=(self.dir / "stderr.log").open("w"),
-            start_new_session=True, preexec_fn=_ended_with_this_process())
+        with (self.dir / "stderr.log").open("w") as stderr:  # the process has its own copy
+            self.process = subprocess.Popen(
+                [*java[:1], f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
+                 "-Djava.awt.headless=true", *java[1:], "kafka.Kafka", str(config)],
+                stdout=subprocess.DEVNULL, stderr=stderr,
+                start_new_session=True, preexec_fn=_ended_with_this_process())
         try:
             self._wait(lambda: "Kafka Server started" in _text(log), deadline, log)
             for key_type, key in ((0, "real-kafka-probe"), (1, "real-kafka-probe")):
