@@ -106,6 +106,10 @@ class Cluster:
         self.append_listeners: set[Callable[[Partition], None]] = set()
         #: Called with a partition whenever its leader changes (the group coordinator listens).
         self.leadership_listeners: list[Callable[[Partition], None]] = []
+        #: Called with the new partitions of a topic created or grown, and with a topic just
+        #: deleted: the coordinators load and let go of their internal topics' partitions.
+        self.partitions_added_listeners: list[Callable[[list[Partition]], None]] = []
+        self.topic_deleted_listeners: list[Callable[[Topic], None]] = []
         #: The broker config layers (defaults, static settings, dynamic values).
         self.broker_configs = BrokerConfigs(settings, self.brokers,
                                             self.default_replication_factor())
@@ -207,6 +211,8 @@ class Cluster:
             self.metadata_changed()
             self.events.emit("topic_created", topic=name, partitions=len(topic.partitions),
                              internal=topic.internal)
+            for listener in list(self.partitions_added_listeners):
+                listener(topic.partitions)
         return topic
 
     def _manual_layout(self, assignments: Iterable[tuple[int, list[int]]], num_partitions: int,
@@ -246,6 +252,8 @@ class Cluster:
         del self.topics_by_id[topic.topic_id]
         self.metadata_changed()
         self.events.emit("topic_deleted", topic=name)
+        for listener in list(self.topic_deleted_listeners):
+            listener(topic)
         return topic
 
     def topic_or_error(self, name: str) -> Topic:
@@ -440,6 +448,8 @@ class Cluster:
             topic.partitions.append(self._new_partition(topic, current + offset, replicas))
         self.metadata_changed()
         self.events.emit("partitions_created", topic=name, partitions=count)
+        for listener in list(self.partitions_added_listeners):
+            listener(topic.partitions[current:])
 
     def delete_topic_by_id(self, topic_id: uuid.UUID) -> Topic:
         topic = self.topics_by_id.get(topic_id)

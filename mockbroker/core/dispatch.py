@@ -20,6 +20,7 @@ import wire
 from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
 from mockbroker.core.groups.coordinator import GroupCoordinator
+from mockbroker.core.groups.placement import TRANSACTION_TOPIC
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, later
 from mockbroker.core.context import InjectedError, RequestContext
 from mockbroker.core.control import ControlTable, apply
@@ -85,7 +86,7 @@ class Core:
         self.producers = ProducerIds()
         # the transaction coordinator is built by the first request that needs it, or by the
         # creation of __transaction_state, whose partitions it must load
-        self.groups.placement.on_transactions_created = self._transactions_created
+        self.cluster.partitions_added_listeners.append(self._partitions_added)
         self.control = ControlTable(self)
         self.requests = RequestLog()
         #: tells the event log how groups change, after each request, timer or call
@@ -109,8 +110,10 @@ class Core:
         coordinator.offsets_marker_listeners.append(self.groups.on_transaction_marker)
         return coordinator
 
-    def _transactions_created(self, partition) -> None:
-        self.transactions.load(partition)
+    def _partitions_added(self, partitions) -> None:
+        for partition in partitions:
+            if partition.topic.name == TRANSACTION_TOPIC and partition.leader != -1:
+                self.transactions.load(partition)
 
     @cached_property
     def fetch_sessions(self) -> FetchSessions:

@@ -28,10 +28,10 @@ def handle(core, ctx, request):
     if not acl.group(Op.READ, request.group_id):
         return RESPONSE(throttle_time_ms=0, error_code=errors.GROUP_AUTHORIZATION_FAILED)
     try:
-        partition = core.groups.placement.offsets_partition(request.group_id)
+        index = core.groups.placement.offsets_index(request.group_id)
         core.transactions.add_partitions(ctx.broker_id, request.transactional_id,
                                          request.producer_id, request.producer_epoch,
-                                         [(OFFSETS_TOPIC, partition.index)])
+                                         [(OFFSETS_TOPIC, index)])
         code = errors.NONE
     except ApiException as exc:
         code = exc.error_code

@@ -3,6 +3,9 @@
 Versions 0-3 ask for one key; 4 and later for a batch.  The coordinator is the leader of the
 key's ``__consumer_offsets`` (or ``__transaction_state``) partition, created on first use.
 
+A key whose partition the internal topic does not have (one created by hand with fewer
+partitions than the broker's setting) has no coordinator: COORDINATOR_NOT_AVAILABLE.
+
 With an authorizer (KafkaApis' check, before anything else): a group key needs DESCRIBE on the
 group (else GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on it (else
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED); before v4 the refusal carries Kafka's message.

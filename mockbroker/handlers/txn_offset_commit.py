@@ -36,9 +36,9 @@ def _settle(core, ctx, request) -> tuple[object | None, int]:
     if not request.group_id:
         return None, errors.INVALID_GROUP_ID
     try:
-        partition = core.groups.placement.offsets_partition(request.group_id)
+        index = core.groups.placement.offsets_index(request.group_id)
         core.transactions.check_write(request.transactional_id, request.producer_id,
-                                      request.producer_epoch, (OFFSETS_TOPIC, partition.index),
+                                      request.producer_epoch, (OFFSETS_TOPIC, index),
                                       add=ctx.api_version >= 5)
     except ApiException as exc:
         # the group coordinator's mapping: an unreachable transaction coordinator is

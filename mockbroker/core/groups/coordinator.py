@@ -48,8 +48,10 @@ class GroupCoordinator:
         self.load_delay_ms = load_delay_ms
         self.shards: dict[int, Shard] = {}
         self.timers = GroupTimers(cluster.timers, cluster.events)
-        self.placement = Placement(cluster, settings, self._load)
+        self.placement = Placement(cluster, settings)
         cluster.leadership_listeners.append(self._on_leadership_change)
+        cluster.partitions_added_listeners.append(self._on_partitions_added)
+        cluster.topic_deleted_listeners.append(self._on_topic_deleted)
         self._schedule_retention_check()
 
     # -- the parts, built on first use -----------------------------------------------------------
@@ -99,12 +101,12 @@ class GroupCoordinator:
     def shard_for(self, group_id: str, broker_id: int) -> Shard:
         """The shard holding ``group_id`` if ``broker_id`` is its coordinator, else
         :class:`ApiException` with the error a client gets from the wrong broker."""
-        return coordinating_shard(self.placement.offsets_partition(group_id), self.shards,
+        return coordinating_shard(self.placement.find_offsets_partition(group_id), self.shards,
                                   broker_id)
 
     def shard_of(self, group_id: str) -> Shard | None:
         """The shard the group's ``__consumer_offsets`` partition has loaded, if any."""
-        return self.shards.get(self.placement.offsets_partition(group_id).index)
+        return self.shards.get(self.placement.offsets_index(group_id))
 
     def find_group(self, group_id: str):
         """The group, wherever it is loaded (admin and inspection), or None."""
@@ -167,6 +169,19 @@ class GroupCoordinator:
             self._unload(partition.index)
             if partition.leader != -1:
                 self._load(partition)
+
+    def _on_partitions_added(self, partitions: list[Partition]) -> None:
+        """``__consumer_offsets`` created (by the first group request, or by hand) or grown."""
+        for partition in partitions:
+            if partition.topic.name == OFFSETS_TOPIC and partition.leader != -1:
+                self._load(partition)
+
+    def _on_topic_deleted(self, topic) -> None:
+        """``__consumer_offsets`` deleted: as its partitions' leader resigns in Kafka, every
+        group goes, and whoever waits in one is told NOT_COORDINATOR."""
+        if topic.name == OFFSETS_TOPIC:
+            for partition in topic.partitions:
+                self._unload(partition.index)
 
     def _unload(self, index: int) -> None:
         """The old coordinator lets its groups go: waiting members learn it is not theirs."""

@@ -19,6 +19,7 @@ clock: the timeout of an ongoing transaction fences its producer and aborts it.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Callable, Iterable
 
@@ -35,6 +36,8 @@ from mockbroker.core.transactions.metadata import (EPOCH_EXHAUSTED, MAX_EPOCH,
                                                    TxnMetadata)
 from mockbroker.core.transactions.state import Event, TxnState
 from wire import errors
+
+log = logging.getLogger(__name__)
 
 #: how long a marker waits before it is tried again when its partition has no leader
 MARKER_RETRY_MS = 100
@@ -96,6 +99,7 @@ class TransactionCoordinator:
         self._marker_retry = None
         self._periodic_started = False
         cluster.leadership_listeners.append(self._on_leadership_change)
+        cluster.topic_deleted_listeners.append(self._on_topic_deleted)
 
     @property
     def now(self) -> int:
@@ -115,7 +119,7 @@ class TransactionCoordinator:
     def shard_for(self, transactional_id: str, broker_id: int) -> TxnShard:
         """The shard holding ``transactional_id`` if ``broker_id`` coordinates it, else
         :class:`ApiException` with the error a client gets from the wrong broker."""
-        return coordinating_shard(self.placement.transaction_partition(transactional_id),
+        return coordinating_shard(self.placement.find_transaction_partition(transactional_id),
                                   self.shards, broker_id)
 
     def find(self, transactional_id: str) -> TxnMetadata | None:
@@ -123,7 +127,7 @@ class TransactionCoordinator:
         topic = self.cluster.topics.get(TRANSACTION_TOPIC)
         if topic is None:
             return None
-        shard = self.shards.get(self.placement.transaction_partition(transactional_id).index)
+        shard = self.shards.get(self.placement.transaction_index(transactional_id))
         return None if shard is None or shard.loading else shard.txns.get(transactional_id)
 
     def loaded(self, broker_id: int | None = None) -> Iterable[tuple[TxnShard, TxnMetadata]]:
@@ -149,6 +153,11 @@ class TransactionCoordinator:
         elif partition.leader != -1 and self._awaiting_markers:
             self._retry_markers()
 
+    def _on_topic_deleted(self, topic) -> None:
+        if topic.name == TRANSACTION_TOPIC:
+            for partition in topic.partitions:
+                self._unload(partition.index)
+
     def _unload(self, index: int) -> None:
         shard = self.shards.pop(index, None)
         if shard is not None:
@@ -169,7 +178,11 @@ class TransactionCoordinator:
 
     def load(self, partition: Partition) -> None:
         """Load a partition of ``__transaction_state`` this coordinator now leads: its
-        transactions are replayed from its records (after the load delay)."""
+        transactions are replayed from its records (after the load delay).
+
+        As in Kafka, the load fails when the topic's partition count is not the configured one
+        (a topic created by hand): the shard stays loading, and its ids are answered
+        COORDINATOR_LOAD_IN_PROGRESS until the topic is deleted."""
         self._start_periodic()
         shard = TxnShard(partition.index, partition.leader, partition.leader_epoch)
         self.shards[partition.index] = shard
@@ -177,6 +190,13 @@ class TransactionCoordinator:
         def finish() -> None:
             if self.shards.get(partition.index) is not shard:
                 return  # leadership moved again before the load finished
+            expected = self.settings["transaction_state_log_num_partitions"]
+            if len(partition.topic.partitions) != expected:
+                log.warning("%s-%d not loaded: the topic has %d partitions, the broker "
+                            "expects %d (transaction.state.log.num.partitions)",
+                            TRANSACTION_TOPIC, partition.index, len(partition.topic.partitions),
+                            expected)
+                return
             shard.txns = records.replay(partition.log)
             shard.loading = False
             for meta in shard.txns.values():
@@ -533,8 +553,7 @@ class TransactionCoordinator:
             self._marker_retry.cancel()
             self._marker_retry = None
         for meta in list(self._awaiting_markers.values()):
-            shard = self.shards.get(
-                self.placement.transaction_partition(meta.transactional_id).index)
+            shard = self.shards.get(self.placement.transaction_index(meta.transactional_id))
             if shard is None or shard.loading or shard.txns.get(meta.transactional_id) is not meta:
                 self._awaiting_markers.pop(meta.transactional_id, None)
                 continue
@@ -562,7 +581,7 @@ class TransactionCoordinator:
         if meta.state is not TxnState.ONGOING:
             raise ApiException(errors.INVALID_TXN_STATE,
                                f"{transactional_id!r} has no open transaction ({meta.state.value})")
-        shard = self.shards[self.placement.transaction_partition(transactional_id).index]
+        shard = self.shards[self.placement.transaction_index(transactional_id)]
         self._fence_and_abort(shard, meta)
         return meta
 
