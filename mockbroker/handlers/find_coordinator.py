@@ -4,11 +4,15 @@ Versions 0-3 ask for one key; 4 and later for a batch.  The coordinator is the l
 key's ``__consumer_offsets`` (or ``__transaction_state``) partition, created on first use.
 
 A key whose partition the internal topic does not have (one created by hand with fewer
-partitions than the broker's setting) has no coordinator: COORDINATOR_NOT_AVAILABLE.
+partitions than the broker's setting) has no coordinator: COORDINATOR_NOT_AVAILABLE.  The empty
+group id is a key like any other, as Kafka 4.4 answers it.
 
 With an authorizer (KafkaApis' check, before anything else): a group key needs DESCRIBE on the
 group (else GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on it (else
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED); before v4 the refusal carries Kafka's message.
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+
+Before v4 the answer carries Kafka's ``Errors.message()`` of its error code, "NONE" included;
+from v4 each key's entry has no message.
 """
 
 from __future__ import annotations
@@ -31,8 +35,6 @@ def _lookup(core, key: str, key_type: int, listener: str, acl):
         return errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, "", -1
     if key_type not in (0, 1):
         return errors.INVALID_REQUEST, -1, "", -1
-    if key_type == 0 and not key:
-        return errors.INVALID_REQUEST, -1, "", -1
     try:
         node_id = core.groups.placement.coordinator_for(key, key_type)
     except ApiException as exc:
@@ -42,6 +44,16 @@ def _lookup(core, key: str, key_type: int, listener: str, acl):
         return errors.COORDINATOR_NOT_AVAILABLE, -1, "", -1
     return (errors.NONE, node_id) + broker.address(listener)
 
+
+#: Kafka's ``Errors.message()`` of each error this API answers, carried before v4
+OLD_MESSAGES = {
+    errors.NONE: "NONE",
+    errors.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+    errors.INVALID_REQUEST: "This most likely occurs because of a request being malformed by "
+                            "the client library or the message was sent to an incompatible "
+                            "broker. See the broker logs for more details.",
+    **MESSAGES,
+}
 
 #: from v4 an injected error sits on each key (before, at the top)
 ERRORS = (KeyedShape("coordinator_keys", None, "coordinators", "key"),)
@@ -53,7 +65,7 @@ def handle(core, ctx, request):
     if ctx.api_version < 4:
         error, node_id, host, port = _lookup(core, request.key, request.key_type, ctx.listener,
                                              acl)
-        return RESPONSE(error_code=error, error_message=MESSAGES.get(error), node_id=node_id,
+        return RESPONSE(error_code=error, error_message=OLD_MESSAGES.get(error), node_id=node_id,
                         host=host, port=port)
     coordinators = []
     for key in request.coordinator_keys:

@@ -746,6 +746,28 @@ def test_clients_may_not_write_to_internal_topics(stack, target):
     assert response.error_code == errors.INVALID_TOPIC_EXCEPTION
 
 
+def test_find_coordinator_answers_the_empty_group_and_says_kafkas_messages(stack, target):
+    conn = raw(stack, Under(target.bootstrap_servers, "__consumer_offsets"))
+    group = target.unique("g")
+    wait_for(lambda: conn.call(10, 4, FIND_COORDINATOR(
+        key_type=0, coordinator_keys=[group])).coordinators[0].error_code == errors.NONE,
+        "the group coordinator")
+    host, port = address(Under(target.bootstrap_servers, TOPIC))
+    for version in (1, 2, 3):
+        # before v4 the answer carries Errors.message() of its code, "NONE" too
+        for key in (group, ""):
+            found = conn.call(10, version, FIND_COORDINATOR(key=key, key_type=0))
+            assert (found.error_code, found.error_message, found.host, found.port) == \
+                (errors.NONE, "NONE", host, port)
+        refused = conn.call(10, version, FIND_COORDINATOR(key=group, key_type=7))
+        assert (refused.error_code, refused.node_id) == (errors.INVALID_REQUEST, -1)
+        assert refused.error_message.startswith("This most likely occurs because of a request "
+                                                "being malformed by the client library")
+    [empty] = conn.call(10, 4, FIND_COORDINATOR(key_type=0, coordinator_keys=[""])).coordinators
+    assert (empty.error_code, empty.error_message, empty.host, empty.port) == \
+        (errors.NONE, "", host, port)
+
+
 def test_acks_zero_gets_no_response(stack, target):
     cluster = start(target)
     conn = raw_to_leader(stack, cluster)
