@@ -8,8 +8,9 @@ coordinator and the transaction coordinator share this.
 ``n`` is the configured partition count (``offsets.topic.num.partitions``,
 ``transaction.state.log.num.partitions``), whatever the topic holds now: Kafka fixes it when
 the broker starts, before any client could have created the topic.  So a topic created by hand
-with fewer partitions, or deleted and created again so, leaves some keys on a partition that
-does not exist: they have no coordinator (COORDINATOR_NOT_AVAILABLE), as in Kafka.
+with fewer partitions leaves some keys on a partition that does not exist: they have no
+coordinator, as in Kafka (FindCoordinator says COORDINATOR_NOT_AVAILABLE, the coordinators'
+own APIs NOT_COORDINATOR).
 """
 
 from __future__ import annotations
