@@ -11,6 +11,8 @@ is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks 
   a difference in msg/s is the client's.  Each round runs confluent-kafka and the Java producer
   ``--produce-passes`` times (three by default), each time into a fresh topic, and each run is
   a sample: a run of 500,000 records of 100 B takes confluent-kafka under half a second.
+  What confluent-kafka and the Java producer write is read afterwards, so their runs write
+  ``--read-mb`` at least (see ``consume``).
   kafka-python runs once a round: its runs take many seconds each.
 - ``consume``: the records of the round's last produce run, read back by confluent-kafka
   (partitions assigned, no group, ``fetch.wait.max.ms`` 10) and by Kafka's Java
@@ -18,7 +20,10 @@ is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks 
   Each round reads the topic ``--consume-passes`` times (three by default), each time with a
   fresh client from the first offset, and each read is a sample: a read is short (500 MB takes
   confluent-kafka under half a second), and twelve reads of one topic on one Kafka ranged from
-  123k to 177k msg/s.
+  123k to 177k msg/s.  The topics these two clients write hold ``--read-mb`` at least (200 MB
+  by default: 2,000,000 records of 100 B), more than ``--messages`` asks if need be: a read of
+  500,000 records of 100 B lasts about half a second, much of it a new JVM compiling its fetch
+  path, and such reads scattered by a third from one to the next on either target.
 - ``roundtrip``: one record at a time produced and acknowledged (confluent-kafka, acks=all,
   linger 0): p50 and p99 in ms, and the broker's CPU per round trip in µs.
 - ``startup``: spawn of ``mockbroker serve --port 0`` to its ready line, to the answer to an
@@ -59,8 +64,8 @@ an idle machine.  Without ``--compare`` only mockbroker is measured.
 
     .venv/bin/python bench/throughput.py [--compare HOST:PORT [--compare-pid PID]]
         [--only produce,consume,roundtrip,startup,rss,metadata] [--clients confluent,java]
-        [--messages 50000] [--rounds 3] [--produce-passes 3] [--consume-passes 3] [--warmup 1]
-        [--roundtrips 1000] [--rss-records 100000]
+        [--messages 50000] [--read-mb 200] [--rounds 3] [--produce-passes 3]
+        [--consume-passes 3] [--warmup 1] [--roundtrips 1000] [--rss-records 100000]
 
 Java workloads need Kafka's tools jars (``kafka-tools``, ``kafka-clients`` and their
 dependencies) on ``--java-classpath``, by default ``.cache/jars/kafka-tools/*`` as
@@ -298,9 +303,14 @@ def java_consume(args: argparse.Namespace, bootstrap: str, topic: str, n: int) -
     return float(row[9])  # fetch.nMsg.sec
 
 
-def records_for(args: argparse.Namespace, size: int) -> int:
+def records_for(args: argparse.Namespace, size: int, client: str) -> int:
     # big records: a tenth as many, so that each run moves about as many bytes as 2x the small
-    return args.messages if size <= 1024 else max(1000, args.messages // 10)
+    n = args.messages if size <= 1024 else max(1000, args.messages // 10)
+    if "consume" in args.only and client in READERS:
+        # a topic that is read holds --read-mb at least: a shorter read times the client
+        # starting up more than the broker serving it
+        n = max(n, args.read_mb * 1_000_000 // size)
+    return n
 
 
 def data_round(args, tally: Tally, targets: list[Target], turn: int, client: str, size: int,
@@ -309,7 +319,7 @@ def data_round(args, tally: Tally, targets: list[Target], turn: int, client: str
     targets before the next pass starts, in an order that swaps from pass to pass: a spell in
     which the machine or the client runs slow then falls on both targets' samples, not on one
     target's whole turn."""
-    n = records_for(args, size)
+    n = records_for(args, size, client)
     name = f"{client} {'100 B' if size == 100 else f'{size // 1024} KiB'} x{partitions}p"
     payload = b"x" * size
     # kafka-python's runs last many seconds each (its Python encodes every record): one a round
@@ -620,6 +630,9 @@ def main() -> None:
     parser.add_argument("--consume-passes", type=int, default=3, metavar="N",
                         help="reads of each produced topic per round, each a sample of its "
                              "own (default: %(default)s)")
+    parser.add_argument("--read-mb", type=int, default=200, metavar="MB",
+                        help="the least a topic that is read holds: its producers write "
+                             "more records than --messages if need be (default: %(default)s)")
     parser.add_argument("--roundtrips", type=int, default=1000,
                         help="records produced one at a time, per round")
     parser.add_argument("--rss-records", type=int, default=100000)
