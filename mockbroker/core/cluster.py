@@ -106,9 +106,9 @@ class Cluster:
         self.append_listeners: set[Callable[[Partition], None]] = set()
         #: Called with a partition whenever its leader changes (the group coordinator listens).
         self.leadership_listeners: list[Callable[[Partition], None]] = []
-        #: Called with the new partitions of a topic created or grown, and with a topic just
+        #: Called with a topic created or grown and its new partitions, and with a topic just
         #: deleted: the coordinators load and let go of their internal topics' partitions.
-        self.partitions_added_listeners: list[Callable[[list[Partition]], None]] = []
+        self.partitions_added_listeners: list[Callable[[Topic, list[Partition]], None]] = []
         self.topic_deleted_listeners: list[Callable[[Topic], None]] = []
         #: The broker config layers (defaults, static settings, dynamic values).
         self.broker_configs = BrokerConfigs(settings, self.brokers,
@@ -212,7 +212,7 @@ class Cluster:
             self.events.emit("topic_created", topic=name, partitions=len(topic.partitions),
                              internal=topic.internal)
             for listener in list(self.partitions_added_listeners):
-                listener(topic.partitions)
+                listener(topic, topic.partitions)
         return topic
 
     def _manual_layout(self, assignments: Iterable[tuple[int, list[int]]], num_partitions: int,
@@ -449,7 +449,7 @@ class Cluster:
         self.metadata_changed()
         self.events.emit("partitions_created", topic=name, partitions=count)
         for listener in list(self.partitions_added_listeners):
-            listener(topic.partitions[current:])
+            listener(topic, topic.partitions[current:])
 
     def delete_topic_by_id(self, topic_id: uuid.UUID) -> Topic:
         topic = self.topics_by_id.get(topic_id)

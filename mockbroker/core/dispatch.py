@@ -110,10 +110,11 @@ class Core:
         coordinator.offsets_marker_listeners.append(self.groups.on_transaction_marker)
         return coordinator
 
-    def _partitions_added(self, partitions) -> None:
-        for partition in partitions:
-            if partition.topic.name == TRANSACTION_TOPIC and partition.leader != -1:
-                self.transactions.load(partition)
+    def _partitions_added(self, topic, partitions) -> None:
+        if topic.name == TRANSACTION_TOPIC:
+            for partition in partitions:
+                if partition.leader != -1:
+                    self.transactions.load(partition)
 
     @cached_property
     def fetch_sessions(self) -> FetchSessions:

@@ -170,11 +170,12 @@ class GroupCoordinator:
             if partition.leader != -1:
                 self._load(partition)
 
-    def _on_partitions_added(self, partitions: list[Partition]) -> None:
+    def _on_partitions_added(self, topic, partitions: list[Partition]) -> None:
         """``__consumer_offsets`` created (by the first group request, or by hand) or grown."""
-        for partition in partitions:
-            if partition.topic.name == OFFSETS_TOPIC and partition.leader != -1:
-                self._load(partition)
+        if topic.name == OFFSETS_TOPIC:
+            for partition in partitions:
+                if partition.leader != -1:
+                    self._load(partition)
 
     def _on_topic_deleted(self, topic) -> None:
         """``__consumer_offsets`` deleted: as its partitions' leader resigns in Kafka, every
