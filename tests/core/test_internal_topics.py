@@ -22,7 +22,7 @@ import uuid
 import wire
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
-from tests.core.harness import make_core, send
+from tests.core.harness import make_core, received, send
 from wire import errors
 
 NEAR, FAR = "g9", "g0"  # on partitions 1 and 31 of 50
@@ -31,33 +31,30 @@ CREATE_TOPICS, DELETE_TOPICS, FIND_COORDINATOR, JOIN_GROUP, INIT_PRODUCER_ID = 1
 
 def create(core, name: str, partitions: int) -> None:
     R = wire.request_class(CREATE_TOPICS)
-    [result] = send(core, CREATE_TOPICS, 7, R(timeout_ms=5000, validate_only=False, topics=[
-        R.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1,
-                         assignments=[], configs=[])])).topics
+    [result] = send(core, CREATE_TOPICS, 7, timeout_ms=5000, topics=[R.CreatableTopic(
+        name=name, num_partitions=partitions, replication_factor=1)]).topics
     assert result.error_code == errors.NONE, result
 
 
 def delete(core, name: str) -> None:
     R = wire.request_class(DELETE_TOPICS)
-    [result] = send(core, DELETE_TOPICS, 6, R(timeout_ms=5000, topics=[
-        R.DeleteTopicState(name=name, topic_id=uuid.UUID(int=0))])).responses
+    [result] = send(core, DELETE_TOPICS, 6, timeout_ms=5000, topics=[
+        R.DeleteTopicState(name=name, topic_id=uuid.UUID(int=0))]).responses
     assert result.error_code == errors.NONE, result
 
 
 def coordinators(core, key_type: int, *keys: str) -> dict[str, int]:
     """FindCoordinator v4: key -> its error code."""
-    R = wire.request_class(FIND_COORDINATOR)
-    answer = send(core, FIND_COORDINATOR, 4, R(key_type=key_type, coordinator_keys=list(keys)))
+    answer = send(core, FIND_COORDINATOR, 4, key_type=key_type, coordinator_keys=list(keys))
     return {c.key: c.error_code for c in answer.coordinators}
 
 
 def join(core, group_id: str, member_id: str = "", *, connection_id: int = 1):
     R = wire.request_class(JOIN_GROUP)
-    return send(core, JOIN_GROUP, 9, R(
-        group_id=group_id, session_timeout_ms=30_000, rebalance_timeout_ms=60_000,
-        member_id=member_id, group_instance_id=None, protocol_type="consumer",
-        protocols=[R.JoinGroupRequestProtocol(name="range", metadata=b"m")]),
-        connection_id=connection_id)
+    return send(core, JOIN_GROUP, 9, group_id=group_id, session_timeout_ms=30_000,
+                rebalance_timeout_ms=60_000, member_id=member_id, protocol_type="consumer",
+                protocols=[R.JoinGroupRequestProtocol(name="range", metadata=b"m")],
+                connection_id=connection_id)
 
 
 def joined(core, group_id: str, *, connection_id: int = 1):
@@ -68,16 +65,13 @@ def joined(core, group_id: str, *, connection_id: int = 1):
     second = join(core, group_id, first.member_id, connection_id=connection_id)
     core.clock.advance(0)
     if isinstance(second, Deferred) and second.done:
-        second = wire.decode_response(JOIN_GROUP, 9, wire.encode_response(
-            JOIN_GROUP, 9, 0, second.value, size_prefix=False))[1]
+        second = received(JOIN_GROUP, 9, second.value)
     return first.member_id, second
 
 
 def init_producer_id(core, transactional_id: str) -> int:
-    R = wire.request_class(INIT_PRODUCER_ID)
-    return send(core, INIT_PRODUCER_ID, 4, R(
-        transactional_id=transactional_id, transaction_timeout_ms=10_000, producer_id=-1,
-        producer_epoch=-1)).error_code
+    return send(core, INIT_PRODUCER_ID, 4, transactional_id=transactional_id,
+                transaction_timeout_ms=10_000, producer_id=-1, producer_epoch=-1).error_code
 
 
 def test_a_hand_made_consumer_offsets_serves_only_the_groups_its_partitions_hold():
@@ -97,8 +91,8 @@ def test_growing_a_hand_made_consumer_offsets_gives_the_far_groups_their_coordin
     core = make_core()
     create(core, OFFSETS_TOPIC, 3)
     R = wire.request_class(37)
-    [grown] = send(core, 37, 3, R(timeout_ms=5000, validate_only=False, topics=[
-        R.CreatePartitionsTopic(name=OFFSETS_TOPIC, count=50, assignments=None)])).results
+    [grown] = send(core, 37, 3, timeout_ms=5000, topics=[
+        R.CreatePartitionsTopic(name=OFFSETS_TOPIC, count=50, assignments=None)]).results
     assert grown.error_code == errors.NONE, grown
     assert coordinators(core, 0, FAR) == {FAR: errors.NONE}
     _, answer = joined(core, FAR)
@@ -128,7 +122,8 @@ def test_deleting_consumer_offsets_answers_a_join_waiting_in_its_group():
     # the second member waits for the first to rejoin, up to the rebalance timeout
     assert isinstance(waiting, Deferred) and not waiting.done
     delete(core, OFFSETS_TOPIC)
-    assert waiting.done and waiting.value.error_code == errors.NOT_COORDINATOR
+    assert waiting.done
+    assert received(JOIN_GROUP, 9, waiting.value).error_code == errors.NOT_COORDINATOR
     # the topic comes back with the next group request, and the group starts anew
     assert coordinators(core, 0, NEAR) == {NEAR: errors.NONE}
     assert join(core, NEAR, first).error_code == errors.UNKNOWN_MEMBER_ID
