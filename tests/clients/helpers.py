@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 import time
@@ -78,12 +79,13 @@ def kafka_tool(main_class: str, bootstrap: str, *args: str, timeout: float = 120
 GO_CLIENT = Path(__file__).resolve().parents[2] / ".cache" / "bin" / "franz-client"
 
 
-def go_client(*args: str, timeout: float = 90) -> str:
-    """What the franz-go client prints for one command; fails on a non-zero exit."""
+def go_client(*args: str, timeout: float = 90, security: dict[str, str] | None = None) -> str:
+    """What the franz-go client prints for one command; fails on a non-zero exit.
+    ``security`` holds the client's ``KAFKA_*`` connection settings (see its main.go)."""
     if not GO_CLIENT.exists():
         pytest.fail(f"{GO_CLIENT} is not built: bash ci/dev.sh setup builds it with Go")
     done = subprocess.run([str(GO_CLIENT), *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env={**os.environ, **(security or {})})
     assert done.returncode == 0, f"franz-client {' '.join(args)}: {done.stderr[-3000:]}"
     return done.stdout
 
@@ -92,11 +94,12 @@ def go_client(*args: str, timeout: float = 90) -> str:
 NODE_CLIENT = Path(__file__).resolve().parent / "node" / "client.js"
 
 
-def node_client(*args: str, timeout: float = 90) -> str:
-    """What the kafkajs client prints for one command; fails on a non-zero exit."""
+def node_client(*args: str, timeout: float = 90, security: dict[str, str] | None = None) -> str:
+    """What the kafkajs client prints for one command; fails on a non-zero exit.
+    ``security`` holds the client's ``KAFKA_*`` connection settings (see its client.js)."""
     if shutil.which("node") is None or not (NODE_CLIENT.parent / "node_modules").is_dir():
         pytest.fail("the kafkajs client needs node, and bash ci/dev.sh setup to install it")
     done = subprocess.run(["node", str(NODE_CLIENT), *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env={**os.environ, **(security or {})})
     assert done.returncode == 0, f"kafkajs client {' '.join(args)}: {done.stderr[-3000:]}"
     return done.stdout

@@ -1,7 +1,8 @@
-"""The Python clients configured as production clients are: SASL_PLAINTEXT and SASL_SSL with
-PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER, and SSL with and without a client
-certificate.  Each produces keyed records with headers, consumes them in a group and commits;
-a wrong password or a refused certificate is reported by the client at once.
+"""The Python clients, and the franz-go and kafkajs clients of the conformance tests, configured
+as production clients are: SASL_PLAINTEXT and SASL_SSL with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+and OAUTHBEARER, and SSL (the Python clients with and without a client certificate).  Each
+produces keyed records with headers, consumes them in a group and commits; a wrong password or a
+refused certificate is reported by the client at once.
 
 These run on mockbroker alone: the Kafka target serves a PLAINTEXT listener only.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import ssl
 import subprocess
 import time
@@ -28,7 +30,8 @@ from kafka.net.sasl.oauth import AbstractTokenProvider as KpTokenProvider
 
 from mockbroker import MockCluster
 from mockbroker.core.security.mechanisms import unsecured_token
-from tests.clients.helpers import RDKAFKA_LOG, wait_for
+from tests.clients.helpers import (GO_CLIENT, NODE_CLIENT, RDKAFKA_LOG, go_client,
+                                   node_client, wait_for)
 
 pytestmark = pytest.mark.mockbroker_only("security")
 
@@ -299,6 +302,94 @@ def test_ssl_context_trusting_only_the_generated_ca_verifies_the_broker(cluster)
     with socket.create_connection((host, int(port)), timeout=10) as raw:
         with context.wrap_socket(raw, server_hostname=host) as tls:
             assert tls.version() in ("TLSv1.2", "TLSv1.3")
+
+
+# -- franz-go and kafkajs ----------------------------------------------------------------------
+
+SECURED = SASL + [("SSL", None)]
+
+
+def client_security(cluster: MockCluster, protocol: str, mechanism: str | None = None,
+                    password: str = "secret") -> dict[str, str]:
+    """The ``KAFKA_*`` settings the franz-go and kafkajs clients connect with."""
+    settings = {"KAFKA_SECURITY_PROTOCOL": protocol}
+    if protocol.endswith("SSL"):
+        settings["KAFKA_SSL_CA_LOCATION"] = cluster.ssl_ca_location
+    if mechanism == "OAUTHBEARER":
+        settings.update(KAFKA_SASL_MECHANISM=mechanism, KAFKA_SASL_TOKEN=token())
+    elif mechanism is not None:
+        settings.update(KAFKA_SASL_MECHANISM=mechanism, KAFKA_SASL_USERNAME="alice",
+                        KAFKA_SASL_PASSWORD=password)
+    return settings
+
+
+def three_partitions(cluster: MockCluster) -> str:
+    from tests.clients.test_conformance import PARTITIONS
+    name = f"secure-{uuid.uuid4().hex[:8]}"
+    cluster.admin.create_topic(name, PARTITIONS)
+    return name
+
+
+def committed_by(cluster: MockCluster, group: str) -> dict[int, int]:
+    admin = AdminClient(ck_config(cluster, "SASL_PLAINTEXT", "PLAIN"))
+    listed = admin.list_consumer_group_offsets([ck.ConsumerGroupTopicPartitions(group)])
+    return {tp.partition: tp.offset for tp in listed[group].result(30).topic_partitions}
+
+
+def refused(command: list[str], security: dict[str, str]) -> str:
+    """What a client that must fail printed on stderr."""
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **security})
+    assert done.returncode != 0, done.stdout
+    return done.stderr
+
+
+@pytest.mark.parametrize("protocol, mechanism", SECURED)
+def test_franz_go_over_sasl_and_ssl(cluster, protocol, mechanism):
+    """The conformance tests' twelve records, written and read back, then read in a classic
+    group that commits them, every connection on the secured listener."""
+    from tests.clients.test_conformance import RECORDS, _expected, _go_rows
+    topic, group = three_partitions(cluster), f"g-{uuid.uuid4().hex[:8]}"
+    security = client_security(cluster, protocol, mechanism)
+    bootstrap = cluster.bootstrap_for(protocol)
+    go_client("produce", bootstrap, topic, security=security)
+    read = _go_rows(go_client("read", bootstrap, topic, str(len(RECORDS)), security=security))
+    assert sorted(read, key=lambda r: (r[0], r[1])) == _expected()
+    values = go_client("group", bootstrap, topic, group, str(len(RECORDS)), security=security)
+    assert sorted(values.split()) == sorted(value.decode() for _, _, value, _ in RECORDS)
+    assert committed_by(cluster, group) == {0: 4, 1: 4, 2: 4}
+
+
+def test_franz_go_reports_a_wrong_password_at_once(cluster):
+    security = client_security(cluster, "SASL_PLAINTEXT", "SCRAM-SHA-256", password="wrong")
+    err = refused([str(GO_CLIENT), "admin", cluster.bootstrap_for("SASL_PLAINTEXT"),
+                   f"t-{uuid.uuid4().hex[:8]}"], security)
+    assert "SASL_AUTHENTICATION_FAILED" in err
+    assert "Authentication failed during authentication due to invalid credentials with " \
+           "SASL mechanism SCRAM-SHA-256" in err
+
+
+@pytest.mark.parametrize("protocol, mechanism", SECURED)
+def test_kafkajs_over_sasl_and_ssl(cluster, protocol, mechanism):
+    """The conformance tests' twelve records, written, then read in a group that commits each,
+    every connection on the secured listener."""
+    from tests.clients.test_conformance import RECORDS, _expected, _node_rows
+    topic, group = three_partitions(cluster), f"g-{uuid.uuid4().hex[:8]}"
+    security = client_security(cluster, protocol, mechanism)
+    bootstrap = cluster.bootstrap_for(protocol)
+    node_client("produce", bootstrap, topic, security=security)
+    read = _node_rows(node_client("group", bootstrap, topic, group, str(len(RECORDS)),
+                                  security=security))
+    assert sorted(read, key=lambda r: (r[0], r[1])) == _expected()
+    assert committed_by(cluster, group) == {0: 4, 1: 4, 2: 4}
+
+
+def test_kafkajs_reports_a_wrong_password_at_once(cluster):
+    security = client_security(cluster, "SASL_SSL", "PLAIN", password="wrong")
+    err = refused(["node", str(NODE_CLIENT), "produce", cluster.bootstrap_for("SASL_SSL"),
+                   f"t-{uuid.uuid4().hex[:8]}"], security)
+    assert "SASL PLAIN authentication failed: Authentication failed: Invalid username or " \
+           "password" in err
 
 
 # -- SCRAM credentials through the Admin API ----------------------------------------------------

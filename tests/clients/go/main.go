@@ -19,19 +19,32 @@
 //	    retention.ms once its broker knows it, grows it to four partitions, deletes it and waits
 //	    until it is gone; prints "retention VALUE SOURCE" and "partitions N"
 //
+// Every command connects as the environment says, as a client configured for production would:
+// KAFKA_SECURITY_PROTOCOL (PLAINTEXT when unset, SSL, SASL_PLAINTEXT or SASL_SSL),
+// KAFKA_SSL_CA_LOCATION (the PEM file of the CA that signed the broker's certificate),
+// KAFKA_SASL_MECHANISM (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER) with
+// KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD, or KAFKA_SASL_TOKEN for OAUTHBEARER.
+//
 // Any failure is printed on stderr and exits 1.
 package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 const partitions = 3
@@ -41,8 +54,49 @@ func fail(err error) {
 	os.Exit(1)
 }
 
+// security is what the KAFKA_* variables ask of every connection.
+func security() []kgo.Opt {
+	protocol := os.Getenv("KAFKA_SECURITY_PROTOCOL")
+	var opts []kgo.Opt
+	switch protocol {
+	case "", "PLAINTEXT", "SASL_PLAINTEXT":
+	case "SSL", "SASL_SSL":
+		roots := x509.NewCertPool()
+		if ca := os.Getenv("KAFKA_SSL_CA_LOCATION"); ca != "" {
+			pem, err := os.ReadFile(ca)
+			if err != nil {
+				fail(err)
+			}
+			if !roots.AppendCertsFromPEM(pem) {
+				fail(fmt.Errorf("no certificate in %s", ca))
+			}
+		}
+		opts = append(opts, kgo.DialTLSConfig(&tls.Config{RootCAs: roots}))
+	default:
+		fail(fmt.Errorf("KAFKA_SECURITY_PROTOCOL %q is not one this client knows", protocol))
+	}
+	if !strings.HasPrefix(protocol, "SASL_") {
+		return opts
+	}
+	user, password := os.Getenv("KAFKA_SASL_USERNAME"), os.Getenv("KAFKA_SASL_PASSWORD")
+	var mechanism sasl.Mechanism
+	switch name := os.Getenv("KAFKA_SASL_MECHANISM"); name {
+	case "PLAIN":
+		mechanism = plain.Auth{User: user, Pass: password}.AsMechanism()
+	case "SCRAM-SHA-256":
+		mechanism = scram.Auth{User: user, Pass: password}.AsSha256Mechanism()
+	case "SCRAM-SHA-512":
+		mechanism = scram.Auth{User: user, Pass: password}.AsSha512Mechanism()
+	case "OAUTHBEARER":
+		mechanism = oauth.Auth{Token: os.Getenv("KAFKA_SASL_TOKEN")}.AsMechanism()
+	default:
+		fail(fmt.Errorf("KAFKA_SASL_MECHANISM %q is not one this client knows", name))
+	}
+	return append(opts, kgo.SASL(mechanism))
+}
+
 func client(opts ...kgo.Opt) *kgo.Client {
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(append(security(), opts...)...)
 	if err != nil {
 		fail(err)
 	}

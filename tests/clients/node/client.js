@@ -16,9 +16,16 @@
 //       gone; prints "retention VALUE SOURCE" (the source as the protocol numbers it) and
 //       "partitions N"
 //
+// Every command connects as the environment says, as a client configured for production would:
+// KAFKA_SECURITY_PROTOCOL (PLAINTEXT when unset, SSL, SASL_PLAINTEXT or SASL_SSL),
+// KAFKA_SSL_CA_LOCATION (the PEM file of the CA that signed the broker's certificate),
+// KAFKA_SASL_MECHANISM (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER) with
+// KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD, or KAFKA_SASL_TOKEN for OAUTHBEARER.
+//
 // Any failure is printed on stderr and exits 1.
 'use strict';
 
+const fs = require('fs');
 const { ConfigResourceTypes, Kafka, logLevel } = require('kafkajs');
 
 const PARTITIONS = 3;
@@ -126,10 +133,37 @@ async function admin(kafka, topic) {
   await client.disconnect();
 }
 
+// The ssl and sasl settings of the Kafka client, from the KAFKA_* variables.
+function security(env) {
+  const protocol = env.KAFKA_SECURITY_PROTOCOL || 'PLAINTEXT';
+  if (!['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'].includes(protocol)) {
+    throw new Error(`KAFKA_SECURITY_PROTOCOL ${protocol} is not one this client knows`);
+  }
+  const settings = {};
+  if (protocol.endsWith('SSL')) {
+    settings.ssl = env.KAFKA_SSL_CA_LOCATION
+      ? { ca: [fs.readFileSync(env.KAFKA_SSL_CA_LOCATION, 'utf8')] } : true;
+  }
+  if (protocol.startsWith('SASL_')) {
+    const mechanism = (env.KAFKA_SASL_MECHANISM || '').toLowerCase();
+    if (mechanism === 'oauthbearer') {
+      const value = env.KAFKA_SASL_TOKEN;
+      settings.sasl = { mechanism, oauthBearerProvider: async () => ({ value }) };
+    } else if (['plain', 'scram-sha-256', 'scram-sha-512'].includes(mechanism)) {
+      settings.sasl = { mechanism, username: env.KAFKA_SASL_USERNAME,
+                        password: env.KAFKA_SASL_PASSWORD };
+    } else {
+      throw new Error(`KAFKA_SASL_MECHANISM ${env.KAFKA_SASL_MECHANISM} is not one this ` +
+                      'client knows');
+    }
+  }
+  return settings;
+}
+
 async function main() {
   const [command, bootstrap, topic, groupId, count] = process.argv.slice(2);
   const kafka = new Kafka({ clientId: 'kafkajs-conformance', brokers: [bootstrap],
-                            logLevel: logLevel.ERROR });
+                            logLevel: logLevel.ERROR, ...security(process.env) });
   if (command === 'produce' && topic) return produce(kafka, topic);
   if (command === 'group' && count) return group(kafka, topic, groupId, Number(count));
   if (command === 'admin' && topic) return admin(kafka, topic);
