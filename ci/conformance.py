@@ -43,6 +43,8 @@ CAPABILITIES = {
     "test_a_consumer_protocol_member_commits_and_the_next_resumes": "groups, consumer protocol",
     "test_a_read_committed_reader_sees_committed_transactions_only": "transactions",
     "test_an_exactly_once_streams_app_counts_every_word_once": "transactions",
+    "test_a_streams_app_reads_lines_and_writes_counts": "produce / consume",
+    "test_two_streams_instances_share_the_tasks_and_one_takes_over": "groups, classic",
     "test_topics_are_created_configured_grown_and_deleted": "admin",
     "test_the_java_admin_describes_a_consumer_protocol_group": "admin",
     "test_kafka_consumer_groups_describes_resets_and_deletes_a_group": "admin",

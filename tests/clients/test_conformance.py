@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import shutil
 import subprocess
 
@@ -37,7 +38,10 @@ from tests.clients.test_groups import ConfluentMember, KafkaPythonMember, assert
 from tests.clients.test_consumer_protocol import ADMIN_SOURCE
 from tests.clients.test_java_groups import CLASSPATH as JAVA_CLASSPATH
 from tests.clients.test_java_groups import JVM_TIMEOUT_S, JavaMember
-from tests.clients.test_streams_eos import count_words_once
+from tests.clients.test_streams_eos import (START_TIMEOUT_S, Output, StreamsApp,
+                                            assert_counted_once, count_words_once,
+                                            create_topics, produce_lines)
+from tests.clients.test_streams_eos import names as streams_names
 from tests.clients.test_transactions import assert_seen, batch, java_records, run_java
 from tests.spark.conftest import run_to_end
 
@@ -131,12 +135,15 @@ def _aio_round_trip(target: Target, topic: str) -> list[tuple]:
     return asyncio.run(run())
 
 
-def _go_round_trip(target: Target, topic: str) -> list[tuple]:
-    go_client("produce", target.bootstrap_servers, topic)
-    lines = go_client("read", target.bootstrap_servers, topic, str(len(RECORDS)))
+def _go_rows(lines: str) -> list[tuple]:
     return [(r["partition"], r["offset"], r["key"].encode(), r["value"].encode(),
              [(k, v.encode()) for k, v in r["headers"]])
             for r in map(json.loads, lines.splitlines())]
+
+
+def _go_round_trip(target: Target, topic: str) -> list[tuple]:
+    go_client("produce", target.bootstrap_servers, topic)
+    return _go_rows(go_client("read", target.bootstrap_servers, topic, str(len(RECORDS))))
 
 
 def _java_round_trip(target: Target, topic: str) -> list[tuple]:
@@ -534,6 +541,89 @@ def test_a_read_committed_reader_sees_committed_transactions_only(target, client
 @pytest.mark.parametrize("client", ["kafka-streams"])
 def test_an_exactly_once_streams_app_counts_every_word_once(stack, target, client, tmp_path):
     count_words_once(stack, target.bootstrap_servers, tmp_path)
+
+
+# -- Kafka Streams, at least once -------------------------------------------------------------
+# The word count of test_streams_eos.py with Streams' default guarantee: plain (idempotent)
+# producers, committed offsets, and the classic group protocol with Streams' own assignor.
+
+def _at_least_once(stack, target: Target, tmp_path, names: tuple[str, str, str],
+                   instance: str) -> StreamsApp:
+    app_id, source, sink = names
+    app = StreamsApp(target.bootstrap_servers, app_id, source, sink, tmp_path / instance,
+                     tmp_path / f"{instance}.log", "processing.guarantee=at_least_once")
+    stack.callback(app.close)
+    return app
+
+
+def _tasks(admin, group: str) -> list[set[tuple[str, int]]] | None:
+    """The partitions each member of a stable group was assigned, or None while it is not."""
+    [future] = admin.describe_consumer_groups([group], request_timeout=TIMEOUT_S).values()
+    described = future.result(TIMEOUT_S)
+    if described.state != ck.ConsumerGroupState.STABLE:
+        return None
+    return [{(tp.topic, tp.partition) for tp in member.assignment.topic_partitions}
+            for member in described.members]
+
+
+@pytest.mark.parametrize("client", ["kafka-streams"])
+def test_a_streams_app_reads_lines_and_writes_counts(stack, target, client, tmp_path):
+    """Lines in; through a repartition topic and a store with a changelog; counts out, each
+    word's counts exactly 1..n, in order, as nothing failed and nothing moved."""
+    bootstrap = target.bootstrap_servers
+    names = streams_names()
+    create_topics(bootstrap, names[1], names[2])
+    expected = produce_lines(bootstrap, names[1], 300, random.Random(3), "a")
+    app = _at_least_once(stack, target, tmp_path, names, "app")
+    app.wait_running()
+    output = Output(stack, bootstrap, names[2])
+    output.wait_for_counts(expected, app)
+    assert_counted_once(output, expected)
+    app.close()
+    assert "closed" in app.lines and app.process.returncode == 0, app.lines
+
+
+@pytest.mark.parametrize("client", ["kafka-streams"])
+def test_two_streams_instances_share_the_tasks_and_one_takes_over(stack, target, client,
+                                                                   tmp_path):
+    """Two instances of one app split its six tasks' partitions (the input topic's and the
+    repartition topic's) between them in its group, count together, and once one closes, the
+    other gets every partition and counts on from where the group committed."""
+    bootstrap = target.bootstrap_servers
+    names = app_id, source, sink = streams_names()
+    create_topics(bootstrap, source, sink)
+    first = _at_least_once(stack, target, tmp_path, names, "first")
+    second = _at_least_once(stack, target, tmp_path, names, "second")
+    admin = ck.admin.AdminClient({"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG})
+    everything: set[tuple[str, int]] = set()
+
+    def split():
+        first.check()
+        second.check()
+        members = _tasks(admin, app_id)
+        if members is None or len(members) != 2 or not all(members):
+            return False
+        everything.clear()
+        everything.update(*members)
+        return sum(map(len, members)) == len(everything)  # none in both
+    wait_for(split, "both instances' members holding partitions of their own",
+             timeout=START_TIMEOUT_S)
+    repartition = {t for t, _ in everything if t != source}
+    assert len(repartition) == 1 and next(iter(repartition)).endswith("-repartition")
+    assert everything == {(t, p) for t in (source, *repartition) for p in range(PARTITIONS)}
+
+    rng = random.Random(4)
+    expected = produce_lines(bootstrap, source, 200, rng, "both")
+    output = Output(stack, bootstrap, sink)
+    output.wait_for_counts(expected, second)
+
+    first.close()
+    assert "closed" in first.lines and first.process.returncode == 0, first.lines
+    # Streams keeps a closed instance's member until its session times out (10 s here)
+    wait_for(lambda: second.check() or _tasks(admin, app_id) == [everything],
+             "the other instance holding every partition", timeout=START_TIMEOUT_S)
+    expected += produce_lines(bootstrap, source, 200, rng, "one")
+    output.wait_for_counts(expected, second)
 
 
 # -- administration ---------------------------------------------------------------------------

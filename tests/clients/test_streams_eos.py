@@ -56,10 +56,11 @@ WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel
 
 
 class StreamsApp:
-    """The word-count JVM, seen through the lifecycle lines it prints."""
+    """The word-count JVM, seen through the lifecycle lines it prints; ``properties`` are more
+    Streams settings, as ``KEY=VALUE``."""
 
     def __init__(self, bootstrap: str, app_id: str, source: str, sink: str, state_dir: Path,
-                 log: Path):
+                 log: Path, *properties: str):
         missing = [str(p) for p in CLASSPATH if not p.exists()]
         assert not missing and shutil.which("java"), \
             f"the Streams tests need java and {missing} (bash ci/dev.sh setup fetches them)"
@@ -69,7 +70,7 @@ class StreamsApp:
         with open(log, "ab") as stderr:
             self.process = subprocess.Popen(
                 ["java", "-cp", os.pathsep.join(map(str, CLASSPATH)), str(SOURCE),
-                 bootstrap, app_id, source, sink, str(state_dir)],
+                 bootstrap, app_id, source, sink, str(state_dir), *properties],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
