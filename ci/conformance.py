@@ -69,6 +69,8 @@ ELSEWHERE = {
         ("java", "SASL / TLS"),
     ("tests.clients.test_security_java", "test_kafka_acls_adds_lists_and_removes_as_a_super_user"):
         ("kafka-tools", "SASL / TLS"),
+    ("tests.clients.test_security_java", "test_an_exactly_once_streams_app_over_sasl_ssl"):
+        ("kafka-streams", "SASL / TLS"),
     ("tests.clients.test_security", "test_franz_go_over_sasl_and_ssl"): ("franz-go", "SASL / TLS"),
     ("tests.clients.test_security", "test_kafkajs_over_sasl_and_ssl"): ("kafkajs", "SASL / TLS"),
 }

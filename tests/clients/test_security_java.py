@@ -1,6 +1,7 @@
 """Kafka's Java clients and tools on mockbroker's secured listeners: SASL (PLAIN, SCRAM-SHA-256,
 SCRAM-SHA-512, OAUTHBEARER) over plaintext and TLS, TLS with and without a client certificate,
-credentials refused, and ``kafka-acls`` managing ACLs as a super user.
+credentials refused, ``kafka-acls`` managing ACLs as a super user, and an exactly-once Kafka
+Streams app over SASL_SSL.
 
 The clients are ``java/SecureClient.java`` (the stock producer, consumer and Admin of
 kafka-clients), compiled once per module so that each case costs one JVM start and no compile.
@@ -12,6 +13,7 @@ this runs on mockbroker.
 
 from __future__ import annotations
 
+import random
 import re
 import shutil
 import subprocess
@@ -259,3 +261,39 @@ def test_kafka_acls_adds_lists_and_removes_as_a_super_user(stack, tmp_path, monk
     acls("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Read",
          "--topic", "orders")
     assert _acls(acls("--list")) == {app: {write}}
+
+
+def test_an_exactly_once_streams_app_over_sasl_ssl(stack, tmp_path):
+    """Kafka Streams' exactly-once word count (``test_streams_eos.py``) with its every
+    connection on a SASL_SSL listener, as SCRAM-SHA-512 user alice: its producers' transactions,
+    its consumers' group and read_committed fetches, and the admin that makes its internal
+    topics.  The test's own producer and reader use the PLAINTEXT listener beside it."""
+    from tests.clients.test_streams_eos import (Output, StreamsApp, assert_counted_once,
+                                                create_topics, names, produce_lines)
+    cluster = stack.enter_context(MockCluster(
+        listeners=["PLAINTEXT", "SASL_SSL"], sasl_mechanisms=["SCRAM-SHA-512"], users=USERS,
+        **MOCK_SETTINGS))
+    plain = cluster.bootstrap_for("PLAINTEXT")
+    secured = {**sasl_config("SASL_SSL", "SCRAM-SHA-512", "alice", USERS["alice"]),
+               **tls_config(cluster)}
+    app_id, source, sink = names()
+    create_topics(plain, source, sink)
+    expected = produce_lines(plain, source, 300, random.Random(5), "a")
+    app = StreamsApp(cluster.bootstrap_for("SASL_SSL"), app_id, source, sink,
+                     tmp_path / "state", tmp_path / "streams.log",
+                     *(f"{key}={value}" for key, value in secured.items()))
+    stack.callback(app.close)
+    app.wait_running()
+    output = Output(stack, plain, sink)
+    output.wait_for_counts(expected, app)
+    assert_counted_once(output, expected)
+
+    mine = [r for r in cluster.admin.requests() if r.client_id and app_id in r.client_id]
+    assert {r.listener for r in mine} == {"SASL_SSL"}
+    authenticated = [r for r in mine
+                     if r.api not in ("ApiVersions", "SaslHandshake", "SaslAuthenticate")]
+    assert {(r.mechanism, r.principal) for r in authenticated} == \
+        {("SCRAM-SHA-512", "User:alice")}
+    assert "EndTxn" in {r.api for r in authenticated}, "no transaction ended in the request log"
+    app.close()
+    assert "closed" in app.lines and app.process.returncode == 0, app.lines
