@@ -45,6 +45,8 @@ MOCKBROKER_ONLY = {
     "security": "SASL and TLS listeners, which the Kafka target (PLAINTEXT only) does not run",
     "mockbroker": "mockbroker's own interfaces (the HTTP API, its CLI, its view of the cluster)",
     "clock": "a broker clock the test moves, which no Kafka has",
+    "not-served": "a capability Kafka 4.4 has and mockbroker does not serve yet, which the "
+                  "client must be told of",
 }
 #: broker settings of both targets
 SETTINGS = {
