@@ -571,12 +571,12 @@ def test_a_streams_app_reads_lines_and_writes_counts(stack, target, client, tmp_
     """Lines in; through a repartition topic and a store with a changelog; counts out, each
     word's counts exactly 1..n, in order, as nothing failed and nothing moved."""
     bootstrap = target.bootstrap_servers
-    names = streams_names()
-    create_topics(bootstrap, names[1], names[2])
-    expected = produce_lines(bootstrap, names[1], 300, random.Random(3), "a")
+    names = _, source, sink = streams_names()
+    create_topics(bootstrap, source, sink)
+    expected = produce_lines(bootstrap, source, 300, random.Random(3), "a")
     app = _at_least_once(stack, target, tmp_path, names, "app")
     app.wait_running()
-    output = Output(stack, bootstrap, names[2])
+    output = Output(stack, bootstrap, sink)
     output.wait_for_counts(expected, app)
     assert_counted_once(output, expected)
     app.close()

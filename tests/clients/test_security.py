@@ -53,9 +53,9 @@ def mtls_cluster():
         yield cluster
 
 
-def topic_in(cluster: MockCluster) -> str:
+def topic_in(cluster: MockCluster, partitions: int = 1) -> str:
     name = f"secure-{uuid.uuid4().hex[:8]}"
-    cluster.admin.create_topic(name, 1)
+    cluster.admin.create_topic(name, partitions)
     return name
 
 
@@ -323,13 +323,6 @@ def client_security(cluster: MockCluster, protocol: str, mechanism: str | None =
     return settings
 
 
-def three_partitions(cluster: MockCluster) -> str:
-    from tests.clients.test_conformance import PARTITIONS
-    name = f"secure-{uuid.uuid4().hex[:8]}"
-    cluster.admin.create_topic(name, PARTITIONS)
-    return name
-
-
 def committed_by(cluster: MockCluster, group: str) -> dict[int, int]:
     admin = AdminClient(ck_config(cluster, "SASL_PLAINTEXT", "PLAIN"))
     listed = admin.list_consumer_group_offsets([ck.ConsumerGroupTopicPartitions(group)])
@@ -348,8 +341,8 @@ def refused(command: list[str], security: dict[str, str]) -> str:
 def test_franz_go_over_sasl_and_ssl(cluster, protocol, mechanism):
     """The conformance tests' twelve records, written and read back, then read in a classic
     group that commits them, every connection on the secured listener."""
-    from tests.clients.test_conformance import RECORDS, _expected, _go_rows
-    topic, group = three_partitions(cluster), f"g-{uuid.uuid4().hex[:8]}"
+    from tests.clients.test_conformance import PARTITIONS, RECORDS, _expected, _go_rows
+    topic, group = topic_in(cluster, PARTITIONS), f"g-{uuid.uuid4().hex[:8]}"
     security = client_security(cluster, protocol, mechanism)
     bootstrap = cluster.bootstrap_for(protocol)
     go_client("produce", bootstrap, topic, security=security)
@@ -373,8 +366,8 @@ def test_franz_go_reports_a_wrong_password_at_once(cluster):
 def test_kafkajs_over_sasl_and_ssl(cluster, protocol, mechanism):
     """The conformance tests' twelve records, written, then read in a group that commits each,
     every connection on the secured listener."""
-    from tests.clients.test_conformance import RECORDS, _expected, _node_rows
-    topic, group = three_partitions(cluster), f"g-{uuid.uuid4().hex[:8]}"
+    from tests.clients.test_conformance import PARTITIONS, RECORDS, _expected, _node_rows
+    topic, group = topic_in(cluster, PARTITIONS), f"g-{uuid.uuid4().hex[:8]}"
     security = client_security(cluster, protocol, mechanism)
     bootstrap = cluster.bootstrap_for(protocol)
     node_client("produce", bootstrap, topic, security=security)
