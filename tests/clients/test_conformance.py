@@ -39,8 +39,7 @@ from tests.clients.test_consumer_protocol import ADMIN_SOURCE
 from tests.clients.test_java_groups import CLASSPATH as JAVA_CLASSPATH
 from tests.clients.test_java_groups import JVM_TIMEOUT_S, JavaMember
 from tests.clients.test_streams_eos import (START_TIMEOUT_S, Output, StreamsApp,
-                                            assert_counted_once, count_words_once,
-                                            create_topics, produce_lines)
+                                            count_words_once, create_topics, produce_lines)
 from tests.clients.test_streams_eos import names as streams_names
 from tests.clients.test_transactions import assert_seen, batch, java_records, run_java
 from tests.spark.conftest import run_to_end
@@ -547,11 +546,14 @@ def test_an_exactly_once_streams_app_counts_every_word_once(stack, target, clien
 # The word count of test_streams_eos.py with Streams' default guarantee: plain (idempotent)
 # producers, committed offsets, and the classic group protocol with Streams' own assignor.
 
+AT_LEAST_ONCE = "processing.guarantee=at_least_once"
+
+
 def _at_least_once(stack, target: Target, tmp_path, names: tuple[str, str, str],
                    instance: str) -> StreamsApp:
     app_id, source, sink = names
     app = StreamsApp(target.bootstrap_servers, app_id, source, sink, tmp_path / instance,
-                     tmp_path / f"{instance}.log", "processing.guarantee=at_least_once")
+                     tmp_path / f"{instance}.log", AT_LEAST_ONCE)
     stack.callback(app.close)
     return app
 
@@ -570,17 +572,7 @@ def _tasks(admin, group: str) -> list[set[tuple[str, int]]] | None:
 def test_a_streams_app_reads_lines_and_writes_counts(stack, target, client, tmp_path):
     """Lines in; through a repartition topic and a store with a changelog; counts out, each
     word's counts exactly 1..n, in order, as nothing failed and nothing moved."""
-    bootstrap = target.bootstrap_servers
-    names = _, source, sink = streams_names()
-    create_topics(bootstrap, source, sink)
-    expected = produce_lines(bootstrap, source, 300, random.Random(3), "a")
-    app = _at_least_once(stack, target, tmp_path, names, "app")
-    app.wait_running()
-    output = Output(stack, bootstrap, sink)
-    output.wait_for_counts(expected, app)
-    assert_counted_once(output, expected)
-    app.close()
-    assert "closed" in app.lines and app.process.returncode == 0, app.lines
+    count_words_once(stack, target.bootstrap_servers, tmp_path, AT_LEAST_ONCE)
 
 
 @pytest.mark.parametrize("client", ["kafka-streams"])

@@ -13,7 +13,6 @@ this runs on mockbroker.
 
 from __future__ import annotations
 
-import random
 import re
 import shutil
 import subprocess
@@ -268,25 +267,15 @@ def test_an_exactly_once_streams_app_over_sasl_ssl(stack, tmp_path):
     connection on a SASL_SSL listener, as SCRAM-SHA-512 user alice: its producers' transactions,
     its consumers' group and read_committed fetches, and the admin that makes its internal
     topics.  The test's own producer and reader use the PLAINTEXT listener beside it."""
-    from tests.clients.test_streams_eos import (Output, StreamsApp, assert_counted_once,
-                                                create_topics, names, produce_lines)
+    from tests.clients.test_streams_eos import count_words_once
     cluster = stack.enter_context(MockCluster(
         listeners=["PLAINTEXT", "SASL_SSL"], sasl_mechanisms=["SCRAM-SHA-512"], users=USERS,
         **MOCK_SETTINGS))
-    plain = cluster.bootstrap_for("PLAINTEXT")
     secured = {**sasl_config("SASL_SSL", "SCRAM-SHA-512", "alice", USERS["alice"]),
                **tls_config(cluster)}
-    app_id, source, sink = names()
-    create_topics(plain, source, sink)
-    expected = produce_lines(plain, source, 300, random.Random(5), "a")
-    app = StreamsApp(cluster.bootstrap_for("SASL_SSL"), app_id, source, sink,
-                     tmp_path / "state", tmp_path / "streams.log",
-                     *(f"{key}={value}" for key, value in secured.items()))
-    stack.callback(app.close)
-    app.wait_running()
-    output = Output(stack, plain, sink)
-    output.wait_for_counts(expected, app)
-    assert_counted_once(output, expected)
+    app_id = count_words_once(stack, cluster.bootstrap_for("PLAINTEXT"), tmp_path,
+                              *(f"{key}={value}" for key, value in secured.items()),
+                              app_bootstrap=cluster.bootstrap_for("SASL_SSL"))
 
     mine = [r for r in cluster.admin.requests() if r.client_id and app_id in r.client_id]
     assert {r.listener for r in mine} == {"SASL_SSL"}
@@ -295,5 +284,3 @@ def test_an_exactly_once_streams_app_over_sasl_ssl(stack, tmp_path):
     assert {(r.mechanism, r.principal) for r in authenticated} == \
         {("SCRAM-SHA-512", "User:alice")}
     assert "EndTxn" in {r.api for r in authenticated}, "no transaction ended in the request log"
-    app.close()
-    assert "closed" in app.lines and app.process.returncode == 0, app.lines

@@ -260,13 +260,16 @@ def names() -> tuple[str, str, str]:
     return f"wordcount-{run}", f"lines-{run}", f"counts-{run}"
 
 
-def count_words_once(stack, bootstrap: str, tmp_path) -> None:
-    """The word count over 300 lines: every count committed once, and a clean close."""
+def count_words_once(stack, bootstrap: str, tmp_path, *properties: str,
+                     app_bootstrap: str | None = None) -> str:
+    """The word count over 300 lines: every count committed once, and a clean close; returns
+    the app's id.  ``properties`` are more Streams settings (``KEY=VALUE``); the app connects
+    to ``app_bootstrap`` when given (the test's own producer and reader to ``bootstrap``)."""
     app_id, source, sink = names()
     create_topics(bootstrap, source, sink)
     expected = produce_lines(bootstrap, source, 300, random.Random(1), "a")
-    app = StreamsApp(bootstrap, app_id, source, sink, tmp_path / "state",
-                     tmp_path / "streams.log")
+    app = StreamsApp(app_bootstrap or bootstrap, app_id, source, sink, tmp_path / "state",
+                     tmp_path / "streams.log", *properties)
     stack.callback(app.close)
     app.wait_running()
     output = Output(stack, bootstrap, sink)
@@ -275,6 +278,7 @@ def count_words_once(stack, bootstrap: str, tmp_path) -> None:
 
     app.close()
     assert "closed" in app.lines and app.process.returncode == 0, app.lines
+    return app_id
 
 
 def test_exactly_once_word_count_survives_a_killed_jvm(stack, target, tmp_path):
