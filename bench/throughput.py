@@ -11,19 +11,22 @@ is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks 
   a difference in msg/s is the client's.  Each round runs confluent-kafka and the Java producer
   ``--produce-passes`` times (three by default), each time into a fresh topic, and each run is
   a sample: a run of 500,000 records of 100 B takes confluent-kafka under half a second.
-  What confluent-kafka and the Java producer write is read afterwards, so their runs write
-  ``--read-mb`` at least (see ``consume``).
+  When the round also reads, their runs write as many records as a read topic holds
+  (``--read-mb``, see ``consume``).
   kafka-python runs once a round: its runs take many seconds each.
-- ``consume``: the records of the round's last produce run, read back by confluent-kafka
-  (partitions assigned, no group, ``fetch.wait.max.ms`` 10) and by Kafka's Java
-  ``ConsumerPerformance`` (its fetch rate, which leaves out the group join): the same figures.
+- ``consume``: a topic read back by confluent-kafka (partitions assigned, no group,
+  ``fetch.wait.max.ms`` 10) and by Kafka's Java ``ConsumerPerformance`` (its fetch rate, which
+  leaves out the group join): the same figures.  Both targets hold the same batches of it:
+  the Java reader reads the round's last produce run (the Java producer sends each batch once
+  ``batch.size`` fills, so the two targets' logs match batch for batch), and confluent-kafka a
+  topic written off the clock whose batches close the same way (see ``confluent_write``).
   Each round reads the topic ``--consume-passes`` times (three by default), each time with a
   fresh client from the first offset, and each read is a sample: a read is short (500 MB takes
   confluent-kafka under half a second), and twelve reads of one topic on one Kafka ranged from
-  123k to 177k msg/s.  The topics these two clients write hold ``--read-mb`` at least (200 MB
-  by default: 2,000,000 records of 100 B), more than ``--messages`` asks if need be: a read of
-  500,000 records of 100 B lasts about half a second, much of it a new JVM compiling its fetch
-  path, and such reads scattered by a third from one to the next on either target.
+  123k to 177k msg/s.  A topic that is read holds ``--read-mb`` at least (200 MB by default:
+  2,000,000 records of 100 B), more than ``--messages`` asks if need be: a read of 500,000
+  records of 100 B lasts about half a second, much of it a new JVM compiling its fetch path,
+  and such reads scattered by a third from one to the next on either target.
 - ``roundtrip``: one record at a time produced and acknowledged (confluent-kafka, acks=all,
   linger 0): p50 and p99 in ms, and the broker's CPU per round trip in µs.
 - ``startup``: spawn of ``mockbroker serve --port 0`` to its ready line, to the answer to an
@@ -233,6 +236,26 @@ def kafka_python_produce(bootstrap: str, topic: str, payload: bytes, n: int) -> 
     return timed
 
 
+def confluent_write(bootstrap: str, topic: str, payload: bytes, n: int,
+                    partitions: int) -> None:
+    """Write the topic a confluent-kafka read is timed on, off the clock and in the same shape
+    on every target: the records handed to the partitions in turn, and each batch sent once it
+    is full (``batch.size``), never because ``linger.ms`` ran out.
+
+    A produce run's own batches close on that timer, so their size follows how soon the target
+    acknowledged the ones before: confluent-kafka's 100 B batches to one partition held 6,500 to
+    9,000 records against mockbroker and 9,082 (full) against Kafka, and a reader of the
+    smaller ones needs a third more fetches.  Reading them would time the produce run again."""
+    producer = confluent_kafka.Producer(producer_config(
+        bootstrap, **{"linger.ms": 60_000,  # flush() sends what is left at once
+                      # room for a full batch in every partition before the queue is full
+                      "queue.buffering.max.messages": 2_000_000}))
+    produce_all(producer, topic, payload, n, partitions=partitions)
+    left = producer.flush(300)
+    if left:
+        raise RuntimeError(f"confluent-kafka: {left} records to read not written")
+
+
 def confluent_consume(bootstrap: str, topic: str, partitions: int, n: int) -> Timed:
     """Reading ``n`` records back from every partition (assigned: no group join), timed from
     the assignment to the last record."""
@@ -322,9 +345,12 @@ def data_round(args, tally: Tally, targets: list[Target], turn: int, client: str
     n = records_for(args, size, client)
     name = f"{client} {'100 B' if size == 100 else f'{size // 1024} KiB'} x{partitions}p"
     payload = b"x" * size
-    # kafka-python's runs last many seconds each (its Python encodes every record): one a round
-    passes = args.produce_passes if "produce" in args.only and client != "kafka-python" else 1
-    topics: dict[Target, str] = {}  # each target's latest topic: the consume reads it
+    reads = "consume" in args.only and client in READERS
+    # kafka-python's runs last many seconds each (its Python encodes every record): one a round;
+    # without produce, the Java reader still needs one to read, confluent-kafka's none
+    passes = (args.produce_passes if client != "kafka-python" else 1) \
+        if "produce" in args.only else int(reads and client == "java")
+    topics: dict[Target, str] = {}  # each target's latest topic: the Java reader reads it
     for done in range(passes):
         for target in in_turn(targets, turn + done):  # each pass into a fresh topic
             if target in topics:
@@ -343,7 +369,14 @@ def data_round(args, tally: Tally, targets: list[Target], turn: int, client: str
                     run = java_produce(args, target.bootstrap, topic, size, n)
             if "produce" in args.only:
                 add_run(tally, f"produce {name}", target, size, n, run, cost, quiet)
-    if "consume" in args.only and client in READERS:
+    if reads and client == "confluent":  # a topic of its own (see confluent_write)
+        for target in targets:
+            if target in topics:
+                delete_topics(target.bootstrap, [topics.pop(target)])
+            topic, _ = make_topic(target.bootstrap, partitions)
+            topics[target] = topic
+            confluent_write(target.bootstrap, topic, payload, n, partitions)
+    if reads:
         for done in range(args.consume_passes):  # each a fresh client, from the first offset
             for target in in_turn(targets, turn + done):
                 with BrokerCost(target) as cost:
