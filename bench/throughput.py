@@ -346,20 +346,26 @@ def data_round(args, tally: Tally, targets: list[Target], turn: int, client: str
     name = f"{client} {'100 B' if size == 100 else f'{size // 1024} KiB'} x{partitions}p"
     payload = b"x" * size
     reads = "consume" in args.only and client in READERS
-    # kafka-python's runs last many seconds each (its Python encodes every record): one a round;
-    # without produce, the Java reader still needs one to read, confluent-kafka's none
-    passes = (args.produce_passes if client != "kafka-python" else 1) \
-        if "produce" in args.only else int(reads and client == "java")
-    topics: dict[Target, str] = {}  # each target's latest topic: the Java reader reads it
+    if "produce" in args.only:
+        # kafka-python's runs last many seconds each (its Python encodes every record): one
+        passes = 1 if client == "kafka-python" else args.produce_passes
+    else:  # only reads: the Java reader reads a produce run's topic, confluent-kafka its own
+        passes = 1 if client == "java" else 0
+    topics: dict[Target, str] = {}  # each target's latest topic: the reads read it
+
+    def fresh_topic(target: Target) -> str:
+        if target in topics:
+            delete_topics(target.bootstrap, [topics.pop(target)])
+        topic, got = make_topic(target.bootstrap, partitions)
+        if got != partitions:
+            raise RuntimeError(f"{target.label} made {topic} with {got} partitions, "
+                               f"not {partitions}")
+        topics[target] = topic
+        return topic
+
     for done in range(passes):
         for target in in_turn(targets, turn + done):  # each pass into a fresh topic
-            if target in topics:
-                delete_topics(target.bootstrap, [topics.pop(target)])
-            topic, got = make_topic(target.bootstrap, partitions)
-            if got != partitions:
-                raise RuntimeError(f"{target.label} made {topic} with {got} partitions, "
-                                   f"not {partitions}")
-            topics[target] = topic
+            topic = fresh_topic(target)
             with BrokerCost(target) as cost:
                 if client == "confluent":
                     run = confluent_produce(target.bootstrap, topic, payload, n)
@@ -371,11 +377,7 @@ def data_round(args, tally: Tally, targets: list[Target], turn: int, client: str
                 add_run(tally, f"produce {name}", target, size, n, run, cost, quiet)
     if reads and client == "confluent":  # a topic of its own (see confluent_write)
         for target in targets:
-            if target in topics:
-                delete_topics(target.bootstrap, [topics.pop(target)])
-            topic, _ = make_topic(target.bootstrap, partitions)
-            topics[target] = topic
-            confluent_write(target.bootstrap, topic, payload, n, partitions)
+            confluent_write(target.bootstrap, fresh_topic(target), payload, n, partitions)
     if reads:
         for done in range(args.consume_passes):  # each a fresh client, from the first offset
             for target in in_turn(targets, turn + done):
