@@ -69,6 +69,12 @@ an idle machine.  Without ``--compare`` only mockbroker is measured.
         [--only produce,consume,roundtrip,startup,rss,metadata] [--clients confluent,java]
         [--messages 50000] [--read-mb 200] [--rounds 3] [--produce-passes 3]
         [--consume-passes 3] [--warmup 1] [--roundtrips 1000] [--rss-records 100000]
+        [--fetch-delay-ms 0]
+
+``--fetch-delay-ms N`` holds back every Fetch answer of the bench's own mockbroker for N ms
+(a fault added through its HTTP API, ``POST /faults``): measured against a second, plain
+``mockbroker serve`` given as ``--compare``, it shows which reads a slower broker would slow
+down and which the reader alone paces, whatever the broker does.
 
 Java workloads need Kafka's tools jars (``kafka-tools``, ``kafka-clients`` and their
 dependencies) on ``--java-classpath``, by default ``.cache/jars/kafka-tools/*`` as
@@ -79,6 +85,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import re
 import shutil
@@ -608,6 +615,16 @@ def run_ratios(mine: list[float], other: list[float]) -> tuple[float, float] | N
     return (min(ratios), max(ratios)) if len(ratios) >= 2 else None
 
 
+def delay_fetches(admin: str, delay_ms: int) -> None:
+    """Every Fetch answer of the mockbroker at ``admin`` held back ``delay_ms`` from now on."""
+    rule = {"api": "Fetch", "action": "delay", "delay_ms": delay_ms, "count": None}
+    request = urllib.request.Request(f"{admin}/faults", data=json.dumps(rule).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        log(f"  every Fetch answer of mockbroker held back {delay_ms} ms "
+            f"(fault {json.load(answer)['id']})")
+
+
 def report(tally: Tally, labels: list[str]) -> None:
     compare = len(labels) > 1
     head = f"{'workload':<32} {'figure':<15} {labels[0]:>11}"
@@ -673,6 +690,10 @@ def main() -> None:
     parser.add_argument("--rss-records", type=int, default=100000)
     parser.add_argument("--startups", type=int, default=7,
                         help="spawns of mockbroker serve to take the median of")
+    parser.add_argument("--fetch-delay-ms", type=int, default=0, metavar="MS",
+                        help="hold back every Fetch answer of the bench's mockbroker this "
+                             "long: which reads does the broker's speed decide? "
+                             "(default: %(default)s)")
     parser.add_argument("--java-classpath", default=str(ROOT / ".cache/jars/kafka-tools/*"))
     args = parser.parse_args()
     args.only = set(args.only.split(","))
@@ -683,6 +704,8 @@ def main() -> None:
     for flag in ("rounds", "produce_passes", "consume_passes"):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be at least 1")
+    if args.fetch_delay_ms < 0:
+        parser.error("--fetch-delay-ms must be 0 or more")
     if "java" in clients and not java_available(args):
         log("java or Kafka's tools jars not found: the Java workloads are skipped")
         clients.remove("java")
@@ -697,6 +720,8 @@ def main() -> None:
                 log(f"no pid for {args.compare}: its CPU and memory figures are n/a")
             targets.append(Target("other", args.compare, pid))
         log(f"targets: {', '.join(f'{t.label}={t.bootstrap} (pid {t.pid})' for t in targets)}")
+        if args.fetch_delay_ms:
+            delay_fetches(broker.admin, args.fetch_delay_ms)
 
         if "startup" in args.only:
             for figure, ms in startup_ms(args.startups).items():
