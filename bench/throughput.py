@@ -85,7 +85,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import json
 import os
 import re
 import shutil
@@ -109,6 +108,7 @@ from kafka import KafkaProducer
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import wire  # noqa: E402
+from mockbroker.admin import AdminClient as MockbrokerAdmin  # noqa: E402
 from bench.procstat import cpu_seconds, listening_pid, rss_bytes  # noqa: E402
 from bench.served import make_topic, produce_all, ready_fields, serve_argv, served  # noqa: E402
 
@@ -615,16 +615,6 @@ def run_ratios(mine: list[float], other: list[float]) -> tuple[float, float] | N
     return (min(ratios), max(ratios)) if len(ratios) >= 2 else None
 
 
-def delay_fetches(admin: str, delay_ms: int) -> None:
-    """Every Fetch answer of the mockbroker at ``admin`` held back ``delay_ms`` from now on."""
-    rule = {"api": "Fetch", "action": "delay", "delay_ms": delay_ms, "count": None}
-    request = urllib.request.Request(f"{admin}/faults", data=json.dumps(rule).encode(),
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as answer:
-        log(f"  every Fetch answer of mockbroker held back {delay_ms} ms "
-            f"(fault {json.load(answer)['id']})")
-
-
 def report(tally: Tally, labels: list[str]) -> None:
     compare = len(labels) > 1
     head = f"{'workload':<32} {'figure':<15} {labels[0]:>11}"
@@ -720,8 +710,10 @@ def main() -> None:
                 log(f"no pid for {args.compare}: its CPU and memory figures are n/a")
             targets.append(Target("other", args.compare, pid))
         log(f"targets: {', '.join(f'{t.label}={t.bootstrap} (pid {t.pid})' for t in targets)}")
-        if args.fetch_delay_ms:
-            delay_fetches(broker.admin, args.fetch_delay_ms)
+        if args.fetch_delay_ms:  # until the broker stops
+            MockbrokerAdmin(broker.admin).add_fault("Fetch", action="delay", count=None,
+                                                    delay_ms=args.fetch_delay_ms)
+            log(f"  every Fetch answer of mockbroker held back {args.fetch_delay_ms} ms")
 
         if "startup" in args.only:
             for figure, ms in startup_ms(args.startups).items():
