@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; the same names __getattr__ loads
     from mockbroker.admin import AdminClient, AdminError, WaitTimeout  # noqa: F401
-    from mockbroker.core.control import DISCONNECT  # noqa: F401
+    from mockbroker.core.control.rules import DISCONNECT  # noqa: F401
     from mockbroker.mock_cluster import MockCluster  # noqa: F401
 
 __version__ = _version.__version__
@@ -28,7 +28,7 @@ _EXPORTS = {
     "AdminClient": "mockbroker.admin",
     "AdminError": "mockbroker.admin",
     "WaitTimeout": "mockbroker.admin",
-    "DISCONNECT": "mockbroker.core.control",
+    "DISCONNECT": "mockbroker.core.control.rules",
     "MockCluster": "mockbroker.mock_cluster",
 }
 

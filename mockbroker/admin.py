@@ -21,8 +21,8 @@ on the server in that case.
 
 ``MockCluster.admin`` is the same client with an in-process transport: the calls run the
 server's own handlers on the cluster's loop thread, with the same answers and errors, without
-HTTP.  Each method is a route of :mod:`mockbroker.core.routes` of the same name, and returns
-that route's answer as the views of :mod:`mockbroker.core.views`.
+HTTP.  Each method is a route of :mod:`mockbroker.adminapi.routes` of the same name, and returns
+that route's answer as the views of :mod:`mockbroker.adminapi.views`.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ import urllib.parse
 import urllib.request
 from typing import Any, Iterator, Protocol
 
-from mockbroker.core import routes
-from mockbroker.core.jsonview import from_json
-from mockbroker.core.views import (
+from mockbroker.adminapi import routes
+from mockbroker.adminapi.jsonview import from_json
+from mockbroker.adminapi.views import (
     AclsView, BrokerView, ClockView, FaultView, GroupSummaryView, GroupView, HeaderView,
     LoggedRequestView, MemberView, PartitionView, RebalanceView, RecordView, TopicView,
     TransactionView, UserView,

@@ -22,12 +22,12 @@ from mockbroker.admin import AdminClient
 from mockbroker.core.clock import CLOCKS, make_clock
 from mockbroker.core.security.config import SECURITY_NAMES, check_security
 from mockbroker.core.settings import resolve_settings
-from mockbroker.io.admin_token import check_admin_token
-from mockbroker.io.local import LocalTransport
+from mockbroker.io.admin.token import check_admin_token
+from mockbroker.io.admin.local import LocalTransport
 from mockbroker.io.runtime import TLS_FILES, ClusterRuntime
 
-if TYPE_CHECKING:  # mockbroker.io.tls imports cryptography, for TLS clusters only
-    from mockbroker.io.tls import ClientCertificate
+if TYPE_CHECKING:  # mockbroker.io.kafka.tls imports cryptography, for TLS clusters only
+    from mockbroker.io.kafka.tls import ClientCertificate
 
 _OWN_SETTINGS = ("brokers", "host", "port", "http_port", "advertised_host", "topics",
                  "admin_token", "admin_tls", "clock")

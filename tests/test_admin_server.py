@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from mockbroker import AdminClient, AdminError, MockCluster
-from mockbroker.io import admin_server
+from mockbroker.io.admin import server as admin_server
 from mockbroker.io.runtime import ClusterRuntime
 from tests.clients.helpers import wait_for
 

@@ -12,10 +12,10 @@ import confluent_kafka as ck
 import pytest
 
 from mockbroker import AdminClient, AdminError, MockCluster
-from mockbroker.core import routes
-from mockbroker.core.jsonview import from_json, schema, to_json
-from mockbroker.core.views import BrokerView
-from mockbroker.io.local import LocalTransport
+from mockbroker.adminapi import routes
+from mockbroker.adminapi.jsonview import from_json, schema, to_json
+from mockbroker.adminapi.views import BrokerView
+from mockbroker.io.admin.local import LocalTransport
 from tests.clients.helpers import RDKAFKA_LOG, wait_for
 from tests.test_http_api import _bad_calls, _produce, _raw
 

@@ -12,14 +12,15 @@ from typing import Any, Literal, get_args, get_origin
 import pytest
 
 from mockbroker.admin import AdminClient
-from mockbroker.core import inspect, routes, views
+from mockbroker.core.observe import inspect
+from mockbroker.adminapi import routes, views
 from mockbroker.core.groups.classic.state import GroupState
 from mockbroker.core.groups.consumer.group import ConsumerGroupState
 from mockbroker.core.transactions.state import TxnState
-from mockbroker.core.control import _SPEC_KEYS, ACTIONS, Rule
-from mockbroker.core.requests import LoggedRequest
-from mockbroker.core.jsonview import from_json, hints, schema, schema_name, to_json
-from mockbroker.io.openapi import document
+from mockbroker.core.control.rules import _SPEC_KEYS, ACTIONS, Rule
+from mockbroker.core.observe.requests import LoggedRequest
+from mockbroker.adminapi.jsonview import from_json, hints, schema, schema_name, to_json
+from mockbroker.adminapi.openapi import document
 
 #: client methods that are conveniences over other routes, not routes of their own
 CLIENT_HELPERS = {"fault", "last_event_seq"}

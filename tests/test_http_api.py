@@ -506,7 +506,7 @@ def test_without_an_authorizer_acls_are_empty_and_say_so(kafka_admin):
     ("example.com", False), ("10.0.0.1", False),
 ])
 def test_what_counts_as_loopback(host, loopback):
-    from mockbroker.io.admin_token import admin_token_for, is_loopback
+    from mockbroker.io.admin.token import admin_token_for, is_loopback
 
     assert is_loopback(host) is loopback
     assert (admin_token_for(host, None) is None) is loopback

@@ -82,7 +82,7 @@ def test_pytest_plugin_loads_no_broker():
 def test_the_brokers_load_no_http_server():
     # what ``mockbroker serve`` needs before its ready line: the runtime, the listeners and the
     # handlers, not aiohttp (loaded beside the running brokers by the admin API)
-    loaded = loaded_by("import mockbroker.io.runtime, mockbroker.io.server")
+    loaded = loaded_by("import mockbroker.io.runtime, mockbroker.io.kafka.server")
     assert "mockbroker.handlers" in loaded and "aiohttp" not in loaded
 
 
@@ -112,8 +112,9 @@ def loaded():
                                       "mockbroker.core.security.mechanisms",
                                       "wire.definitions.end_txn", "mockbroker.core.groups.",
                                       "mockbroker.core.transactions.",
-                                      "mockbroker.core.fetch_sessions",
-                                      "mockbroker.core.error_responses", "construct")))
+                                      "mockbroker.core.coordinators.",
+                                      "mockbroker.core.datapath.fetch_sessions",
+                                      "mockbroker.core.control.error_responses", "construct")))
 
 versions = ask(18, 3, wire.request_class(18)(client_software_name="probe",
                                              client_software_version="1"))
@@ -139,8 +140,10 @@ print(json.dumps([len(versions.api_keys), before, answer.error_code, loaded()]))
     assert not {"mockbroker.core.groups.classic.protocol",
                 "mockbroker.core.groups.consumer.protocol", "mockbroker.core.groups.records",
                 "mockbroker.core.groups.offsets", "mockbroker.core.transactions.coordinator",
-                "mockbroker.core.fetch_sessions", "mockbroker.core.error_responses"} & set(loaded)
-    assert "mockbroker.core.groups.placement" in loaded  # where groups will live: built at start
+                "mockbroker.core.datapath.fetch_sessions",
+                "mockbroker.core.control.error_responses"} & set(loaded)
+    # where groups will live: built at start
+    assert "mockbroker.core.coordinators.placement" in loaded
     assert error_code != 0  # a transactional id never initialised: Kafka's refusal
     assert {"mockbroker.handlers.end_txn", "wire.definitions.end_txn",
             "mockbroker.core.transactions.coordinator"} <= set(after)
@@ -161,6 +164,7 @@ def test_serve_builds_no_dataclass_before_its_ready_line():
     code = """
 import json, os, sys
 import mockbroker.cli as cli
+import mockbroker.cli.serve as serve
 
 def made_so_far(runtime):
     classes = [value for module in list(sys.modules.values())
@@ -172,7 +176,7 @@ def made_so_far(runtime):
     print(json.dumps([len(ours), sorted(ours & built)]), flush=True)
     os._exit(0)
 
-cli.ready_line = made_so_far
+serve.ready_line = made_so_far
 cli.main(["serve", "--port", "0", "--http-port", "0"])
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

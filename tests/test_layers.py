@@ -54,20 +54,24 @@ def test_the_tree_keeps_every_contract():
 # Reaching up into io drags the whole of io along, chains included: asyncio, the handler
 # registry (whose package holds the served table) and the front door.  Those contracts may break
 # too; the one the case names must.
-THROUGH_IO = {"sans-io", "handlers-independent", "groups-beside-data-path"}
+THROUGH_IO = {"sans-io", "handlers-independent", "groups-beside-data-path", "data-path-apart",
+              "observers-above-what-they-see", "coordinator-base-below-coordinators",
+              "listeners-apart-from-admin-server"}
 
 # (module to edit, the line added, contracts it must break, contracts it may break besides)
 INJECTIONS = {
     "core imports io": (
-        "mockbroker/core/cluster.py", "import mockbroker.io.server", {"layers"}, THROUGH_IO),
+        "mockbroker/core/cluster.py", "import mockbroker.io.kafka.server", {"layers"},
+        THROUGH_IO),
     "core reaches the front through the package root": (
-        "mockbroker/core/produce.py", "from mockbroker import MockCluster", {"layers"},
+        "mockbroker/core/datapath/produce.py", "from mockbroker import MockCluster", {"layers"},
         THROUGH_IO),
     "handler imports io": (
         "mockbroker/handlers/produce.py", "from mockbroker.io import runtime", {"layers"},
         THROUGH_IO),
     "io imports the cluster": (
-        "mockbroker/io/server.py", "import mockbroker.mock_cluster", {"layers"}, set()),
+        "mockbroker/io/kafka/server.py", "import mockbroker.mock_cluster", {"layers"},
+        {"listeners-apart-from-admin-server"}),
     "wire imports the core": (
         "wire/records.py", "import mockbroker.core.errors",
         {"layers", "wire-knows-no-broker"}, set()),
@@ -77,20 +81,39 @@ INJECTIONS = {
     "codec loads construct": (
         "wire/protocol.py", "import construct", {"broker-serves-without-construct"}, set()),
     "core uses asyncio": (
-        "mockbroker/core/fetch.py", "import asyncio", {"sans-io"}, set()),
+        "mockbroker/core/datapath/fetch.py", "import asyncio", {"sans-io"}, set()),
     "handler opens a socket": (
         "mockbroker/handlers/metadata.py", "import socket", {"sans-io"}, set()),
     "admin client needs aiohttp": (
         "mockbroker/admin.py", "import aiohttp", {"admin-client-stdlib-only"}, set()),
     "admin client reaches into io": (
-        "mockbroker/admin.py", "import mockbroker.io.local", {"admin-client-stdlib-only"},
+        "mockbroker/admin.py", "import mockbroker.io.admin.local", {"admin-client-stdlib-only"},
         set()),
     "config imports the cluster": (
         "mockbroker/core/config/topic.py", "import mockbroker.core.cluster",
         {"config-below-cluster"}, set()),
     "groups import the front door": (
         "mockbroker/core/groups/offsets.py", "from mockbroker.core import dispatch",
-        {"groups-beside-data-path"}, set()),
+        {"groups-beside-data-path"}, {"observers-above-what-they-see"}),
+    "the admin API's description imports the core": (
+        "mockbroker/adminapi/routes.py", "import mockbroker.core.errors",
+        {"layers", "admin-api-description-stdlib-only"}, {"admin-client-stdlib-only"}),
+    "the admin API's description needs a third-party package": (
+        "mockbroker/adminapi/jsonview.py", "import msgspec",
+        {"admin-api-description-stdlib-only"}, {"admin-client-stdlib-only"}),
+    "a listener imports the admin server": (
+        "mockbroker/io/kafka/server.py", "import mockbroker.io.admin.metrics",
+        {"listeners-apart-from-admin-server"}, set()),
+    "the data path reads the group coordinator": (
+        "mockbroker/core/datapath/produce.py", "import mockbroker.core.groups.coordinator",
+        {"data-path-apart"}, set()),
+    "the cluster inspects itself": (
+        "mockbroker/core/cluster.py", "from mockbroker.core.observe import inspect",
+        {"observers-above-what-they-see"},
+        {"data-path-apart", "coordinator-base-below-coordinators"}),
+    "placement knows the group coordinator": (
+        "mockbroker/core/coordinators/placement.py", "import mockbroker.core.groups.coordinator",
+        {"coordinator-base-below-coordinators"}, set()),
     "handler imports another handler": (
         "mockbroker/handlers/heartbeat.py", "from mockbroker.handlers import join_group",
         {"handlers-independent"}, set()),

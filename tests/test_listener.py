@@ -15,7 +15,7 @@ import pytest
 import wire
 from wire import records
 from mockbroker import MockCluster
-from mockbroker.io.stream import PIECE
+from mockbroker.io.kafka.stream import PIECE
 from tests.clients.helpers import wait_for
 
 PRODUCE, FETCH, API_VERSIONS = 0, 1, 18
@@ -132,7 +132,7 @@ def test_a_client_that_never_reads_its_answers_stops_being_read():
 
 def test_an_answer_of_megabytes_reaches_a_slow_reader_whole_and_in_order():
     # a large answer goes straight to the socket as the buffers it is made of, and to the
-    # transport a piece at a time whenever the socket is full (mockbroker.io.stream)
+    # transport a piece at a time whenever the socket is full (mockbroker.io.kafka.stream)
     with MockCluster(topics={"big": 1}) as cluster:
         for _ in range(3):
             _store_a_large_record(cluster)

@@ -17,8 +17,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from mockbroker import MockCluster
 from mockbroker.core.cluster import Broker
 from mockbroker.handlers import new_core
-from mockbroker.io.metrics import render
-from mockbroker.io.request_metrics import DURATION_BUCKETS, RequestMetrics
+from mockbroker.io.admin.metrics import render
+from mockbroker.core.observe.request_metrics import DURATION_BUCKETS, RequestMetrics
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
 
 #: (sample name, sorted label pairs) -> value

@@ -532,7 +532,7 @@ def test_admin_token_and_tls_from_the_environment():
 
 
 def test_your_own_certificate_from_flags_and_variables(tmp_path):
-    from mockbroker.io.tls import TlsMaterial
+    from mockbroker.io.kafka.tls import TlsMaterial
 
     mine = TlsMaterial.generate(tmp_path, ["127.0.0.1"])
     env = {**CLEAN_ENV, "MOCKBROKER_SSL_CERTIFICATE_LOCATION": mine.server.cert_location,
@@ -553,7 +553,7 @@ def test_your_own_certificate_from_flags_and_variables(tmp_path):
 
 def test_serve_keeps_freed_memory_unless_the_environment_tunes_malloc():
     # in a fresh interpreter: the tuning is for serve's own process, not for this one
-    code = ("import json; from mockbroker.cli import keep_freed_memory; "
+    code = ("import json; from mockbroker.cli.serve import keep_freed_memory; "
             "print(json.dumps([keep_freed_memory({}), "
             "keep_freed_memory({'MALLOC_TRIM_THRESHOLD_': '0'}), "
             "keep_freed_memory({'GLIBC_TUNABLES': 'glibc.malloc.hugetlb=1'})]))")

@@ -1,4 +1,4 @@
-"""A listener connection's framing and flow control (``mockbroker.io.stream``), fed by hand:
+"""A listener connection's framing and flow control (``mockbroker.io.kafka.stream``), fed by hand:
 frames whole however the bytes arrive, sizes out of range refused, the end of the stream, the
 socket paused while too much waits unread, writes that wait for the transport, answers
 corked into one send, and frames served as they arrive while the reader waits."""
@@ -11,7 +11,7 @@ import struct
 
 import pytest
 
-from mockbroker.io.stream import CORK_LIMIT, HANDED, HIGH_WATER, PIECE, ConnectionStream, \
+from mockbroker.io.kafka.stream import CORK_LIMIT, HANDED, HIGH_WATER, PIECE, ConnectionStream, \
     FrameTooLarge
 
 

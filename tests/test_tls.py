@@ -1,4 +1,4 @@
-"""TLS material and contexts of :mod:`mockbroker.io.tls`: certificates checked by real TLS
+"""TLS material and contexts of :mod:`mockbroker.io.kafka.tls`: certificates checked by real TLS
 handshakes on 127.0.0.1 (Python's ``ssl`` client trusting only our CA), Kafka's
 ``ssl.client.auth`` modes, and principal names written the way Java writes them."""
 
@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.name import _ASN1Type
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
-from mockbroker.io.tls import (ANONYMOUS, STORE_PASSWORD, CertificateAuthority,
+from mockbroker.io.kafka.tls import (ANONYMOUS, STORE_PASSWORD, CertificateAuthority,
                                ClientCertificate, TlsMaterial, parse_subject, principal_name,
                                server_context)
 

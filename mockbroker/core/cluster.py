@@ -27,12 +27,12 @@ from mockbroker.core.clock import Clock, Timers
 from mockbroker.core.config.broker import BrokerConfigs
 from mockbroker.core.config.topic import new_topic_configs, topic_value_from_broker
 from mockbroker.core.errors import ApiException
-from mockbroker.core.events import EventLog
+from mockbroker.core.observe.events import EventLog
 from mockbroker.core.kept import Kept
 from mockbroker.core.log import PartitionLog
 # topic_name_error is also imported from here (the admin HTTP API, fault specs)
 from mockbroker.core.names import colliding_topic, topic_name_error
-from mockbroker.core.retention import LogRetention
+from mockbroker.core.log.retention import LogRetention
 from wire import errors
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})

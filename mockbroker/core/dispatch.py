@@ -20,24 +20,24 @@ import wire
 from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
 from mockbroker.core.groups.coordinator import GroupCoordinator
-from mockbroker.core.groups.placement import TRANSACTION_TOPIC
+from mockbroker.core.coordinators.placement import TRANSACTION_TOPIC
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, later
 from mockbroker.core.context import InjectedError, RequestContext
-from mockbroker.core.control import ControlTable, apply
-from mockbroker.core.events import EventLog
-from mockbroker.core.producers import ProducerIds
-from mockbroker.core.request_names import named_groups
-from mockbroker.core.requests import LoggedRequest, RequestLog
+from mockbroker.core.control.rules import ControlTable, apply
+from mockbroker.core.observe.events import EventLog
+from mockbroker.core.datapath.producers import ProducerIds
+from mockbroker.core.control.request_names import named_groups
+from mockbroker.core.observe.requests import LoggedRequest, RequestLog
 from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import Security, SecuritySettings
 from mockbroker.core.security.sasl import SaslSession
 from mockbroker.core.settings import resolve_settings
-from mockbroker.core.watch import GROUP_REQUESTS, GroupWatch
+from mockbroker.core.observe.watch import GROUP_REQUESTS, GroupWatch
 from wire import Request, RequestHeader
 from wire.apis import API_NAMES
 
 if TYPE_CHECKING:
-    from mockbroker.core.fetch_sessions import FetchSessions
+    from mockbroker.core.datapath.fetch_sessions import FetchSessions
     from mockbroker.core.transactions.coordinator import TransactionCoordinator
 
 log = logging.getLogger("mockbroker.core")
@@ -119,7 +119,7 @@ class Core:
     @cached_property
     def fetch_sessions(self) -> FetchSessions:
         """Every broker's incremental fetch sessions (KIP-227), made with the first Fetch."""
-        from mockbroker.core.fetch_sessions import FetchSessions
+        from mockbroker.core.datapath.fetch_sessions import FetchSessions
 
         return FetchSessions(self.settings["max_incremental_fetch_session_cache_slots"])
 

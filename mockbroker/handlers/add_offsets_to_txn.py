@@ -9,7 +9,7 @@ GROUP_AUTHORIZATION_FAILED)."""
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups.placement import OFFSETS_TOPIC
+from mockbroker.core.coordinators.placement import OFFSETS_TOPIC
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY

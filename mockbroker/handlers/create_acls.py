@@ -10,7 +10,7 @@ connection.
 from __future__ import annotations
 
 from mockbroker.core.deferred import Close
-from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.security.acls import AclBinding, AclOperation, acl_api_gate
 from mockbroker.handlers import REGISTRY
 from wire import response_class

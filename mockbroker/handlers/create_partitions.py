@@ -8,7 +8,7 @@ exists or not."""
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
-from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY

@@ -11,7 +11,7 @@ parse in Kafka, which closes the connection.
 from __future__ import annotations
 
 from mockbroker.core.deferred import Close
-from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.security.acls import AclBindingFilter, AclOperation, acl_api_gate
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class

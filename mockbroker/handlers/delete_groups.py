@@ -12,7 +12,7 @@ delete are answered GROUP_AUTHORIZATION_FAILED, after the others, and are left a
 
 from __future__ import annotations
 
-from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY

@@ -10,7 +10,7 @@ principal may not delete from answer TOPIC_AUTHORIZATION_FAILED, whether it exis
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
-from mockbroker.core.error_responses import PartitionShape
+from mockbroker.core.control.error_responses import PartitionShape
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY

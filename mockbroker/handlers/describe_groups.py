@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.classic.state import GroupState
-from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY

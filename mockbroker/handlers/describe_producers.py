@@ -9,7 +9,7 @@ message, whether it exists or not."""
 
 from __future__ import annotations
 
-from mockbroker.core.replica import replica_error
+from mockbroker.core.datapath.replica import replica_error
 from mockbroker.core.names import topic_name_error
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import MESSAGES, access

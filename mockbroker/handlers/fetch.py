@@ -1,5 +1,5 @@
 """Fetch (key 1): read stored batches, long-polling for ``min_bytes`` up to ``max_wait_ms``
-(:mod:`mockbroker.core.fetch` reads and waits, :mod:`mockbroker.core.fetch_sessions` keeps the
+(:mod:`mockbroker.core.datapath.fetch` reads and waits, :mod:`mockbroker.core.datapath.fetch_sessions` keeps the
 KIP-227 sessions; this module translates).
 
 A full fetch answers every partition it names; an incremental one (a session's epoch above 0)
@@ -15,9 +15,9 @@ unknown topic id still answers UNKNOWN_TOPIC_ID).
 
 from __future__ import annotations
 
-from mockbroker.core import fetch
-from mockbroker.core.error_responses import PartitionShape
-from mockbroker.core.fetch_sessions import FINAL_EPOCH, SessionPartition
+from mockbroker.core.datapath import fetch
+from mockbroker.core.control.error_responses import PartitionShape
+from mockbroker.core.datapath.fetch_sessions import FINAL_EPOCH, SessionPartition
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY

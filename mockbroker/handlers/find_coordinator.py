@@ -18,7 +18,7 @@ from v4 each key's entry has no message.
 from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
-from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import MESSAGES, access
 from mockbroker.handlers import REGISTRY

@@ -7,7 +7,7 @@ With an authorizer each resource needs ALTER_CONFIGS (ControllerApis' check): se
 from __future__ import annotations
 
 from mockbroker.core.config.alter import AlterResource
-from mockbroker.core.error_responses import KeyedShape
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import alter_configs
 from wire import response_class

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mockbroker.core.fetch import list_offset
-from mockbroker.core.replica import replica_error
-from mockbroker.core.error_responses import PartitionShape
+from mockbroker.core.datapath.fetch import list_offset
+from mockbroker.core.datapath.replica import replica_error
+from mockbroker.core.control.error_responses import PartitionShape
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY

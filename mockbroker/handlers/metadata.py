@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import uuid
 
-from mockbroker.core.error_responses import TopicErrors
+from mockbroker.core.control.error_responses import TopicErrors
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
 from mockbroker.core.security.authorize import INTERNAL_TOPICS, access
 from mockbroker.handlers import REGISTRY

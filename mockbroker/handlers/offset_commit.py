@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.errors import ApiException
-from mockbroker.core.error_responses import PartitionShape
+from mockbroker.core.control.error_responses import PartitionShape
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY

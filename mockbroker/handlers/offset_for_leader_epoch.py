@@ -7,8 +7,8 @@ may not describe answer TOPIC_AUTHORIZATION_FAILED, after the others."""
 
 from __future__ import annotations
 
-from mockbroker.core.replica import replica_error
-from mockbroker.core.error_responses import PartitionShape
+from mockbroker.core.datapath.replica import replica_error
+from mockbroker.core.control.error_responses import PartitionShape
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY

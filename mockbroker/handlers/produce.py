@@ -1,4 +1,4 @@
-"""Produce (key 0): append record batches (:mod:`mockbroker.core.produce`); acks=0 gets no
+"""Produce (key 0): append record batches (:mod:`mockbroker.core.datapath.produce`); acks=0 gets no
 response at all (and a connection closed by the broker when it failed, as Kafka does).
 
 Kafka 4 advertises Produce from version 0 but refuses 0-2 with UNSUPPORTED_VERSION (older
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from mockbroker.core.deferred import Close
 from mockbroker.core.errors import ApiException
-from mockbroker.core.produce import append_records
+from mockbroker.core.datapath.produce import append_records
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import MESSAGES, access
 from mockbroker.core.transactions.coordinator import write_check_error
-from mockbroker.core.error_responses import PartitionShape
+from mockbroker.core.control.error_responses import PartitionShape
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import find_topic, node_endpoints
 from wire import CorruptRecordBatchError, errors, records, response_class

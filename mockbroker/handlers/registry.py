@@ -44,7 +44,7 @@ class Registration(Struct, frozen=True):
     #: API does not serve, instead of closing the connection (ApiVersions' KIP-511 fallback)
     unsupported: Callable | None = None
     #: how an injected error is shaped in this API's response
-    #: (:data:`mockbroker.core.error_responses.ErrorShape`; None: one top-level error code)
+    #: (:data:`mockbroker.core.control.error_responses.ErrorShape`; None: one top-level error code)
     error_shape: Any = None
     #: whether its requests name topics, and partitions (for control rules that pick them)
     names_topics: bool = False
@@ -92,7 +92,7 @@ class ApiRegistry:
             raise ValueError(f"{spec.name}: advertised minimum above the served minimum")
         partitioned = False
         if errors is not None:  # loaded by the handler module that declares a shape
-            from mockbroker.core.error_responses import PartitionShape
+            from mockbroker.core.control.error_responses import PartitionShape
 
             partitioned = isinstance(errors, PartitionShape)
         self._entries[api_key] = Registration(

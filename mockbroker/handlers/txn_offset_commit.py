@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.offsets import OffsetEntry
-from mockbroker.core.groups.placement import OFFSETS_TOPIC
+from mockbroker.core.coordinators.placement import OFFSETS_TOPIC
 from mockbroker.core.transactions.coordinator import write_check_error
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from mockbroker.core.clock import Clock, ManualClock
 from mockbroker.core.cluster import Broker
-from mockbroker.core.events import EventLog
+from mockbroker.core.observe.events import EventLog
 from mockbroker.core.security.config import SecuritySettings, uses_tls
 from mockbroker.handlers import new_core
-from mockbroker.io.admin_server import AdminServer
-from mockbroker.io.request_metrics import RequestMetrics
-from mockbroker.io.server import BrokerListener
+from mockbroker.io.admin.server import AdminServer
+from mockbroker.core.observe.request_metrics import RequestMetrics
+from mockbroker.io.kafka.server import BrokerListener
 
-if TYPE_CHECKING:  # mockbroker.io.tls imports cryptography: only a TLS listener or HTTPS needs it
-    from mockbroker.io.tls import TlsMaterial
+if TYPE_CHECKING:  # mockbroker.io.kafka.tls imports cryptography: only a TLS listener or HTTPS needs it
+    from mockbroker.io.kafka.tls import TlsMaterial
 
 
 #: bind addresses meaning "every interface", which no client can connect to as advertised, and
@@ -92,7 +92,7 @@ class ClusterRuntime:
     def _tls_context(self, files: dict[str, str]):
         """The TLS listeners' context: the user's files, or a CA and broker certificate made
         now (kept until the cluster stops)."""
-        from mockbroker.io.tls import server_context
+        from mockbroker.io.kafka.tls import server_context
 
         client_auth = self.security.ssl_client_auth
         if files.get("ssl_certificate_location") or files.get("ssl_key_location"):
@@ -103,7 +103,7 @@ class ClusterRuntime:
 
     def _generated_tls(self) -> TlsMaterial:
         """A CA and broker certificate made now (once; kept until the cluster stops)."""
-        from mockbroker.io.tls import TlsMaterial
+        from mockbroker.io.kafka.tls import TlsMaterial
 
         if self.tls is None:
             import tempfile
@@ -117,7 +117,7 @@ class ClusterRuntime:
     def _admin_tls_context(self, files: dict[str, str]):
         """The admin API's HTTPS context: the user's certificate, or the generated one (no
         client certificates asked for)."""
-        from mockbroker.io.tls import server_context
+        from mockbroker.io.kafka.tls import server_context
 
         if files.get("ssl_certificate_location"):
             return server_context(files["ssl_certificate_location"], files["ssl_key_location"])

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import wire
-from mockbroker.core import error_responses
+from mockbroker.core.control import error_responses
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.deferred import Close
-from mockbroker.core import inspect
-from mockbroker.core.control import ControlTable, RuleError
-from mockbroker.core.jsonview import to_json
-from mockbroker.core.requests import first_error
+from mockbroker.core.observe import inspect
+from mockbroker.core.control.rules import ControlTable, RuleError
+from mockbroker.adminapi.jsonview import to_json
+from mockbroker.core.observe.requests import first_error
 from mockbroker.handlers import REGISTRY
 from tests.wire.strategies import message_values
 from tests.core.harness import make_core, send

@@ -20,7 +20,7 @@ from mockbroker.core.groups.classic.group import ClassicGroup, JoinRequest, Join
     SyncResult
 from mockbroker.core.groups.classic.state import TRANSITIONS, Event, GroupState
 from mockbroker.core.groups.offsets import OffsetEntry
-from mockbroker.core.groups.placement import partition_for
+from mockbroker.core.coordinators.placement import partition_for
 from mockbroker.core.deferred import Deferred
 from tests.core.harness import full_assignment, make_core, send, subscription
 from wire import decode_embedded, embedded_struct, encode_embedded, errors, records

@@ -6,8 +6,8 @@ leaders, coordinators, control rules, transactions — each with its cause."""
 from __future__ import annotations
 
 import wire
-from mockbroker.core.events import EventLog, matches
-from mockbroker.core.watch import rebalances
+from mockbroker.core.observe.events import EventLog, matches
+from mockbroker.core.observe.watch import rebalances
 from tests.core.harness import answer, make_core, send
 from tests.core.test_consumer_groups import Group as ConsumerScene
 from wire import errors

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import wire
-from mockbroker.core.fetch_sessions import EVICTION_MS
+from mockbroker.core.datapath.fetch_sessions import EVICTION_MS
 from tests.core.harness import make_core, send
 from wire import errors, records
 
@@ -140,7 +140,7 @@ def test_a_fault_on_a_partition_reaches_an_incremental_fetch_that_does_not_name_
 
 
 def test_a_long_poll_that_fails_to_answer_closes_instead_of_hanging(core):
-    from mockbroker.core import fetch as core_fetch
+    from mockbroker.core.datapath import fetch as core_fetch
     from mockbroker.core.deferred import Close
 
     def broken(reads):

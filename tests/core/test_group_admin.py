@@ -12,7 +12,7 @@ import pytest
 
 import wire
 from mockbroker.core.groups.classic.group import JoinRequest, JoinResult, SyncResult
-from mockbroker.core.groups.placement import OFFSETS_TOPIC, partition_for
+from mockbroker.core.coordinators.placement import OFFSETS_TOPIC, partition_for
 from mockbroker.core.deferred import Deferred
 from tests.core.harness import make_core, send
 from wire import errors, records

@@ -21,7 +21,7 @@ import uuid
 
 import wire
 from mockbroker.core.deferred import Deferred
-from mockbroker.core.groups.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
+from mockbroker.core.coordinators.placement import OFFSETS_TOPIC, TRANSACTION_TOPIC
 from tests.core.harness import make_core, received, send
 from wire import errors
 

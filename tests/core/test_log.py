@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mockbroker.core import fetch, produce
+from mockbroker.core.datapath import fetch, produce
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.log import INT32_MAX, PartitionLog
 from mockbroker.core.errors import ApiException

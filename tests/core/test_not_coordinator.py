@@ -14,7 +14,7 @@ import pytest
 
 import wire
 from mockbroker.core.dispatch import Connection
-from mockbroker.core.groups.placement import OFFSETS_TOPIC, partition_for
+from mockbroker.core.coordinators.placement import OFFSETS_TOPIC, partition_for
 from mockbroker.handlers import REGISTRY
 from tests.core.harness import make_core, send
 from wire import errors

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 import wire
-from mockbroker.core.produce import append_records
+from mockbroker.core.datapath.produce import append_records
 from tests.core.harness import make_core, send
 from wire import errors, records
 

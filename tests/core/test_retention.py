@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 import wire
-from mockbroker.core import fetch
+from mockbroker.core.datapath import fetch
 from mockbroker.core.clock import ManualClock
 from tests.core.harness import make_core, send
 from wire import errors, records

@@ -14,7 +14,7 @@ import pytest
 
 import wire
 from mockbroker.core.clock import ManualClock
-from mockbroker.core.groups.placement import TRANSACTION_KEY
+from mockbroker.core.coordinators.placement import TRANSACTION_KEY
 from mockbroker.core.transactions import records as txn_records
 from mockbroker.core.transactions.state import (TRANSITIONS, Event, TxnState, mermaid,
                                                 previous_states)

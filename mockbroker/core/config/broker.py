@@ -15,7 +15,7 @@ the cluster itself, so this package does not import the cluster module.
 
 ``message.max.bytes`` and ``log.message.timestamp.type`` change what the data path does: they
 are dynamic settings, and a dynamic cluster-wide value of either is copied into the cluster's
-settings, where the data path reads it.  Retention (:mod:`mockbroker.core.retention`) reads
+settings, where the data path reads it.  Retention (:mod:`mockbroker.core.log.retention`) reads
 ``log.retention.check.interval.ms`` from the settings and the topic configs' broker defaults
 (``log.retention.*``, ``log.segment.bytes``, ``log.roll.*``) through the layers;
 ``log.retention.bytes`` and ``log.segment.bytes`` are settings too (``log.retention.ms`` has

@@ -2,7 +2,7 @@
 
 Faithful to Kafka 4.x's group coordinator (``GroupMetadataManager`` and
 ``OffsetMetadataManager``).  Groups live in shards, one per ``__consumer_offsets`` partition,
-held by the partition's leader (:mod:`~mockbroker.core.groups.placement`); every change to a
+held by the partition's leader (:mod:`~mockbroker.core.coordinators.placement`); every change to a
 group and every offset commit is written to that partition as a record in Kafka's own format
 (:mod:`~mockbroker.core.groups.records`), and a shard that moves to another broker is rebuilt
 from those records, as Kafka does.
@@ -25,7 +25,7 @@ from functools import cached_property
 from msgspec import Struct, field
 
 from mockbroker.core.cluster import Cluster, Partition
-from mockbroker.core.groups.placement import OFFSETS_TOPIC, Placement, coordinating_shard
+from mockbroker.core.coordinators.placement import OFFSETS_TOPIC, Placement, coordinating_shard
 from mockbroker.core.groups.timers import GroupTimers, TimerKey, TimerKind
 
 RETENTION = TimerKey(TimerKind.RETENTION)

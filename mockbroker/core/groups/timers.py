@@ -14,7 +14,7 @@ from typing import Callable
 from msgspec import Struct
 
 from mockbroker.core.clock import Timer, Timers
-from mockbroker.core.events import EventLog
+from mockbroker.core.observe.events import EventLog
 
 
 class TimerKind(Enum):

@@ -1,4 +1,5 @@
-"""Partition logs: batches as bytes, their offsets, producer state and aborted transactions."""
+"""Partition logs: batches as bytes, their offsets, producer state and aborted transactions;
+and their retention (:mod:`.retention`: old segments deleted by time and size)."""
 
 from mockbroker.core.log.partition import (UNDEFINED_EPOCH, AbortedTransaction, AppendResult,
                                            PartitionLog, Segment, StoredBatch)

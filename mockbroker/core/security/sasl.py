@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import wire
 from mockbroker.core.deferred import Close, Deferred, later
-from mockbroker.core.requests import first_error
+from mockbroker.core.observe.requests import first_error
 from mockbroker.core.security import OAUTHBEARER, PLAIN, AuthenticationFailed, Principal
 from wire import errors
 from wire.apis import API_NAMES
@@ -288,7 +288,7 @@ def _name(api_key: int) -> str:
 
 
 def _illegal_state(request: wire.Request) -> tuple | None:
-    from mockbroker.core.error_responses import CannotExpress, error_response  # seldom needed
+    from mockbroker.core.control.error_responses import CannotExpress, error_response  # seldom needed
 
     try:
         return request.header, error_response(request.api_key, request.api_version,

@@ -27,9 +27,9 @@ from msgspec import Struct, field
 
 from mockbroker.core.cluster import Cluster, Partition
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups.placement import (TRANSACTION_KEY, TRANSACTION_TOPIC, Placement,
+from mockbroker.core.coordinators.placement import (TRANSACTION_KEY, TRANSACTION_TOPIC, Placement,
                                               coordinating_shard)
-from mockbroker.core.producers import ProducerIds
+from mockbroker.core.datapath.producers import ProducerIds
 from mockbroker.core.transactions import markers, records
 from mockbroker.core.transactions.metadata import (EPOCH_EXHAUSTED, MAX_EPOCH,
                                                    NO_PRODUCER_EPOCH, NO_PRODUCER_ID,

@@ -20,7 +20,7 @@ import uuid
 
 from msgspec import Struct
 
-from mockbroker.core.groups.placement import java_string_hashcode
+from mockbroker.core.coordinators.placement import java_string_hashcode
 
 Target = dict[str, dict[uuid.UUID, set[int]]]
 

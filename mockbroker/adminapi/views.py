@@ -1,0 +1,551 @@
+"""What the admin API shows and takes, each resource described once.
+
+Every resource is a frozen dataclass; its fields, in order, are the keys of its JSON object.
+From these the server writes its answers (:func:`mockbroker.adminapi.jsonview.to_json`), the
+OpenAPI document gets its component schemas (named after the class, without ``View``), and the
+Python client reads answers back (:func:`~mockbroker.adminapi.jsonview.from_json`).  A field with a
+default is optional in the schema (a client reading an older server's answer uses the default).
+
+Adding a field is one line here (plus, for a view built from a core object with an attribute
+of the same name, nothing else: see :mod:`mockbroker.core.observe.inspect`).
+
+Standard library only: the stdlib-only admin client imports this module.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+from mockbroker.adminapi.jsonview import describe
+
+__all__ = [
+    "AclView", "AclsView", "BrokerLatency", "BrokerView", "Deleted", "Error", "FaultSpec",
+    "FaultView",
+    "GroupLoadingView", "GroupSummaryView", "GroupView", "HeaderView", "LoggedRequestView",
+    "MemberView", "NewTopic", "PartitionView", "RecordView", "Removed", "Status",
+    "TargetBroker", "TopicView", "TransactionView", "UserView", "VIEWS",
+    "EventView", "RebalanceView", "ClockView", "ClockAdvance", "GroupWait", "RecordsWait",
+    "LagWait", "EventWait",
+]
+
+BrokerState = Literal["up", "down"]
+#: a classic group's state, in Kafka's names (``GroupState`` of the coordinator)
+GroupState = Literal["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
+                     "Assigning", "Reconciling"]
+#: "classic" (JoinGroup and SyncGroup) or "consumer" (KIP-848, ConsumerGroupHeartbeat)
+GroupType = Literal["classic", "consumer"]
+#: what a rule does to a request it picks (``ACTIONS`` of :mod:`mockbroker.core.control.rules`)
+FaultAction = Literal["error", "delay", "drop", "disconnect", "stop_broker", "start_broker",
+                      "move_leader", "move_coordinator", "expire_member", "abort_transaction",
+                      "move_transaction_coordinator", "hold_revocation", "expire_session",
+                      "callback"]
+RequestOutcome = Literal["pending", "answered", "no response", "dropped", "disconnected",
+                         "failed", "unsupported"]
+TimestampType = Literal["CreateTime", "LogAppendTime"]
+#: a transactional id's state, in Kafka's names (``TransactionState`` of the coordinator)
+TransactionState = Literal["Empty", "Ongoing", "PrepareCommit", "PrepareAbort",
+                           "CompleteCommit", "CompleteAbort", "PrepareEpochFence", "Dead"]
+#: what became of a transactional record's transaction
+RecordTransaction = Literal["committed", "aborted", "pending"]
+#: an ACL's parts, in Kafka's names (the enums of :mod:`mockbroker.core.security.acls`, less
+#: the ANY, MATCH and UNKNOWN that only filters have)
+AclResourceType = Literal["TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN",
+                          "USER"]
+AclPatternType = Literal["LITERAL", "PREFIXED"]
+AclOperation = Literal["ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
+                       "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS",
+                       "IDEMPOTENT_WRITE", "CREATE_TOKENS", "DESCRIBE_TOKENS",
+                       "TWO_PHASE_COMMIT"]
+AclPermissionType = Literal["DENY", "ALLOW"]
+#: the SASL mechanisms a user can hold credentials for (OAUTHBEARER takes tokens instead)
+CredentialMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+
+_view = dataclass(frozen=True, kw_only=True)
+
+
+# -- brokers and topics ----------------------------------------------------------------------
+
+@_view
+class BrokerView:
+    id: int
+    host: str
+    port: int
+    rack: str | None = None
+    state: BrokerState
+    controller: bool = False
+    latency_ms: int = describe("added to every answer of the broker", default=0)
+    leader_partitions: int = describe("how many partitions it leads", default=0)
+    listeners: dict[str, str] = describe(
+        "HOST:PORT of each of its listeners, by name (its security protocol)",
+        default_factory=dict)
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@_view
+class PartitionView:
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+    log_start_offset: int
+    high_watermark: int
+    records: int = describe("high watermark - log start offset")
+    last_stable_offset: int = describe(
+        "what read_committed consumers may read up to: the first offset of the earliest open "
+        "transaction, or the high watermark", default=-1)
+
+
+@_view
+class TopicView:
+    name: str
+    topic_id: str
+    internal: bool
+    configs: dict[str, str]
+    partitions: list[PartitionView]
+
+
+@_view
+class HeaderView:
+    key: str
+    value: str | None = describe("UTF-8 text, or null when absent or not text")
+    value_base64: str | None
+
+    @property
+    def raw(self) -> bytes | None:
+        return None if self.value_base64 is None else base64.b64decode(self.value_base64)
+
+
+@_view
+class RecordView:
+    """A record as stored; ``key``/``value`` are UTF-8 text (None when absent or not text),
+    ``raw_key``/``raw_value`` the exact bytes."""
+
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: TimestampType
+    key: str | None = describe("UTF-8 text, or null when absent or not text")
+    key_base64: str | None
+    value: str | None = describe("UTF-8 text, or null when absent or not text")
+    value_base64: str | None
+    headers: list[HeaderView]
+    transaction: RecordTransaction | None = describe(
+        "for a record written in a transaction, whether it was committed, aborted, or is "
+        "pending (null otherwise)", default=None)
+
+    @property
+    def raw_key(self) -> bytes | None:
+        return None if self.key_base64 is None else base64.b64decode(self.key_base64)
+
+    @property
+    def raw_value(self) -> bytes | None:
+        return None if self.value_base64 is None else base64.b64decode(self.value_base64)
+
+
+# -- groups ----------------------------------------------------------------------------------
+
+@_view
+class MemberView:
+    member_id: str
+    client_id: str
+    client_host: str = ""
+    group_instance_id: str | None
+    session_timeout_ms: int = 0
+    rebalance_timeout_ms: int = 0
+    assignment: dict[str, list[int]] | None = describe(
+        "{topic: [partitions]} for consumer groups (null if the group is not one)")
+    assignment_base64: str = ""
+    member_epoch: int | None = describe("consumer groups: the member's epoch", default=None)
+    target_assignment: dict[str, list[int]] | None = describe(
+        "consumer groups: {topic: [partitions]} the member is moving to", default=None)
+    pending_revocation: dict[str, list[int]] | None = describe(
+        "consumer groups: {topic: [partitions]} the member still has to give up",
+        default=None)
+    protocol: str | None = describe(
+        "consumer groups: the protocol the member speaks, consumer (ConsumerGroupHeartbeat) "
+        "or classic (JoinGroup and SyncGroup, a mixed group's member)", default=None)
+
+
+@_view
+class GroupView:
+    group_id: str
+    state: GroupState
+    type: GroupType = describe("classic, or consumer (KIP-848)", default="classic")
+    group_epoch: int | None = describe("consumer groups: the group epoch", default=None)
+    assignment_epoch: int | None = describe(
+        "consumer groups: the epoch of the target assignment", default=None)
+    generation: int
+    protocol_type: str | None
+    protocol: str | None
+    leader: str | None
+    coordinator: int = describe("the broker id of the group's coordinator")
+    members: list[MemberView]
+    offsets: dict[str, dict[int, int]] = describe("{topic: {partition: committed offset}}")
+    offset_metadata: dict[str, dict[int, str]] = describe(
+        "{topic: {partition: metadata of the committed offset}}", default_factory=dict)
+    lag: dict[str, dict[int, int]] = describe(
+        "{topic: {partition: high watermark - committed offset}}", default_factory=dict)
+
+    def assignment(self) -> dict[str, dict[str, list[int]]]:
+        """{member id: {topic: [partitions]}}."""
+        return {m.member_id: m.assignment or {} for m in self.members}
+
+
+@_view
+class GroupLoadingView:
+    """A group whose new coordinator is still loading it from ``__consumer_offsets``."""
+
+    group_id: str
+    coordinator: int
+    state: Literal["loading"]
+
+
+# -- transactions ----------------------------------------------------------------------------
+
+@_view
+class TransactionView:
+    transactional_id: str
+    state: TransactionState
+    producer_id: int
+    producer_epoch: int
+    partitions: dict[str, list[int]] = describe(
+        "{topic: [partitions]} of the transaction in progress (empty once it is complete)")
+    timeout_ms: int
+    coordinator: int = describe("the broker id of its transaction coordinator")
+    start_ms: int = describe("when its current transaction started (-1: none yet)")
+    age_ms: int | None = describe("how long its current transaction has run")
+    last_update_ms: int
+    pending_offsets: dict[str, dict[str, dict[str, int]]] = describe(
+        "{group: {topic: {partition: offset}}} committed in the open transaction",
+        default_factory=dict)
+
+
+@_view
+class GroupSummaryView:
+    group_id: str
+    state: GroupState
+    type: GroupType = "classic"
+    generation: int = 0
+    protocol_type: str | None = None
+    coordinator: int = -1
+    members: int = describe("how many members it has", default=0)
+
+
+# -- faults and the request log --------------------------------------------------------------
+
+@_view
+class FaultView:
+    """A rule in force (a fault, a broker's latency, a control action); ``count`` is what is
+    left (None: until removed)."""
+
+    id: int
+    action: FaultAction
+    api: str | None = describe("Kafka API name; null: any")
+    api_key: int | None
+    error: str | None = describe("Kafka error name (action error only)")
+    error_code: int | None
+    count: int | None = describe("firings left; null: until removed")
+    after: int = describe("matching requests let through before it fires", default=0)
+    fired: int
+    broker: int | None
+    topic: str | None
+    partition: int | None
+    group: str | None = describe("a group the request names", default=None)
+    client_id: str | None
+    principal: str | None = describe("the principal whose requests it picks (User:alice)",
+                                     default=None)
+    delay_ms: int
+    probability: float
+    chain: bool = describe("a delay that adds up with the next rule (a broker's latency)",
+                           default=False)
+    target_broker: int | None = describe("the broker a control action acts on", default=None)
+    target_topic: str | None = describe("move_leader: the topic", default=None)
+    target_partition: int | None = describe("move_leader: the partition", default=None)
+    target_group: str | None = describe("move_coordinator, expire_member: the group",
+                                        default=None)
+    target_member: str | None = describe("expire_member: the member id", default=None)
+    target_transaction: str | None = describe(
+        "abort_transaction, move_transaction_coordinator: the transactional id", default=None)
+
+
+@_view
+class LoggedRequestView:
+    """One request a broker received, with what became of it."""
+
+    seq: int
+    time_ms: int
+    broker: int
+    api: str
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    outcome: RequestOutcome
+    error: str | None = describe("the first error code in the response, by name")
+    error_code: int
+    fault: int | None = describe("the rule (fault) that acted on it")
+    rules: list[int] = describe("every rule that fired on it, chained delays included",
+                                default_factory=list)
+    principal: str = describe("who sent it: User:ANONYMOUS before or without authentication",
+                              default="User:ANONYMOUS")
+    listener: str = describe("the listener it came in on (its security protocol)",
+                             default="PLAINTEXT")
+    mechanism: str | None = describe("the SASL mechanism its connection authenticated with",
+                                     default=None)
+
+
+# -- security ----------------------------------------------------------------------------------
+
+@_view
+class AclView:
+    """One ACL, as ``kafka-acls --list`` shows it."""
+
+    resource_type: AclResourceType
+    resource_name: str = describe("the name, a prefix of names (PREFIXED), or * (every name)")
+    pattern_type: AclPatternType
+    principal: str = describe("User:alice; User:* for every principal")
+    host: str = describe("the client address it applies to; * for every host")
+    operation: AclOperation
+    permission_type: AclPermissionType
+
+
+@_view
+class AclsView:
+    """The authorizer's state: without one (``authorizer`` false) every client may do
+    everything, and there are no ACLs."""
+
+    authorizer: bool = describe("whether an authorizer is configured")
+    allow_everyone_if_no_acl_found: bool = describe(
+        "what decides for a resource no ACL covers: allow (true) or deny (false)",
+        default=False)
+    super_users: list[str] = describe("principals that may do anything (User:admin)",
+                                      default_factory=list)
+    acls: list[AclView] = describe("in the order they were created")
+
+
+@_view
+class UserView:
+    """A SASL user; never its password or keys."""
+
+    name: str
+    mechanisms: list[CredentialMechanism] = describe(
+        "the mechanisms it has credentials for: PLAIN (a password), SCRAM-SHA-256 and "
+        "SCRAM-SHA-512 (salted credentials)")
+    super_user: bool = describe("whether User:<name> is a super user", default=False)
+
+
+# -- small bodies ----------------------------------------------------------------------------
+
+@_view
+class Status:
+    status: str
+
+
+@_view
+class Error:
+    """The call was refused (4xx) or failed (5xx); nothing changed."""
+
+    error: str = describe("what was wrong")
+
+
+@_view
+class Deleted:
+    deleted: str = describe("the name of the deleted topic")
+
+
+@_view
+class Removed:
+    removed: int = describe("how many faults were removed")
+
+
+@_view
+class NewTopic:
+    closed: ClassVar[bool] = True
+
+    name: str
+    partitions: int | None = describe("default: num.partitions", default=None, minimum=1)
+    replication_factor: int | None = describe("default: default.replication.factor",
+                                              default=None, minimum=1)
+    configs: dict[str, str | None] = field(default_factory=dict)
+
+
+@_view
+class FaultSpec:
+    """What POST /faults takes: which requests a rule picks and what it does to them (the
+    control actions act on their targets, then the request is handled as usual)."""
+
+    closed: ClassVar[bool] = True
+
+    api: str | int | None = describe(
+        "Kafka API name (Produce, JoinGroup, ...) or key; null: any", default=None)
+    action: FaultAction | None = describe(
+        "default: error when an error is given, else delay", default=None)
+    error: str | int | None = describe(
+        "Kafka error name (NOT_LEADER_OR_FOLLOWER) or code; used by action error only",
+        default=None)
+    count: int | None = describe(
+        "how many requests it picks (default 1); null: until removed", default=1, minimum=1)
+    after: int = describe("let this many matching requests through first", default=0,
+                          minimum=0)
+    broker: int | None = None
+    topic: str | None = None
+    partition: int | None = describe(default=None, minimum=0)
+    group: str | None = describe("pick requests that name this group", default=None)
+    client_id: str | None = None
+    principal: str | None = describe(
+        "pick requests from this principal (User:alice, or alice); on SaslAuthenticate, the "
+        "login of this principal", default=None)
+    delay_ms: int = describe("wait before the action (the whole action for delay)",
+                             default=0, minimum=0)
+    probability: float = describe(default=1.0, exclusiveMinimum=0, maximum=1)
+    chain: bool = describe("a delay that adds up with the next rule that picks the request",
+                           default=False)
+    target_broker: int | None = describe(
+        "stop_broker, start_broker: the broker; move_leader, move_coordinator, "
+        "move_transaction_coordinator: where to",
+        default=None, minimum=0)
+    target_topic: str | None = describe("move_leader: the topic (default: topic)",
+                                        default=None)
+    target_partition: int | None = describe("move_leader: the partition (default: partition)",
+                                            default=None, minimum=0)
+    target_group: str | None = describe(
+        "move_coordinator, expire_member: the group (default: group)", default=None)
+    target_member: str | None = describe("expire_member: the member id", default=None)
+    target_transaction: str | None = describe(
+        "abort_transaction, move_transaction_coordinator: the transactional id", default=None)
+
+
+@_view
+class BrokerLatency:
+    closed: ClassVar[bool] = True
+
+    delay_ms: int = describe("0 removes the latency", minimum=0)
+
+
+@_view
+class TargetBroker:
+    closed: ClassVar[bool] = True
+
+    broker: int = describe("the broker id to move to")
+
+
+# -- seeing it: events, rebalances, the clock, waits -----------------------------------------
+
+@_view
+class EventView:
+    """Something that happened (``GET /events``); besides these, the fields of its type, and
+    what caused it: ``request`` and ``client_id``, ``timer``, ``admin`` or ``action``."""
+
+    seq: int = describe("1, 2, 3, ... in order, for the life of the cluster")
+    time_ms: int = describe("when, by the broker clock")
+    type: str = describe("group_state, member_joined, member_left, member_expired, "
+                         "member_removed, assignment, offsets_committed, topic_created, "
+                         "partitions_created, topic_deleted, segments_deleted, "
+                         "broker_stopped, broker_started, leader_changed, coordinator_moved, "
+                         "rule_fired, transaction_state, "
+                         "transaction_begun, transaction_committed, transaction_aborted, "
+                         "clock_advanced, reset")
+
+
+@_view
+class RebalanceView:
+    """One rebalance of a group, rebuilt from the events still kept."""
+
+    generation: int = describe("the generation (classic) or group epoch (consumer) it made")
+    started_ms: int
+    ended_ms: int | None = describe("null while under way")
+    duration_ms: int | None = describe("null while under way")
+    cause: str = describe("what started it: a request and its client, or a timer")
+    outcome: str | None = describe("the state it ended in: Stable, or Empty")
+    members: int = describe("members when it ended (or now)")
+    joined: list[str] = describe("member ids that joined for it")
+    left: list[str] = describe("member ids that left for it")
+    expired: list[str] = describe("member ids whose session or rebalance timed out for it")
+
+
+ClockMode = Literal["real", "manual"]
+
+
+@_view
+class ClockView:
+    mode: ClockMode = describe("manual: time moves only by POST /clock/advance")
+    now_ms: int = describe("the broker's time (ms since the epoch)")
+
+
+@_view
+class ClockAdvance:
+    closed: ClassVar[bool] = True
+
+    ms: int = describe("how far to move the manual clock", minimum=0)
+
+
+#: the longest a wait may take (ten minutes)
+MAX_WAIT_MS = 600_000
+
+
+@_view
+class GroupWait:
+    """Wait until a group is in a state, with a number of members or an assignment."""
+
+    closed: ClassVar[bool] = True
+
+    group_id: str
+    state: str = describe("the state to wait for (Kafka's name)", default="Stable")
+    members: int | None = describe("and exactly this many members", default=None, minimum=0)
+    assignment: dict[str, list[int]] | None = describe(
+        "and the members together assigned exactly these {topic: [partitions]}", default=None)
+    timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
+
+
+@_view
+class RecordsWait:
+    """Wait until a topic holds at least a number of records."""
+
+    closed: ClassVar[bool] = True
+
+    topic: str
+    records: int = describe("at least this many records (all partitions, transaction markers "
+                            "not counted)", minimum=0)
+    timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
+
+
+@_view
+class LagWait:
+    """Wait until a group has consumed everything: every partition it has committed offsets
+    for, or is assigned, has a committed offset at the high watermark."""
+
+    closed: ClassVar[bool] = True
+
+    group_id: str
+    topic: str | None = describe("only this topic's partitions", default=None)
+    timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
+
+
+@_view
+class EventWait:
+    """Wait until an event matching a filter happens (or has happened, after ``since``)."""
+
+    closed: ClassVar[bool] = True
+
+    type: str | None = describe("its type (default: any)", default=None)
+    match: dict[str, str | int | bool | None] = describe(
+        "fields it must have, with these values", default_factory=dict)
+    since: int = describe("only events after this seq (0: every event still kept)",
+                          default=0, minimum=0)
+    timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
+
+
+#: every view and body, in the order the OpenAPI document lists them
+VIEWS: tuple[type, ...] = (
+    Error, Status, FaultSpec, FaultView, BrokerView, BrokerLatency, TargetBroker,
+    PartitionView, TopicView, NewTopic, Deleted, HeaderView, RecordView, MemberView,
+    GroupView, GroupLoadingView, GroupSummaryView, LoggedRequestView, Removed,
+    TransactionView, AclView, AclsView, UserView, EventView, RebalanceView, ClockView,
+    ClockAdvance, GroupWait, RecordsWait, LagWait, EventWait,
+)

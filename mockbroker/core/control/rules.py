@@ -1,0 +1,517 @@
+"""Control rules: one model for breaking Kafka on purpose and steering the cluster.
+
+A :class:`Rule` is a match and an action.  The match picks requests: by API, the broker that
+receives it, the topic, partition, group or client id it names, after the first N matching
+requests, with a probability, a number of times (or until it is removed).  The action is one of
+
+* ``error``: answer with a Kafka error instead of handling the request, in the API's own shape
+  (see :mod:`mockbroker.core.control.error_responses`).  For APIs that name partitions, only the
+  partitions the rule targets fail; the others are handled as usual.
+* ``delay``: handle the request now, hold its answer back for ``delay_ms``.
+* ``drop``: handle the request, never answer it (the answer is lost on the way).
+* ``disconnect``: close the connection without handling the request.
+* a control action, after which the request is handled as usual: ``stop_broker`` or
+  ``start_broker`` (``target_broker``), ``move_leader`` (``target_topic``, ``target_partition``
+  to ``target_broker``), ``move_coordinator`` (``target_group`` to ``target_broker``),
+  ``expire_member`` (``target_member`` of ``target_group``), ``abort_transaction`` (time the
+  open transaction of ``target_transaction`` out now: its producer is fenced and it is aborted),
+  ``move_transaction_coordinator`` (``target_transaction``'s coordinator to ``target_broker``).
+  "Stop broker 1 when the third
+  Fetch arrives" is ``{"api": "Fetch", "after": 2, "action": "stop_broker",
+  "target_broker": 1}``.
+* ``expire_session``: the SASL session of the request's connection ends now (the request is
+  handled as usual): the connection's next request closes it, as Kafka closes a connection
+  whose session has expired, and the client connects and authenticates again.
+* ``hold_revocation``: a ConsumerGroupHeartbeat (the api may be left out) is handled as if
+  its member still owned the partitions it is revoking, as a consumer slow to give them up
+  would report them; match the member by ``client_id`` (and ``group``).  With ``count`` null
+  it holds until the rule is removed, or until the member's rebalance timeout fences it.
+* ``callback`` (in-process only, :meth:`ControlTable.control`): a function sees the decoded
+  request and answers it, asks for a disconnect, or passes.
+
+A rule may also match the ``principal`` a request comes from (``User:alice``): deny one
+principal with an error, or, on ``SaslAuthenticate``, refuse one principal's login (the
+exchange fails with the rule's error once the mechanism has named who is logging in; with no
+``principal``, the next login of anyone).
+
+``delay_ms`` also delays the other actions.  Rules are tried in the order they were added; the
+first that picks a request applies, except that a ``chain`` rule (a broker's latency is one)
+adds its delay and lets the next rule that picks the request apply too.  Everything runs on the
+core's clock and timers, so a :class:`~mockbroker.core.clock.ManualClock` drives it in tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+from typing import Any, Callable
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from mockbroker.core.cluster import topic_name_error
+from mockbroker.core.deferred import Close, Deferred, later, never
+from mockbroker.core.context import InjectedError
+from mockbroker.core.errors import ApiException
+from mockbroker.core.control.request_names import named_groups, named_partitions, topic_name
+from mockbroker.core.security import Principal
+from wire import errors
+from wire.apis import API_NAMES, resolve_api
+
+#: what a rule does to the requests it picks
+ACTIONS = ("error", "delay", "drop", "disconnect", "stop_broker", "start_broker", "move_leader",
+           "move_coordinator", "expire_member", "abort_transaction",
+           "move_transaction_coordinator", "hold_revocation", "expire_session", "callback")
+#: the actions that change the cluster, then let the request be handled as usual
+CONTROL_ACTIONS = frozenset(ACTIONS[4:11])
+#: what each control action needs besides the match
+_TARGETS = {"stop_broker": ("target_broker",), "start_broker": ("target_broker",),
+            "move_leader": ("target_topic", "target_partition", "target_broker"),
+            "move_coordinator": ("target_group", "target_broker"),
+            "expire_member": ("target_group", "target_member"),
+            "abort_transaction": ("target_transaction",),
+            "move_transaction_coordinator": ("target_transaction", "target_broker")}
+log = logging.getLogger("mockbroker.control")
+CONSUMER_GROUP_HEARTBEAT = resolve_api("ConsumerGroupHeartbeat")
+_SPEC_KEYS = ("api", "action", "error", "count", "after", "broker", "topic", "partition",
+              "group", "client_id", "principal", "delay_ms", "probability", "chain", "target_broker",
+              "target_topic", "target_partition", "target_group", "target_member",
+              "target_transaction")
+
+
+class RuleError(ValueError):
+    """A rule description that cannot be used; the message says what is wrong."""
+
+
+class ControlledRequest(Struct, frozen=True):
+    """What a callback rule sees of a request."""
+
+    api_key: int
+    api_version: int
+    broker_id: int
+    client_id: str | None
+    body: Any
+
+
+#: What a callback returns to have the connection closed instead of an answer.
+DISCONNECT = Close("a control callback disconnects")
+
+
+class Rule(Struct, repr_omit_defaults=True):
+    """One control rule: which requests it picks, and what it does to them."""
+
+    id: int
+    action: str
+    api: int | None = None
+    error: int | None = None
+    #: firings left; None fires until the rule is removed
+    count: int | None = 1
+    #: matching requests to let through before the rule fires
+    after: int = 0
+    broker: int | None = None
+    topic: str | None = None
+    partition: int | None = None
+    group: str | None = None
+    client_id: str | None = None
+    delay_ms: int = 0
+    probability: float = 1.0
+    #: the principal whose requests it picks (``User:alice``)
+    principal: str | None = None
+    #: a delay that adds up with the next rule that picks the request (a broker's latency)
+    chain: bool = False
+    target_broker: int | None = None
+    target_topic: str | None = None
+    target_partition: int | None = None
+    target_group: str | None = None
+    target_member: str | None = None
+    target_transaction: str | None = None
+    fired: int = 0
+    #: requests that matched, fired or not (for ``after``)
+    matched: int = 0
+    callback: Callable[[ControlledRequest], Any] | None = None
+
+    def hits(self, topic: str | None, partition: int | None) -> bool:
+        """Whether this rule's topic and partition pick a (topic, partition) of a request
+        (partition None: the request names the topic without partitions)."""
+        if self.topic is None:
+            return True
+        if topic != self.topic:
+            return False
+        return self.partition is None or partition is None or partition == self.partition
+
+
+
+def _int(spec: dict, name: str, *, minimum: int, default: Any) -> Any:
+    if name not in spec:
+        return default
+    value = spec[name]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RuleError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise RuleError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _str(spec: dict, name: str) -> str | None:
+    value = spec.get(name)
+    if value is not None and not isinstance(value, str):
+        raise RuleError(f"{name} must be a string, got {value!r}")
+    return value
+
+
+def _topic(spec: dict, name: str) -> str | None:
+    topic = spec.get(name)
+    if topic is not None:
+        problem = topic_name_error(topic) if isinstance(topic, str) else "must be a string"
+        if problem:
+            raise RuleError(f"{name}: {problem}")
+    return topic
+
+
+class ControlTable:
+    """The rules in force, in the order they were added."""
+
+    def __init__(self, core, seed: int | None = None):
+        self._core = core
+        self._rules: dict[int, Rule] = {}
+        self._ids = itertools.count(1)
+        self._random = random.Random(seed)
+
+    def __bool__(self) -> bool:
+        return bool(self._rules)
+
+    def __iter__(self):
+        return iter(list(self._rules.values()))
+
+    def get(self, rule_id: int) -> Rule | None:
+        return self._rules.get(rule_id)
+
+    def remove(self, rule_id: int) -> Rule:
+        return self._rules.pop(rule_id)
+
+    def clear(self) -> int:
+        removed = len(self._rules)
+        self._rules.clear()
+        return removed
+
+    # -- adding ------------------------------------------------------------------------------
+
+    def add(self, spec: Any) -> Rule:
+        """Validate a rule description (the JSON body of ``POST /faults``) and add it; raises
+        :class:`RuleError` and adds nothing when any part of it is wrong."""
+        return self._insert(self.parse(spec))
+
+    def _insert(self, rule: Rule) -> Rule:
+        rule.id = next(self._ids)
+        self._rules[rule.id] = rule
+        return rule
+
+    def control(self, api: int | str | None, fn: Callable[[ControlledRequest], Any], *,
+                keep: bool = False, broker: int | None = None) -> Rule:
+        """In-process control of requests to ``api`` (any API when None): ``fn`` sees each
+        decoded request and returns a response message to answer it with, :data:`DISCONNECT`
+        to close the connection, or None to let it through.  Once it answers the rule is gone,
+        unless ``keep``."""
+        spec: dict[str, Any] = {"api": api, "count": None if keep else 1, "broker": broker}
+        rule = self._parse_match(spec, "callback")
+        rule.callback = fn
+        return self._insert(rule)
+
+    def set_latency(self, broker_id: int, delay_ms: int) -> None:
+        """Every answer of ``broker_id`` held back ``delay_ms`` (0 removes it): a chained delay
+        rule, so faults still apply on top of it."""
+        for rule in list(self._rules.values()):
+            if rule.chain and rule.action == "delay" and rule.broker == broker_id \
+                    and rule.api is None and rule.topic is None and rule.client_id is None:
+                del self._rules[rule.id]
+        if delay_ms:
+            self.add({"broker": broker_id, "action": "delay", "delay_ms": delay_ms,
+                      "count": None, "chain": True})
+
+    def latency_ms(self, broker_id: int) -> int:
+        return sum(rule.delay_ms for rule in self._rules.values()
+                   if rule.chain and rule.action == "delay" and rule.broker == broker_id
+                   and rule.api is None and rule.topic is None and rule.client_id is None)
+
+    def parse(self, spec: Any) -> Rule:
+        if not isinstance(spec, dict):
+            raise RuleError("a fault is a JSON object")
+        unknown = sorted(set(spec) - set(_SPEC_KEYS))
+        if unknown:
+            raise RuleError(f"unknown field(s) {', '.join(unknown)}; a fault has "
+                            f"{', '.join(_SPEC_KEYS)}")
+        error = spec.get("error")
+        if error is not None:
+            try:
+                error = errors.resolve_error(error).code
+            except (KeyError, TypeError) as exc:
+                raise RuleError(f"error: {exc.args[0]}") from None
+            if error == errors.NONE:
+                raise RuleError("error: NONE is not an error")
+        delay_ms = _int(spec, "delay_ms", minimum=0, default=0) or 0
+        action = spec.get("action")
+        if action is None:
+            action = "error" if error is not None else "delay" if delay_ms else None
+            if action is None:
+                raise RuleError("say what the fault does: an error, a delay_ms, or an action "
+                                f"({', '.join(a for a in ACTIONS if a != 'callback')})")
+        if action not in ACTIONS or action == "callback":
+            raise RuleError(f"action must be one of "
+                            f"{', '.join(a for a in ACTIONS if a != 'callback')}, "
+                            f"got {action!r}")
+        if action == "hold_revocation":
+            spec = {**spec, "api": CONSUMER_GROUP_HEARTBEAT if spec.get("api") is None
+                    else spec["api"]}
+        rule = self._parse_match(spec, action)
+        if action == "hold_revocation" and rule.api != CONSUMER_GROUP_HEARTBEAT:
+            raise RuleError("action hold_revocation is for ConsumerGroupHeartbeat requests")
+        if action == "error" and error is None:
+            raise RuleError("action error needs an error (a Kafka error name or code)")
+        rule.error = error if action == "error" else None  # a copied example may say one
+        if action == "delay" and delay_ms == 0:
+            raise RuleError("action delay needs a delay_ms above 0")
+        rule.delay_ms = delay_ms
+        if action == "error" and rule.api is not None:
+            from mockbroker.core.control import error_responses  # with the first error rule
+
+            served = self._core.registry.get(rule.api)
+            if not error_responses.can_express(rule.api, served.max_version,
+                                               served.error_shape):
+                raise RuleError(f"{API_NAMES[rule.api]} responses have no error code to set")
+        chain = spec.get("chain", False)
+        if not isinstance(chain, bool):
+            raise RuleError(f"chain must be true or false, got {chain!r}")
+        if chain and action != "delay":
+            raise RuleError("only a delay can chain")
+        rule.chain = chain
+        self._parse_targets(spec, rule)
+        return rule
+
+    def _parse_match(self, spec: dict, action: str) -> Rule:
+        brokers = self._core.cluster.brokers
+        api = spec.get("api")
+        if api is not None:
+            try:
+                api = resolve_api(api)
+            except (KeyError, TypeError) as exc:
+                raise RuleError(f"api: {exc.args[0]}") from None
+            if self._core.registry.get(api) is None:
+                raise RuleError(f"api: {API_NAMES[api]} is not served by mockbroker")
+        count = _int(spec, "count", minimum=1, default=1)
+        after = _int(spec, "after", minimum=0, default=0) or 0
+        broker = _int(spec, "broker", minimum=0, default=None)
+        if broker is not None and broker not in brokers:
+            raise RuleError(f"unknown broker {broker}; brokers are "
+                            f"{', '.join(map(str, sorted(brokers)))}")
+        topic = _topic(spec, "topic")
+        registration = self._core.registry.get(api) if api is not None else None
+        if topic is not None and registration is not None and not registration.names_topics:
+            raise RuleError(f"topic: {API_NAMES[api]} requests name no topics")
+        partition = _int(spec, "partition", minimum=0, default=None)
+        if partition is not None:
+            if topic is None:
+                raise RuleError("partition needs a topic")
+            if registration is not None and not registration.names_partitions:
+                raise RuleError(f"partition: {API_NAMES[api]} requests name no partitions")
+        group = _str(spec, "group")
+        client_id = _str(spec, "client_id")
+        probability = spec.get("probability", 1.0)
+        if probability is None:
+            probability = 1.0
+        if isinstance(probability, bool) or not isinstance(probability, (int, float)) or \
+                not 0 < probability <= 1:
+            raise RuleError(f"probability must be a number above 0 and at most 1, "
+                            f"got {probability!r}")
+        principal = _str(spec, "principal")
+        if principal is not None:
+            if ":" not in principal:
+                principal = f"User:{principal}"
+            try:
+                Principal.parse(principal)
+            except ValueError as exc:
+                raise RuleError(f"principal: {exc}") from None
+        return Rule(0, action, api, None, count, after, broker, topic, partition, group,
+                    client_id, 0, float(probability), principal=principal)
+
+    def _parse_targets(self, spec: dict, rule: Rule) -> None:
+        rule.target_broker = _int(spec, "target_broker", minimum=0, default=None)
+        rule.target_topic = _topic(spec, "target_topic") or (
+            rule.topic if rule.action == "move_leader" else None)
+        rule.target_partition = _int(spec, "target_partition", minimum=0, default=None)
+        if rule.target_partition is None and rule.action == "move_leader":
+            rule.target_partition = rule.partition
+        rule.target_group = _str(spec, "target_group") or (
+            rule.group if rule.action in ("move_coordinator", "expire_member") else None)
+        rule.target_member = _str(spec, "target_member")
+        rule.target_transaction = _str(spec, "target_transaction")
+        needed = _TARGETS.get(rule.action, ())
+        for name in needed:
+            if getattr(rule, name) is None:
+                raise RuleError(f"action {rule.action} needs {name}")
+        for name in ("target_broker", "target_topic", "target_partition", "target_group",
+                     "target_member", "target_transaction"):
+            if name not in needed and spec.get(name) is not None:
+                raise RuleError(f"{name} is for "
+                                f"{', '.join(a for a, n in _TARGETS.items() if name in n)}")
+        if rule.target_broker is not None and rule.target_broker not in self._core.cluster.brokers:
+            raise RuleError(f"unknown target_broker {rule.target_broker}")
+
+    # -- picking -----------------------------------------------------------------------------
+
+    def pick(self, api_key: int, broker_id: int, client_id: str | None, body,
+             principal: str | None = None) -> tuple[int, Rule | None, list[Rule]]:
+        """For one request: (the delay of the chained rules that picked it, the rule that
+        applies to it or None, every rule that fired).  Each is counted as fired."""
+        names = groups = None
+        chained_delay = 0
+        fired: list[Rule] = []
+        for rule in list(self._rules.values()):
+            if rule.api is not None and rule.api != api_key:
+                continue
+            if rule.broker is not None and rule.broker != broker_id:
+                continue
+            if rule.client_id is not None and rule.client_id != client_id:
+                continue
+            if rule.principal is not None and rule.principal != principal:
+                continue
+            if rule.topic is not None:
+                if names is None:
+                    entry = self._core.registry.get(api_key)
+                    names = named_partitions(self._core.cluster, entry.error_shape, body)
+                    if entry.names is not None:
+                        names |= entry.names(self._core, broker_id, body)
+                if not any(rule.hits(topic, partition) for topic, partition in names):
+                    continue
+            if rule.group is not None:
+                if groups is None:
+                    groups = named_groups(body)
+                if rule.group not in groups:
+                    continue
+            rule.matched += 1
+            if rule.matched <= rule.after:
+                continue
+            if rule.probability < 1.0 and self._random.random() >= rule.probability:
+                continue
+            if rule.action == "callback":
+                return chained_delay, rule, fired  # counted once it answers
+            self._count(rule)
+            fired.append(rule)
+            if not rule.chain:
+                return chained_delay, rule, fired
+            chained_delay += rule.delay_ms
+        return chained_delay, None, fired
+
+    def _count(self, rule: Rule) -> None:
+        rule.fired += 1
+        self._core.events.emit("rule_fired", rule=rule.id, action=rule.action,
+                               error=errors.ERRORS[rule.error].name
+                               if rule.error in errors.ERRORS else rule.error)
+        if rule.count is not None:
+            rule.count -= 1
+            if rule.count == 0:
+                self._rules.pop(rule.id, None)
+
+
+# -- applying a rule ----------------------------------------------------------------------------
+
+def apply(core, table: ControlTable, rule: Rule, handler, request, ctx):
+    """The answer to a request a rule picked."""
+    body = request.body
+    if rule.action == "callback":
+        answer = rule.callback(ControlledRequest(request.api_key, request.api_version,
+                                                 ctx.broker_id, ctx.client_id, body))
+        if answer is None:
+            return handler(core, ctx, body)
+        table._count(rule)
+        return later(core.timers, answer, rule.delay_ms)
+    if rule.action in CONTROL_ACTIONS:
+        _control(core, rule)
+        if not core.cluster.brokers[ctx.broker_id].alive:
+            return Close(f"rule {rule.id}: broker {ctx.broker_id} stopped")
+        return later(core.timers, handler(core, ctx, body), rule.delay_ms)
+    if rule.action == "disconnect":
+        if not rule.delay_ms:
+            return Close(f"rule {rule.id} disconnects")
+        closing = Deferred()
+        core.timers.call_later(rule.delay_ms,
+                               lambda: closing.resolve(Close(f"rule {rule.id} disconnects")))
+        return closing
+    if rule.action == "expire_session":
+        if ctx.session is not None and ctx.session.authenticated:
+            ctx.session.expires_ms = ctx.now_ms
+        else:
+            log.info("rule %d: expire_session did nothing: the connection has no SASL session",
+                     rule.id)
+        return later(core.timers, handler(core, ctx, body), rule.delay_ms)
+    if rule.action == "hold_revocation":
+        held = core.groups.consumer.holding_revocation(body)
+        return later(core.timers, handler(core, ctx, held), rule.delay_ms)
+    if rule.action == "drop":
+        return never(handler(core, ctx, body))
+    if rule.action == "delay":
+        return later(core.timers, handler(core, ctx, body), rule.delay_ms)
+    return later(core.timers, _error_answer(core, rule, handler, request, ctx), rule.delay_ms)
+
+
+def _control(core, rule: Rule) -> None:
+    """A control action; one that cannot be carried out now (a stopped target, an unknown
+    group) does nothing: the rule still counts as fired."""
+    action = rule.action
+    try:
+        if action == "stop_broker":
+            core.stop_broker(rule.target_broker)
+        elif action == "start_broker":
+            core.start_broker(rule.target_broker)
+        elif action == "move_leader":
+            partition = core.cluster.partition(rule.target_topic, rule.target_partition)
+            if partition is not None:
+                core.cluster.move_leader(partition, rule.target_broker)
+        elif action == "move_coordinator":
+            core.groups.admin.move_coordinator(rule.target_group, rule.target_broker)
+        elif action == "expire_member":
+            core.groups.admin.expire_member(rule.target_group, rule.target_member)
+        elif action == "abort_transaction":
+            core.transactions.abort_now(rule.target_transaction)
+        elif action == "move_transaction_coordinator":
+            core.cluster.move_leader(core.transactions.placement.transaction_partition(
+                rule.target_transaction), rule.target_broker)
+    except KeyError:
+        log.info("rule %d: %s did nothing: unknown transactional id %r", rule.id, action,
+                 rule.target_transaction)
+    except ApiException as exc:
+        log.info("rule %d: %s did nothing: %s", rule.id, action, exc)
+
+
+def _error_answer(core, rule: Rule, handler, request, ctx):
+    """The request answered with the rule's error, in the API's shape; for APIs that name
+    partitions only the rule's partitions fail and the rest is handled as usual."""
+    from mockbroker.core.control import error_responses  # with the first error a rule injects
+
+    api_key, version, body, code = request.api_key, request.api_version, request.body, \
+        rule.error
+    shape = core.registry.get(api_key).error_shape
+    if isinstance(shape, error_responses.PartitionShape) and shape.handler_injects:
+        injected = InjectedError(code, lambda topic, partition: rule.hits(topic, partition))
+        return handler(core, replace(ctx, injected=injected), body)
+    if isinstance(shape, error_responses.PartitionShape):
+        rest, hit = error_responses.split_partitioned(
+            shape, body, lambda topic, partition: rule.hits(
+                topic_name(core.cluster, topic, shape.request_name),
+                getattr(partition, shape.request_index)))
+        result = handler(core, ctx, rest) if rest is not None else None
+        if shape.acks_zero_closes and body.acks == 0:
+            return Close(f"rule {rule.id}: a request with acks=0 failed")
+        if isinstance(result, Deferred):
+            return result.map(lambda value: error_responses.merge_partitioned(
+                api_key, shape, value, hit, code))
+        return error_responses.merge_partitioned(api_key, shape, result, hit, code)
+    if isinstance(shape, error_responses.TopicErrors):
+        return error_responses.with_topic_errors(handler(core, ctx, body), code,
+                                                 lambda name: rule.hits(name, None))
+    try:
+        return error_responses.error_response(api_key, version, body, code, shape)
+    except error_responses.CannotExpress as exc:
+        return Close(f"rule {rule.id}: {exc}")

@@ -1,0 +1,12 @@
+"""What the outside sees of the core, and waits for.
+
+:mod:`.events` is the event log (``GET /events``, the live stream, the dashboard, waits);
+:mod:`.watch` turns group changes into events after every request, timer or call;
+:mod:`.requests` is the request log (``GET /requests``); :mod:`.inspect` builds the admin API's
+views (:mod:`mockbroker.adminapi.views`) from live objects; :mod:`.waits` checks what a wait
+waits for; :mod:`.assignments` reads an assignment in either protocol's form.
+
+:mod:`.request_metrics` counts the traffic the listeners time.  It reads every part of the core
+and changes none of it: the core below it writes to its logs (events, requests) and imports
+nothing else of it.
+"""

@@ -1,0 +1,310 @@
+"""What the admin API shows of a cluster: brokers, topics, decoded records, groups, faults,
+the request log, ACLs and SASL users, as the views of :mod:`mockbroker.adminapi.views`.
+Read-only; everything here runs on the cluster's loop thread."""
+
+from __future__ import annotations
+
+import base64
+
+from mockbroker.core.observe.assignments import assignment_by_name, decode_assignment
+from mockbroker.adminapi.jsonview import from_object
+from mockbroker.core.security.acls import authorizer_of
+from mockbroker.core.security.mechanisms import PLAIN, SCRAM_HASHES
+from mockbroker.adminapi.views import (
+    AclsView, AclView, BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView,
+    LoggedRequestView, MemberView, PartitionView, RecordView, TopicView, TransactionView,
+    UserView,
+)
+from wire import errors
+from wire.records import decode_records, read_batch_header
+from wire.apis import API_NAMES
+
+
+class NotFound(LookupError):
+    """An unknown broker, topic, partition, group or member (HTTP 404)."""
+
+
+def brokers(core) -> list[BrokerView]:
+    cluster = core.cluster
+    leads: dict[int, int] = {}
+    for partition in cluster.all_partitions():
+        leads[partition.leader] = leads.get(partition.leader, 0) + 1
+    return [from_object(
+        BrokerView, broker, id=broker.node_id, state="up" if broker.alive else "down",
+        controller=broker.node_id == cluster.controller_id,
+        latency_ms=core.control.latency_ms(broker.node_id),
+        leader_partitions=leads.get(broker.node_id, 0),
+        listeners={name: f"{host}:{port}" for name, (host, port) in
+                   (broker.endpoints or {"PLAINTEXT": (broker.host, broker.port)}).items()},
+    ) for broker in sorted(cluster.brokers.values(), key=lambda b: b.node_id)]
+
+
+def broker_view(core, node_id: int) -> BrokerView:
+    broker(core, node_id)  # raises NotFound
+    return next(b for b in brokers(core) if b.id == node_id)
+
+
+def broker(core, node_id: int):
+    found = core.cluster.brokers.get(node_id)
+    if found is None:
+        raise NotFound(f"unknown broker {node_id}; brokers are "
+                       f"{', '.join(str(b) for b in sorted(core.cluster.brokers))}")
+    return found
+
+
+# -- topics ---------------------------------------------------------------------------------------
+
+def topic(core, name: str):
+    found = core.cluster.topics.get(name)
+    if found is None:
+        raise NotFound(f"unknown topic {name!r}")
+    return found
+
+
+def topic_view(found) -> TopicView:
+    return TopicView(
+        name=found.name, topic_id=str(found.topic_id), internal=found.internal,
+        configs=dict(found.configs),
+        partitions=[PartitionView(
+            partition=p.index, leader=p.leader, leader_epoch=p.leader_epoch,
+            replicas=list(p.replicas), isr=list(p.isr),
+            log_start_offset=p.log.log_start_offset, high_watermark=p.log.high_watermark,
+            records=p.log.high_watermark - p.log.log_start_offset,
+            last_stable_offset=p.log.last_stable_offset,
+        ) for p in found.partitions])
+
+
+def topics(core, include_internal: bool = False) -> list[TopicView]:
+    return [topic_view(t) for name, t in sorted(core.cluster.topics.items())
+            if include_internal or not t.internal]
+
+
+def _bytes_json(data: bytes | None) -> tuple[str | None, str | None]:
+    """(UTF-8 text or None when it is not text, base64) of a key, value or header value."""
+    if data is None:
+        return None, None
+    raw = bytes(data)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    return text, base64.b64encode(raw).decode("ascii")
+
+
+def records(core, name: str, partition: int | None, offset: int | None,
+            limit: int) -> list[RecordView]:
+    """Decoded records of one partition (or of every partition, each in offset order) from
+    ``offset`` (default: the log start), at most ``limit``."""
+    found = topic(core, name)
+    if partition is not None and not 0 <= partition < len(found.partitions):
+        raise NotFound(f"topic {name!r} has no partition {partition} "
+                       f"(it has {len(found.partitions)})")
+    chosen = found.partitions if partition is None else [found.partitions[partition]]
+    out: list[RecordView] = []
+    for p in chosen:
+        log = p.log
+        start = log.log_start_offset if offset is None else max(offset, log.log_start_offset)
+        for batch in log.batches:
+            if len(out) >= limit:
+                return out
+            if batch.last_offset < start:
+                continue
+            header = read_batch_header(batch.data)
+            if header.is_control:
+                continue  # transaction markers are not records a consumer sees
+            transaction = _transaction_of(log, header, batch.base_offset) \
+                if header.is_transactional else None
+            for record in decode_records(batch.data, verify_crc=False):
+                if record.offset < start:
+                    continue
+                if len(out) >= limit:
+                    return out
+                key, key_b64 = _bytes_json(record.key)
+                value, value_b64 = _bytes_json(record.value)
+                headers = []
+                for header_key, header_value in record.headers:
+                    text, raw = _bytes_json(header_value)
+                    headers.append(HeaderView(key=header_key, value=text, value_base64=raw))
+                out.append(RecordView(
+                    partition=p.index, offset=record.offset, timestamp=record.timestamp,
+                    timestamp_type="LogAppendTime" if header.timestamp_type else "CreateTime",
+                    key=key, key_base64=key_b64, value=value, value_base64=value_b64,
+                    headers=headers, transaction=transaction,
+                ))
+    return out
+
+
+def _transaction_of(log, header, base_offset: int) -> str:
+    """What became of the transaction a transactional batch at ``base_offset`` belongs to."""
+    pid = header.producer_id
+    first_open = log.producer_state.ongoing.get(pid)
+    if first_open is not None and base_offset >= first_open:
+        return "pending"
+    for aborted in log.aborted:
+        if aborted.producer_id == pid and aborted.first_offset <= base_offset <= \
+                aborted.last_offset:
+            return "aborted"
+    return "committed"
+
+
+# -- transactions ---------------------------------------------------------------------------------
+
+def transaction(core, transactional_id: str):
+    found = core.transactions.find(transactional_id)
+    if found is None:
+        raise NotFound(f"unknown transactional id {transactional_id!r}")
+    return found
+
+
+def transaction_view(core, meta) -> TransactionView:
+    now = core.clock.now_ms()
+    partitions: dict[str, list[int]] = {}
+    for topic, index in sorted(meta.partitions):
+        partitions.setdefault(topic, []).append(index)
+    pending: dict[str, dict[str, dict[str, int]]] = {}
+    for _, group in core.groups.all_groups():
+        for (topic, index), entry in sorted(
+                group.pending_offsets.get(meta.producer_id, {}).items()):
+            pending.setdefault(group.group_id, {}).setdefault(topic, {})[str(index)] = \
+                entry.offset
+    return TransactionView(
+        transactional_id=meta.transactional_id, state=meta.state.value,
+        producer_id=meta.producer_id, producer_epoch=meta.producer_epoch,
+        partitions=partitions, timeout_ms=meta.timeout_ms,
+        coordinator=core.transactions.placement.transaction_partition(
+            meta.transactional_id).leader,
+        start_ms=meta.start_ms, age_ms=now - meta.start_ms if meta.start_ms >= 0 else None,
+        last_update_ms=meta.last_update_ms, pending_offsets=pending)
+
+
+def transactions(core) -> list[TransactionView]:
+    return [transaction_view(core, meta) for meta in sorted(
+        (meta for _, meta in core.transactions.loaded()), key=lambda m: m.transactional_id)]
+
+
+# -- groups ---------------------------------------------------------------------------------------
+
+def group(core, group_id: str):
+    for shard, found in core.groups.all_groups():
+        if found.group_id == group_id:
+            return shard, found
+    raise NotFound(f"unknown group {group_id!r}")
+
+
+def _consumer_members(core, found) -> list[MemberView]:
+    return [MemberView(
+        member_id=m.member_id, client_id=m.client_id, client_host=m.client_host,
+        group_instance_id=m.instance_id, rebalance_timeout_ms=max(m.rebalance_timeout_ms, 0),
+        session_timeout_ms=m.classic.session_timeout_ms if m.uses_classic
+        else core.groups.settings["group_consumer_session_timeout_ms"],
+        assignment=assignment_by_name(core, m.assigned), member_epoch=m.member_epoch,
+        target_assignment=assignment_by_name(core, found.target.get(m.member_id, {})),
+        pending_revocation=assignment_by_name(core, m.pending_revocation),
+        protocol="classic" if m.uses_classic else "consumer",
+    ) for m in found.members.values()]
+
+
+def group_view(core, shard, found) -> GroupView:
+    offsets: dict[str, dict[int, int]] = {}
+    lag: dict[str, dict[int, int]] = {}
+    metadata: dict[str, dict[int, str]] = {}
+    for (topic_name, index), entry in sorted(found.offsets.items()):
+        offsets.setdefault(topic_name, {})[index] = entry.offset
+        metadata.setdefault(topic_name, {})[index] = entry.metadata
+        partition = core.cluster.partition(topic_name, index)
+        if partition is not None:
+            lag.setdefault(topic_name, {})[index] = \
+                max(0, partition.log.high_watermark - entry.offset)
+    if found.type == "consumer":
+        return GroupView(
+            group_id=found.group_id, state=found.state.value, type="consumer",
+            group_epoch=found.group_epoch, assignment_epoch=found.assignment_epoch,
+            generation=found.group_epoch, protocol_type="consumer",
+            protocol=found.preferred_assignor(core.groups.consumer.assignors()[0]),
+            leader=None, coordinator=shard.leader, members=_consumer_members(core, found),
+            offsets=offsets, offset_metadata=metadata, lag=lag)
+    return GroupView(
+        group_id=found.group_id, state=found.state.value, generation=found.generation_id,
+        protocol_type=found.protocol_type, protocol=found.protocol_name,
+        leader=found.leader_id, coordinator=shard.leader,
+        members=[from_object(
+            MemberView, m, assignment=decode_assignment(found.protocol_type, m.assignment),
+            assignment_base64=base64.b64encode(m.assignment).decode("ascii"),
+        ) for m in found.members.values()],
+        offsets=offsets, offset_metadata=metadata, lag=lag,
+    )
+
+
+def groups(core, group_type: str | None = None) -> list[GroupSummaryView]:
+    return [GroupSummaryView(
+        group_id=found.group_id, state=found.state.value, type=found.type,
+        generation=found.group_epoch if found.type == "consumer" else found.generation_id,
+        protocol_type=found.protocol_type, coordinator=shard.leader,
+        members=len(found.members),
+    ) for shard, found in sorted(core.groups.all_groups(), key=lambda sg: sg[1].group_id)
+        if group_type is None or found.type == group_type]
+
+
+# -- faults and the request log -------------------------------------------------------------------
+
+def _error_name(code: int | None) -> str | None:
+    return errors.error_by_code(code).name if code else None
+
+
+def fault_view(fault) -> FaultView:
+    """A fault as the API shows it; its other fields are the fault's attributes of the same
+    names."""
+    return from_object(FaultView, fault,
+                       api=API_NAMES.get(fault.api) if fault.api is not None else None,
+                       api_key=fault.api, error=_error_name(fault.error),
+                       error_code=fault.error)
+
+
+def faults(core) -> list[FaultView]:
+    return [fault_view(rule) for rule in core.control]
+
+
+def requests(core, api: int | None = None, broker_id: int | None = None,
+             client_id: str | None = None, limit: int | None = None) -> list[LoggedRequestView]:
+    picked = [entry for entry in core.requests
+              if (api is None or entry.api_key == api)
+              and (broker_id is None or entry.broker == broker_id)
+              and (client_id is None or entry.client_id == client_id)]
+    if limit is not None:
+        picked = picked[-limit:] if limit else []
+    return [from_object(LoggedRequestView, entry,
+                        api=API_NAMES.get(entry.api_key, str(entry.api_key)),
+                        error=_error_name(entry.error_code)) for entry in picked]
+
+
+# -- security -------------------------------------------------------------------------------------
+
+def acl_view(acl) -> AclView:
+    return AclView(resource_type=acl.resource_type.name, resource_name=acl.resource_name,
+                   pattern_type=acl.pattern_type.name, principal=acl.principal, host=acl.host,
+                   operation=acl.operation.name, permission_type=acl.permission_type.name)
+
+
+def acls(core) -> AclsView:
+    """The authorizer's ACLs in the order they were created; none, and ``authorizer`` false,
+    when no authorizer is configured."""
+    settings = core.security.settings
+    authorizer = authorizer_of(core)
+    return AclsView(authorizer=authorizer is not None,
+                    allow_everyone_if_no_acl_found=settings.allow_everyone_if_no_acl_found,
+                    super_users=[str(p) for p in core.security.super_users],
+                    acls=[acl_view(acl) for acl in authorizer.acls] if authorizer else [])
+
+
+def users(core) -> list[UserView]:
+    """The SASL users by name, each with the mechanisms it has credentials for; what the
+    credentials are (passwords, salts, keys) is never shown."""
+    credentials = core.security.credentials
+    super_users = {str(p) for p in core.security.super_users}
+    shown = []
+    for name in credentials.users():
+        mechanisms = [PLAIN] if name in credentials.passwords else []
+        mechanisms += [m for m in SCRAM_HASHES if name in credentials.scram[m]]
+        shown.append(UserView(name=name, mechanisms=mechanisms,
+                              super_user=f"User:{name}" in super_users))
+    return shown

@@ -1,0 +1,628 @@
+"""The admin API's handlers, one per route of :mod:`mockbroker.adminapi.routes`, apart from any
+transport: the HTTP server (:mod:`mockbroker.io.admin.http`) and the in-process transport
+(:mod:`mockbroker.io.admin.local`) both call :meth:`AdminApi.handle`, so they answer alike: the same
+statuses, the same bodies, the same ``{"error": "..."}`` messages.
+
+Each handler runs on the cluster's loop, between two Kafka requests, and checks a call in full
+before anything changes; a refusal is an :class:`ApiError` (a 4xx with its reason).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
+
+from mockbroker.core.observe import inspect, waits
+from mockbroker.adminapi import routes
+from mockbroker.core.cluster import topic_name_error
+from mockbroker.core.errors import ApiException
+from mockbroker.core.control.rules import RuleError
+from mockbroker.adminapi.jsonview import to_json
+from mockbroker.core.observe.events import EVENT_TYPES, parse_types
+from mockbroker.adminapi.views import (
+    MAX_WAIT_MS, BrokerLatency, ClockAdvance, ClockView, Deleted, EventWait, GroupLoadingView,
+    GroupWait, LagWait, NewTopic, RebalanceView, RecordsWait, Removed, Status, TargetBroker,
+)
+from mockbroker.core.observe.watch import rebalances
+from mockbroker.adminapi.openapi import document
+from wire import errors
+from wire.apis import resolve_api
+
+if TYPE_CHECKING:
+    from mockbroker.io.runtime import ClusterRuntime
+
+log = logging.getLogger("mockbroker.http")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Call(Struct):
+    """One call, whatever carried it: the route's path parameters (unquoted), the query
+    parameters (first value of each) and the raw body."""
+
+    path: dict[str, str]
+    query: dict[str, str]
+    body: bytes = b""
+
+
+class Answer(Struct):
+    """A handler's answer when its status is not the route's usual one."""
+
+    status: int
+    data: Any
+
+
+def no_such_endpoint(method: str, path: str) -> tuple[int, dict[str, str]]:
+    return 404, {"error": f"no such endpoint: {method} {path}"}
+
+
+def not_allowed(method: str, path: str) -> tuple[int, dict[str, str]]:
+    return 405, {"error": f"{method} is not allowed on {path}"}
+
+
+def _bad(message: str) -> ApiError:
+    return ApiError(400, message)
+
+
+def _body(call: Call, *, required: bool = True) -> dict[str, Any]:
+    raw = call.body
+    if not raw.strip():
+        if required:
+            raise _bad("this call needs a JSON object body")
+        return {}
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _bad(f"malformed JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise _bad("the body must be a JSON object")
+    return data
+
+
+def _only(body: dict[str, Any], shape: type) -> None:
+    """Refuse fields the body's view (``NewTopic``, ...) does not have."""
+    allowed = [f.name for f in fields(shape)]
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise _bad(f"unknown field(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
+
+
+def _only_query(call: Call, route_name: str) -> None:
+    allowed = [p.name for p in routes.by_name(route_name).query]
+    unknown = sorted(set(call.query) - set(allowed))
+    if unknown:
+        raise _bad(f"unknown query parameter(s) {', '.join(unknown)}; expected "
+                   f"{', '.join(allowed)}")
+
+
+def _int_field(body: dict[str, Any], name: str, *, minimum: int = 0, required: bool = True,
+               default: int | None = None) -> int | None:
+    if name not in body or body[name] is None:
+        if required:
+            raise _bad(f"{name} is required")
+        return default
+    value = body[name]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _bad(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise _bad(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _str_field(body: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise _bad(f"{name} is required")
+        return None
+    if not isinstance(value, str) or not value:
+        raise _bad(f"{name} must be a non-empty string, got {value!r}")
+    return value
+
+
+#: the query parameters of GET /events that filter on an event's field
+EVENT_FILTERS = ("group", "topic", "transactional_id", "member_id")
+#: the states a group can be waited for in (classic and consumer groups)
+GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
+                "Assigning", "Reconciling")
+
+
+def _int_param(call: Call, name: str, *, minimum: int = 0,
+               default: int | None = None) -> int | None:
+    text = call.query.get(name)
+    if text is None or text == "":
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise _bad(f"query parameter {name} must be an integer, got {text!r}") from None
+    if value < minimum:
+        raise _bad(f"query parameter {name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _path_int(call: Call, name: str, what: str) -> int:
+    text = call.path[name]
+    try:
+        return int(text)
+    except ValueError:
+        raise ApiError(404, f"unknown {what} {text!r}") from None
+
+
+def _not_found(exc: inspect.NotFound) -> ApiError:
+    return ApiError(404, str(exc))
+
+
+class AdminApi:
+    """The handlers, bound to one running cluster."""
+
+    def __init__(self, runtime: "ClusterRuntime"):
+        self.runtime = runtime
+
+    @property
+    def core(self):
+        return self.runtime.core  # replaced by a reset: always read it afresh
+
+    async def handle(self, route: routes.Route, call: Call) -> tuple[int, Any]:
+        """Run the route's handler: (status, JSON-ready body).  What a call that changes
+        things causes is told as events naming the call (``admin``)."""
+        try:
+            if route.method == "GET" or route.name.startswith("wait_for_"):
+                answer = await getattr(self, route.name)(call)
+            else:
+                events = self.runtime.events
+                saved = events.swap_cause({"admin": route.name})
+                try:
+                    answer = await getattr(self, route.name)(call)
+                    self.core.watch.look(None)
+                finally:
+                    events.swap_cause(saved)
+        except ApiError as exc:
+            return exc.status, {"error": exc.message}
+        except Exception:
+            log.exception("admin API: %s %s failed", route.method, route.path)
+            return 500, {"error": "internal error (see the server log)"}
+        if isinstance(answer, Answer):
+            return answer.status, to_json(answer.data)
+        return route.status, to_json(answer)
+
+    async def dispatch(self, method: str, path: str, query: dict[str, str],
+                       body: bytes) -> tuple[int, Any]:
+        """Find the route of ``method path`` and run it, as the HTTP server would."""
+        route, params, path_known = routes.match(method, path)
+        if route is None:
+            return not_allowed(method, path) if path_known else no_such_endpoint(method, path)
+        return await self.handle(route, Call(params, dict(query), body))
+
+    # -- health and description ---------------------------------------------------------------
+
+    async def health(self, call: Call):
+        if self.runtime.ready:
+            return Status(status="ok")
+        return Answer(503, Status(status="starting"))
+
+    async def openapi(self, call: Call):
+        # the document as the HTTP server serves it: with the bearer scheme if it needs a token
+        return document(bearer=getattr(self.runtime, "admin_token", None) is not None)
+
+    # -- brokers ------------------------------------------------------------------------------
+
+    def _broker_id(self, call: Call) -> int:
+        node_id = _path_int(call, "broker_id", "broker")
+        try:
+            inspect.broker(self.core, node_id)
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+        return node_id
+
+    async def brokers(self, call: Call):
+        return inspect.brokers(self.core)
+
+    async def broker(self, call: Call):
+        return inspect.broker_view(self.core, self._broker_id(call))
+
+    async def stop_broker(self, call: Call):
+        node_id = self._broker_id(call)
+        await self.runtime.stop_broker(node_id)
+        return inspect.broker_view(self.core, node_id)
+
+    async def start_broker(self, call: Call):
+        node_id = self._broker_id(call)
+        await self.runtime.start_broker(node_id)
+        return inspect.broker_view(self.core, node_id)
+
+    async def set_broker_latency(self, call: Call):
+        node_id = self._broker_id(call)
+        body = _body(call)
+        _only(body, BrokerLatency)
+        delay_ms = _int_field(body, "delay_ms")
+        self.core.control.set_latency(node_id, delay_ms)
+        return inspect.broker_view(self.core, node_id)
+
+    # -- topics -------------------------------------------------------------------------------
+
+    def _topic(self, call: Call):
+        try:
+            return inspect.topic(self.core, call.path["name"])
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
+    async def topics(self, call: Call):
+        internal = call.query.get("internal", "false").lower()
+        if internal not in ("true", "false", "1", "0"):
+            raise _bad(f"query parameter internal must be true or false, got {internal!r}")
+        return inspect.topics(self.core, include_internal=internal in ("true", "1"))
+
+    async def create_topic(self, call: Call):
+        body = _body(call)
+        _only(body, NewTopic)
+        name = body.get("name")
+        if not isinstance(name, str):
+            raise _bad("name is required and must be a string")
+        problem = topic_name_error(name)
+        if problem:
+            raise _bad(problem)
+        partitions = _int_field(body, "partitions", minimum=1, required=False, default=-1)
+        replication = _int_field(body, "replication_factor", minimum=1, required=False,
+                                 default=-1)
+        configs = body.get("configs") or {}
+        if not isinstance(configs, dict) or not all(
+                isinstance(k, str) and (v is None or isinstance(v, str))
+                for k, v in configs.items()):
+            raise _bad("configs must map config names to string values")
+        try:
+            topic = self.core.cluster.create_topic(
+                name, partitions, replication, list(configs.items()) or None)
+        except ApiException as exc:
+            status = 409 if exc.error_code == errors.TOPIC_ALREADY_EXISTS else 400
+            raise ApiError(status, str(exc)) from None
+        return inspect.topic_view(topic)
+
+    async def topic(self, call: Call):
+        return inspect.topic_view(self._topic(call))
+
+    async def delete_topic(self, call: Call):
+        topic = self._topic(call)
+        self.core.cluster.delete_topic(topic.name)
+        return Deleted(deleted=topic.name)
+
+    async def records(self, call: Call):
+        topic = self._topic(call)
+        _only_query(call, "records")
+        partition = _int_param(call, "partition")
+        offset = _int_param(call, "offset")
+        limit = _int_param(call, "limit", default=100)
+        try:
+            return inspect.records(self.core, topic.name, partition, offset, limit)
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
+    def _target_broker(self, call: Call) -> int:
+        body = _body(call)
+        _only(body, TargetBroker)
+        node_id = _int_field(body, "broker")
+        if node_id not in self.core.cluster.brokers:
+            raise ApiError(404, f"unknown broker {node_id}")
+        return node_id
+
+    async def move_leader(self, call: Call):
+        topic = self._topic(call)
+        index = _path_int(call, "partition", "partition")
+        if not 0 <= index < len(topic.partitions):
+            raise ApiError(404, f"topic {topic.name!r} has no partition {index}")
+        node_id = self._target_broker(call)
+        try:
+            self.core.cluster.move_leader(topic.partitions[index], node_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        return inspect.topic_view(topic)
+
+    # -- groups -------------------------------------------------------------------------------
+
+    def _group(self, call: Call):
+        try:
+            return inspect.group(self.core, call.path["group_id"])
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
+    async def groups(self, call: Call):
+        group_type = call.query.get("type")
+        if group_type is not None and group_type not in ("classic", "consumer"):
+            raise ApiError(400, f"type must be classic or consumer, not {group_type!r}")
+        return inspect.groups(self.core, group_type)
+
+    async def group(self, call: Call):
+        return inspect.group_view(self.core, *self._group(call))
+
+    async def move_coordinator(self, call: Call):
+        """Move the leader of the group's ``__consumer_offsets`` partition, as a reassignment
+        would: the new coordinator loads the group from the partition (other groups on that
+        partition move with it)."""
+        shard, group = self._group(call)
+        node_id = self._target_broker(call)
+        core = self.core
+        try:
+            core.groups.admin.move_coordinator(group.group_id, node_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        try:
+            return inspect.group_view(core, *inspect.group(core, group.group_id))
+        except inspect.NotFound:  # the new coordinator is still loading the partition
+            return GroupLoadingView(group_id=group.group_id, coordinator=node_id,
+                                    state="loading")
+
+    async def rebalance(self, call: Call):
+        shard, group = self._group(call)
+        _body(call, required=False)
+        try:
+            self.core.groups.admin.force_rebalance(group.group_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        return inspect.group_view(self.core, shard, group)
+
+    async def expire_member(self, call: Call):
+        shard, group = self._group(call)
+        member_id = call.path["member_id"]
+        if member_id not in group.members:
+            raise ApiError(404, f"group {group.group_id!r} has no member {member_id!r}")
+        _body(call, required=False)
+        self.core.groups.admin.expire_member(group.group_id, member_id)
+        return inspect.group_view(self.core, shard, group)
+
+    # -- transactions -------------------------------------------------------------------------
+
+    def _transaction(self, call: Call):
+        try:
+            return inspect.transaction(self.core, call.path["transactional_id"])
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
+    async def transactions(self, call: Call):
+        return inspect.transactions(self.core)
+
+    async def transaction(self, call: Call):
+        return inspect.transaction_view(self.core, self._transaction(call))
+
+    async def abort_transaction(self, call: Call):
+        meta = self._transaction(call)
+        _body(call, required=False)
+        try:
+            self.core.transactions.abort_now(meta.transactional_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        return inspect.transaction_view(self.core, self._transaction(call))
+
+    async def move_transaction_coordinator(self, call: Call):
+        meta = self._transaction(call)
+        node_id = self._target_broker(call)
+        partition = self.core.transactions.placement.transaction_partition(
+            meta.transactional_id)
+        try:
+            self.core.cluster.move_leader(partition, node_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        return inspect.transaction_view(self.core, self._transaction(call))
+
+    # -- faults -------------------------------------------------------------------------------
+
+    def _fault(self, call: Call):
+        fault_id = _path_int(call, "fault_id", "fault")
+        fault = self.core.control.get(fault_id)
+        if fault is None:
+            raise ApiError(404, f"no fault {fault_id}")
+        return fault
+
+    async def faults(self, call: Call):
+        return inspect.faults(self.core)
+
+    async def add_fault(self, call: Call):
+        body = _body(call)
+        try:
+            fault = self.core.control.add(body)
+        except RuleError as exc:
+            raise _bad(str(exc)) from None
+        return inspect.fault_view(fault)
+
+    async def get_fault(self, call: Call):
+        return inspect.fault_view(self._fault(call))
+
+    async def remove_fault(self, call: Call):
+        return inspect.fault_view(self.core.control.remove(self._fault(call).id))
+
+    async def clear_faults(self, call: Call):
+        return Removed(removed=self.core.control.clear())
+
+    # -- the request log ----------------------------------------------------------------------
+
+    async def requests(self, call: Call):
+        _only_query(call, "requests")
+        api = call.query.get("api")
+        if api is not None:
+            try:
+                api = resolve_api(api)
+            except (KeyError, TypeError) as exc:
+                raise _bad(f"api: {exc.args[0]}") from None
+        broker_id = _int_param(call, "broker")
+        if broker_id is not None and broker_id not in self.core.cluster.brokers:
+            raise ApiError(404, f"unknown broker {broker_id}")
+        limit = _int_param(call, "limit")
+        return inspect.requests(self.core, api, broker_id, call.query.get("client_id"), limit)
+
+    async def clear_requests(self, call: Call):
+        self.core.requests.clear()
+        return Status(status="ok")
+
+    # -- security -----------------------------------------------------------------------------
+
+    async def acls(self, call: Call):
+        return inspect.acls(self.core)
+
+    async def users(self, call: Call):
+        return inspect.users(self.core)
+
+    # -- seeing it: events, rebalances, the clock ---------------------------------------------
+
+    async def events(self, call: Call):
+        _only_query(call, "events")
+        since = _int_param(call, "since", default=0)
+        limit = _int_param(call, "limit", minimum=1)
+        try:
+            types = parse_types(call.query.get("type"))
+        except ValueError as exc:
+            raise _bad(str(exc)) from None
+        match = {name: call.query[name] for name in EVENT_FILTERS if name in call.query}
+        return self.runtime.events.since(since, types=types, match=match, limit=limit)
+
+    async def rebalances(self, call: Call):
+        group_id = call.path["group_id"]
+        found = rebalances(self.runtime.events, group_id)
+        if not found:
+            try:
+                inspect.group(self.core, group_id)
+            except inspect.NotFound as exc:
+                raise _not_found(exc) from None
+        return [RebalanceView(**entry) for entry in found]
+
+    def _clock_view(self) -> ClockView:
+        return ClockView(mode="manual" if self.runtime.manual_clock else "real",
+                         now_ms=self.runtime.clock.now_ms())
+
+    async def clock(self, call: Call):
+        return self._clock_view()
+
+    async def advance_clock(self, call: Call):
+        body = _body(call)
+        _only(body, ClockAdvance)
+        ms = _int_field(body, "ms")
+        if not self.runtime.manual_clock:
+            raise ApiError(409, "the broker clock is real: start the cluster with "
+                                "clock=\"manual\" (mockbroker serve --clock manual) to move it")
+        self.runtime.advance_clock(ms)
+        return self._clock_view()
+
+    # -- waits --------------------------------------------------------------------------------
+
+    async def wait_for_group(self, call: Call):
+        body = _body(call)
+        _only(body, GroupWait)
+        group_id = _str_field(body, "group_id")
+        state = _str_field(body, "state", required=False) or "Stable"
+        if state not in GROUP_STATES:
+            raise _bad(f"state must be one of {', '.join(GROUP_STATES)}, not {state!r}")
+        members = _int_field(body, "members", required=False)
+        assignment = body.get("assignment")
+        if assignment is not None and (not isinstance(assignment, dict) or not all(
+                isinstance(t, str) and isinstance(ps, list) and all(
+                    isinstance(p, int) and not isinstance(p, bool) for p in ps)
+                for t, ps in assignment.items())):
+            raise _bad("assignment must map topic names to lists of partitions")
+        what = f"group {group_id!r} to be {state}" + (
+            f" with {members} member{'s' if members != 1 else ''}"
+            if members is not None else "") + (
+            f" and assignment {assignment}" if assignment is not None else "")
+        return await self._wait(body, what, lambda core: waits.group(
+            core, group_id, state, members, assignment))
+
+    async def wait_for_records(self, call: Call):
+        body = _body(call)
+        _only(body, RecordsWait)
+        topic = _str_field(body, "topic")
+        count = _int_field(body, "records")
+        return await self._wait(body, f"topic {topic!r} to hold {count} records",
+                                lambda core: waits.records(core, topic, count))
+
+    async def wait_for_lag_zero(self, call: Call):
+        body = _body(call)
+        _only(body, LagWait)
+        group_id = _str_field(body, "group_id")
+        topic = _str_field(body, "topic", required=False)
+        what = f"group {group_id!r} to have lag 0" + (f" on {topic!r}" if topic else "")
+        return await self._wait(body, what, lambda core: waits.lag_zero(core, group_id, topic))
+
+    async def wait_for_event(self, call: Call):
+        body = _body(call)
+        _only(body, EventWait)
+        kind = _str_field(body, "type", required=False)
+        if kind is not None and kind not in EVENT_TYPES:
+            raise _bad(f"unknown event type {kind!r}; the types are {', '.join(EVENT_TYPES)}")
+        match = body.get("match") or {}
+        if not isinstance(match, dict) or not all(
+                value is None or isinstance(value, (str, int, float, bool))
+                for value in match.values()):
+            raise _bad("match must map field names to plain values")
+        since = _int_field(body, "since", required=False, default=0)
+        what = f"an event{' ' + kind if kind else ''}" + (f" matching {match}" if match else "")
+        return await self._wait(body, what, lambda core: waits.event(core, kind, match, since))
+
+    async def _wait(self, body: dict[str, Any], what: str, check):
+        """Answer with ``check``'s result once it holds: looked at now, then again after
+        every event and every append (batched: once per loop turn), until ``timeout_ms``."""
+        timeout_ms = _int_field(body, "timeout_ms", required=False, default=30_000)
+        if timeout_ms > MAX_WAIT_MS:
+            raise _bad(f"timeout_ms must be at most {MAX_WAIT_MS}, got {timeout_ms}")
+        if self.runtime.stopping:
+            raise ApiError(503, f"the cluster is stopping: not waiting for {what}")
+        found = check(self.core)
+        if found.met:
+            return found.result
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future = loop.create_future()
+        scheduled = False
+        last_seen = [found.seen]
+
+        def look() -> None:
+            nonlocal scheduled
+            scheduled = False
+            if done.done():
+                return
+            try:
+                result = check(self.core)
+            except Exception as exc:  # a bug of ours: answer it rather than hang
+                done.set_exception(exc)
+                return
+            last_seen[0] = result.seen
+            if result.met:
+                done.set_result(result.result)
+
+        def changed(*_: Any) -> None:
+            nonlocal scheduled
+            if not scheduled and not done.done():
+                scheduled = True
+                loop.call_soon(look)
+
+        def stopped() -> None:
+            if not done.done():
+                done.set_exception(ApiError(503, f"the cluster stopped while waiting for {what}; "
+                                                 f"last seen: {last_seen[0]}"))
+
+        events = self.runtime.events
+        events.listeners.append(changed)
+        events.append_listeners.append(changed)
+        self.runtime.on_stop.append(stopped)
+        try:
+            return await asyncio.wait_for(done, timeout_ms / 1000)
+        except asyncio.TimeoutError:
+            raise ApiError(408, f"timed out after {timeout_ms} ms waiting for {what}; "
+                                f"last seen: {last_seen[0]}") from None
+        finally:
+            events.listeners.remove(changed)
+            events.append_listeners.remove(changed)
+            if stopped in self.runtime.on_stop:
+                self.runtime.on_stop.remove(stopped)
+
+    # -- reset --------------------------------------------------------------------------------
+
+    async def reset(self, call: Call):
+        _body(call, required=False)
+        await self.runtime.reset()
+        return Status(status="ok")
