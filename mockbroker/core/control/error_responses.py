@@ -27,7 +27,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from msgspec import Struct
+from msgspec.structs import replace
 
+from mockbroker.core.context import InjectedError
+from mockbroker.core.control.request_names import topic_name
+from mockbroker.core.deferred import Close, Deferred
 from wire.codec import request_class, response_class
 from wire.definitions import APIS
 from wire.protocol import Encoded
@@ -245,3 +249,35 @@ def _copy(struct, **changes):
         setattr(clone, name, changes.get(name, getattr(struct, name)))
     clone._unknown_tags = struct._unknown_tags
     return clone
+
+
+# -- answering a picked request ------------------------------------------------------------
+
+def answer_with_error(core, rule_id: int, code: int,
+                      hits: Callable[[str | None, int | None], bool], handler, request, ctx):
+    """``request`` answered with rule ``rule_id``'s error ``code``, in the API's shape: for APIs
+    that name partitions, only those the rule ``hits`` (topic, partition) fail and the rest is
+    handled as usual."""
+    api_key, version, body = request.api_key, request.api_version, request.body
+    shape = core.registry.get(api_key).error_shape
+    if isinstance(shape, PartitionShape) and shape.handler_injects:
+        injected = InjectedError(code, hits)
+        return handler(core, replace(ctx, injected=injected), body)
+    if isinstance(shape, PartitionShape):
+        rest, hit = split_partitioned(
+            shape, body, lambda topic, partition: hits(
+                topic_name(core.cluster, topic, shape.request_name),
+                getattr(partition, shape.request_index)))
+        result = handler(core, ctx, rest) if rest is not None else None
+        if shape.acks_zero_closes and body.acks == 0:
+            return Close(f"rule {rule_id}: a request with acks=0 failed")
+        if isinstance(result, Deferred):
+            return result.map(
+                lambda value: merge_partitioned(api_key, shape, value, hit, code))
+        return merge_partitioned(api_key, shape, result, hit, code)
+    if isinstance(shape, TopicErrors):
+        return with_topic_errors(handler(core, ctx, body), code, lambda name: hits(name, None))
+    try:
+        return error_response(api_key, version, body, code, shape)
+    except CannotExpress as exc:
+        return Close(f"rule {rule_id}: {exc}")

@@ -48,13 +48,11 @@ import random
 from typing import Any, Callable
 
 from msgspec import Struct
-from msgspec.structs import replace
 
 from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.deferred import Close, Deferred, later, never
-from mockbroker.core.context import InjectedError
 from mockbroker.core.errors import ApiException
-from mockbroker.core.control.request_names import named_groups, named_partitions, topic_name
+from mockbroker.core.control.request_names import named_groups, named_partitions
 from mockbroker.core.security import Principal
 from wire import errors
 from wire.apis import API_NAMES, resolve_api
@@ -453,7 +451,10 @@ def apply(core, table: ControlTable, rule: Rule, handler, request, ctx):
         return never(handler(core, ctx, body))
     if rule.action == "delay":
         return later(core.timers, handler(core, ctx, body), rule.delay_ms)
-    return later(core.timers, _error_answer(core, rule, handler, request, ctx), rule.delay_ms)
+    from mockbroker.core.control import error_responses  # with the first error a rule injects
+
+    return later(core.timers, error_responses.answer_with_error(
+        core, rule.id, rule.error, rule.hits, handler, request, ctx), rule.delay_ms)
 
 
 def _control(core, rule: Rule) -> None:
@@ -483,35 +484,3 @@ def _control(core, rule: Rule) -> None:
                  rule.target_transaction)
     except ApiException as exc:
         log.info("rule %d: %s did nothing: %s", rule.id, action, exc)
-
-
-def _error_answer(core, rule: Rule, handler, request, ctx):
-    """The request answered with the rule's error, in the API's shape; for APIs that name
-    partitions only the rule's partitions fail and the rest is handled as usual."""
-    from mockbroker.core.control import error_responses  # with the first error a rule injects
-
-    api_key, version, body, code = request.api_key, request.api_version, request.body, \
-        rule.error
-    shape = core.registry.get(api_key).error_shape
-    if isinstance(shape, error_responses.PartitionShape) and shape.handler_injects:
-        injected = InjectedError(code, lambda topic, partition: rule.hits(topic, partition))
-        return handler(core, replace(ctx, injected=injected), body)
-    if isinstance(shape, error_responses.PartitionShape):
-        rest, hit = error_responses.split_partitioned(
-            shape, body, lambda topic, partition: rule.hits(
-                topic_name(core.cluster, topic, shape.request_name),
-                getattr(partition, shape.request_index)))
-        result = handler(core, ctx, rest) if rest is not None else None
-        if shape.acks_zero_closes and body.acks == 0:
-            return Close(f"rule {rule.id}: a request with acks=0 failed")
-        if isinstance(result, Deferred):
-            return result.map(lambda value: error_responses.merge_partitioned(
-                api_key, shape, value, hit, code))
-        return error_responses.merge_partitioned(api_key, shape, result, hit, code)
-    if isinstance(shape, error_responses.TopicErrors):
-        return error_responses.with_topic_errors(handler(core, ctx, body), code,
-                                                 lambda name: rule.hits(name, None))
-    try:
-        return error_responses.error_response(api_key, version, body, code, shape)
-    except error_responses.CannotExpress as exc:
-        return Close(f"rule {rule.id}: {exc}")
