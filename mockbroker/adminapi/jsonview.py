@@ -6,6 +6,10 @@
   string keys of a ``dict[int, ...]`` become integers again.
 * :func:`component_schema` / :func:`schema`: the OpenAPI 3.1 (JSON Schema) description of a view
   or of any type hint a view uses.
+* :func:`read_body`: a request body checked against the view that declares it (the same type
+  hints, required fields, minimums, maximums, lengths and enums its schema says), or a
+  :class:`BodyError` saying what is wrong.  So a body is described once: its schema and its
+  validation cannot disagree.
 
 Standard library only: the server and the stdlib-only admin client both import it.
 """
@@ -19,19 +23,31 @@ import typing
 from functools import cache
 from typing import Any, Literal, Union, get_args, get_origin
 
-__all__ = ["component_schema", "describe", "from_json", "from_object", "hints", "schema",
-           "schema_name", "to_json", "views_in"]
+__all__ = ["BodyError", "component_schema", "describe", "from_json", "from_object", "hints",
+           "read_body", "schema", "schema_name", "to_json", "views_in"]
 
 _NONE = type(None)
 _SIMPLE = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
 
+#: a field's own wording for a value of the wrong shape (``describe(refused=...)``): an OpenAPI
+#: extension of its schema, so the document shows it too
+_REFUSED = "x-refused"
+
+
 def describe(description: str | None = None, *, default: Any = dataclasses.MISSING,
-             default_factory: Any = dataclasses.MISSING, **extra: Any) -> Any:
-    """A view field with a description and extra JSON Schema keywords (``minimum=1``)."""
+             default_factory: Any = dataclasses.MISSING, refused: str | None = None,
+             **extra: Any) -> Any:
+    """A view field with a description and extra JSON Schema keywords (``minimum=1``).
+
+    ``refused``: what a body field of the wrong shape is told, where the generic wording would
+    say less (``"{name} must map topic names to lists of partitions"``); ``{name}``, ``{value}``
+    and ``{choices}`` (a Literal's values) are filled in."""
     metadata = dict(extra)
     if description:
         metadata["description"] = description
+    if refused:
+        metadata[_REFUSED] = refused
     return dataclasses.field(default=default, default_factory=default_factory,
                              metadata=metadata)
 
@@ -214,3 +230,112 @@ def component_schema(cls: type) -> dict[str, Any]:
     if doc and not doc.startswith(cls.__name__ + "("):  # not the signature dataclass writes
         out["description"] = " ".join(doc.split())
     return out
+
+
+# -- request bodies ----------------------------------------------------------------------------
+
+class BodyError(ValueError):
+    """A request body its view refuses; the message says what is wrong, naming the field."""
+
+
+def _required(f: dataclasses.Field) -> bool:
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+
+
+def read_body(cls: type, data: Any) -> Any:
+    """``data`` (parsed JSON) as an instance of the body view ``cls``, defaults filled in, once
+    every field is what the view declares: no unknown field, every required one, each of its
+    type (a null only where the hint allows one, or for a field with a default, which it then
+    takes) and within the field's ``minimum``, ``maximum``, ``exclusiveMinimum`` and
+    ``minLength``.  Raises :class:`BodyError` on the first field that is not."""
+    if not isinstance(data, dict):
+        raise BodyError("the body must be a JSON object")
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        raise BodyError(f"unknown field(s) {', '.join(unknown)}; expected {', '.join(names)}")
+    values: dict[str, Any] = {}
+    for f in fields:
+        value = data.get(f.name)
+        hint = hints(cls)[f.name]
+        if value is None and not _accepts(hint, None):
+            if _required(f):
+                raise BodyError(f"{f.name} is required")
+            continue  # absent or null: the default
+        if not _accepts(hint, value):
+            raise BodyError(_refusal(f, hint, value))
+        _check_bounds(f, value)
+        values[f.name] = value
+    return cls(**values)
+
+
+def _accepts(tp: Any, value: Any) -> bool:
+    """Whether a JSON value is of type hint ``tp``."""
+    if tp is Any:
+        return True
+    if tp is _NONE:
+        return value is None
+    if value is None:
+        return _NONE in (_union_args(tp) or ())
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tp is str:
+        return isinstance(value, str)
+    origin = get_origin(tp)
+    if origin is Literal:
+        return any(value == v and type(value) is type(v) for v in get_args(tp))
+    if origin is list or tp is list:
+        (item,) = get_args(tp) or (Any,)
+        return isinstance(value, list) and all(_accepts(item, v) for v in value)
+    if origin is dict or tp is dict:
+        key, item = get_args(tp) or (str, Any)
+        return isinstance(value, dict) and all(_accepts(item, v) for v in value.values())
+    args = _union_args(tp)
+    if args is not None:
+        return any(_accepts(a, value) for a in args)
+    raise TypeError(f"no body check for the type hint {tp!r}")
+
+
+#: what a value of each plain type is called in a refusal
+_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
+          list: "a list", dict: "an object"}
+
+
+def _literal(tp: Any) -> tuple | None:
+    present = [a for a in (_union_args(tp) or (tp,)) if a is not _NONE]
+    if len(present) == 1 and get_origin(present[0]) is Literal:
+        return get_args(present[0])
+    return None
+
+
+def _refusal(f: dataclasses.Field, tp: Any, value: Any) -> str:
+    choices = _literal(tp)
+    shown = ", ".join(map(str, choices)) if choices else ""
+    template = f.metadata.get(_REFUSED)
+    if template:
+        return template.format(name=f.name, value=value, choices=shown)
+    if choices:
+        return f"{f.name} must be one of {shown}, not {value!r}"
+    kinds = [a for a in (_union_args(tp) or (tp,)) if a is not _NONE]
+    words = [_WORDS.get(get_origin(a) or a, str(a)) for a in kinds]
+    return f"{f.name} must be {' or '.join(words)}, got {value!r}"
+
+
+def _check_bounds(f: dataclasses.Field, value: Any) -> None:
+    meta = f.metadata
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in meta and value < meta["minimum"]:
+            raise BodyError(f"{f.name} must be at least {meta['minimum']}, got {value}")
+        if "maximum" in meta and value > meta["maximum"]:
+            raise BodyError(f"{f.name} must be at most {meta['maximum']}, got {value}")
+        if "exclusiveMinimum" in meta and value <= meta["exclusiveMinimum"]:
+            raise BodyError(f"{f.name} must be above {meta['exclusiveMinimum']}, got {value}")
+    if isinstance(value, str) and len(value) < meta.get("minLength", 0):
+        raise BodyError(f"{f.name} must be a non-empty string, got {value!r}"
+                        if meta["minLength"] == 1 else
+                        f"{f.name} must be at least {meta['minLength']} characters long")

@@ -15,7 +15,7 @@ Standard library only: the stdlib-only admin client imports this module.
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from mockbroker.adminapi.jsonview import describe
@@ -372,7 +372,9 @@ class NewTopic:
     partitions: int | None = describe("default: num.partitions", default=None, minimum=1)
     replication_factor: int | None = describe("default: default.replication.factor",
                                               default=None, minimum=1)
-    configs: dict[str, str | None] = field(default_factory=dict)
+    configs: dict[str, str | None] = describe(
+        "topic configs by name (Kafka's names)", default_factory=dict,
+        refused="{name} must map config names to string values")
 
 
 @_view
@@ -432,10 +434,56 @@ class BrokerLatency:
 class TargetBroker:
     closed: ClassVar[bool] = True
 
-    broker: int = describe("the broker id to move to")
+    broker: int = describe("the broker id to move to", minimum=0)
 
 
 # -- seeing it: events, rebalances, the clock, waits -----------------------------------------
+
+#: Every event type, and what it says: the core emits only these
+#: (:mod:`mockbroker.core.observe.events`); the OpenAPI document and the waits list them.
+EVENT_TYPES = {
+    "group_state": "a group changed state or generation (group, group_type, from, to, "
+                   "generation, previous_generation, and its cause)",
+    "member_joined": "a member joined a group (group, member_id, client_id, client_host, "
+                     "group_instance_id)",
+    "member_left": "a member left its group by itself: LeaveGroup, or a consumer-protocol "
+                   "heartbeat leaving (group, member_id, client_id, reason)",
+    "member_expired": "a member was removed because a deadline passed (its session, the "
+                      "rebalance or the sync), or by the admin API (group, member_id, reason)",
+    "member_removed": "a member was removed otherwise: replaced by a static member, fenced, "
+                      "or its group deleted (group, member_id, reason)",
+    "assignment": "a group's assignment changed (group, generation, assignments: "
+                  "{member_id: {topic: [partitions]}})",
+    "offsets_committed": "a group committed offsets that changed (group, offsets: "
+                         "{topic: {partition: offset}}, transactional)",
+    "topic_created": "a topic was created (topic, partitions)",
+    "partitions_created": "a topic grew (topic, partitions: the new count)",
+    "topic_deleted": "a topic was deleted (topic)",
+    "segments_deleted": "retention deleted old log segments of a partition (topic, "
+                        "partition, segments, log_start_offset, previous_log_start_offset)",
+    "broker_stopped": "a broker went down (broker)",
+    "broker_started": "a broker came back (broker)",
+    "leader_changed": "a partition got a new leader (topic, partition, leader, "
+                      "previous_leader, leader_epoch)",
+    "coordinator_moved": "a group or transaction coordinator moved with the leader of its "
+                         "internal partition (kind: group or transaction, partition, broker, "
+                         "previous_broker)",
+    "rule_fired": "a control rule (fault) acted on a request (rule, action, api, broker, "
+                  "client_id, error)",
+    "transaction_state": "a transactional id changed state (transactional_id, from, to, "
+                         "producer_id, producer_epoch)",
+    "transaction_begun": "a transaction started (transactional_id, producer_id, "
+                         "producer_epoch)",
+    "transaction_committed": "a transaction committed (transactional_id, partitions)",
+    "transaction_aborted": "a transaction aborted (transactional_id, partitions, fenced: "
+                           "by its timeout, an admin or a new producer)",
+    "clock_advanced": "the manual clock moved forward (ms, now_ms)",
+    "reset": "the cluster was reset (POST /reset)",
+}
+
+#: an event's type, as a wait names it
+EventType = Literal[tuple(EVENT_TYPES)]  # type: ignore[valid-type]
+
 
 @_view
 class EventView:
@@ -444,13 +492,7 @@ class EventView:
 
     seq: int = describe("1, 2, 3, ... in order, for the life of the cluster")
     time_ms: int = describe("when, by the broker clock")
-    type: str = describe("group_state, member_joined, member_left, member_expired, "
-                         "member_removed, assignment, offsets_committed, topic_created, "
-                         "partitions_created, topic_deleted, segments_deleted, "
-                         "broker_stopped, broker_started, leader_changed, coordinator_moved, "
-                         "rule_fired, transaction_state, "
-                         "transaction_begun, transaction_committed, transaction_aborted, "
-                         "clock_advanced, reset")
+    type: str = describe("one of " + ", ".join(EVENT_TYPES))
 
 
 @_view
@@ -495,11 +537,12 @@ class GroupWait:
 
     closed: ClassVar[bool] = True
 
-    group_id: str
-    state: str = describe("the state to wait for (Kafka's name)", default="Stable")
+    group_id: str = describe(minLength=1)
+    state: GroupState = describe("the state to wait for (Kafka's name)", default="Stable")
     members: int | None = describe("and exactly this many members", default=None, minimum=0)
     assignment: dict[str, list[int]] | None = describe(
-        "and the members together assigned exactly these {topic: [partitions]}", default=None)
+        "and the members together assigned exactly these {topic: [partitions]}", default=None,
+        refused="{name} must map topic names to lists of partitions")
     timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
 
 
@@ -509,7 +552,7 @@ class RecordsWait:
 
     closed: ClassVar[bool] = True
 
-    topic: str
+    topic: str = describe(minLength=1)
     records: int = describe("at least this many records (all partitions, transaction markers "
                             "not counted)", minimum=0)
     timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
@@ -522,8 +565,8 @@ class LagWait:
 
     closed: ClassVar[bool] = True
 
-    group_id: str
-    topic: str | None = describe("only this topic's partitions", default=None)
+    group_id: str = describe(minLength=1)
+    topic: str | None = describe("only this topic's partitions", default=None, minLength=1)
     timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)
 
 
@@ -533,9 +576,12 @@ class EventWait:
 
     closed: ClassVar[bool] = True
 
-    type: str | None = describe("its type (default: any)", default=None)
-    match: dict[str, str | int | bool | None] = describe(
-        "fields it must have, with these values", default_factory=dict)
+    type: EventType | None = describe(
+        "its type (default: any)", default=None,
+        refused="unknown event type {value!r}; the types are {choices}")
+    match: dict[str, str | int | float | bool | None] = describe(
+        "fields it must have, with these values", default_factory=dict,
+        refused="{name} must map field names to plain values")
     since: int = describe("only events after this seq (0: every event still kept)",
                           default=0, minimum=0)
     timeout_ms: int = describe(default=30_000, minimum=0, maximum=MAX_WAIT_MS)

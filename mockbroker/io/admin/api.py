@@ -1,10 +1,13 @@
-"""The admin API's handlers, one per route of :mod:`mockbroker.adminapi.routes`, apart from any
-transport: the HTTP server (:mod:`mockbroker.io.admin.http`) and the in-process transport
-(:mod:`mockbroker.io.admin.local`) both call :meth:`AdminApi.handle`, so they answer alike: the same
-statuses, the same bodies, the same ``{"error": "..."}`` messages.
+"""The admin API's handlers, one per route of :mod:`mockbroker.adminapi.routes`, apart from
+any transport: the HTTP server (:mod:`mockbroker.io.admin.http`) and the in-process transport
+(:mod:`mockbroker.io.admin.local`) both call :meth:`AdminApi.handle`, so they answer alike: the
+same statuses, the same bodies, the same ``{"error": "..."}`` messages.
 
 Each handler runs on the cluster's loop, between two Kafka requests, and checks a call in full
-before anything changes; a refusal is an :class:`ApiError` (a 4xx with its reason).
+before anything changes; a refusal is an :class:`ApiError` (a 4xx with its reason).  A request
+body is read as the view its route declares (:func:`~mockbroker.adminapi.jsonview.read_body`),
+the same declaration its OpenAPI schema is written from; what is left to check here is what a
+schema cannot say (a topic name Kafka refuses, a broker that does not exist).
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
@@ -22,11 +24,11 @@ from mockbroker.adminapi import routes
 from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.errors import ApiException
 from mockbroker.core.control.rules import RuleError
-from mockbroker.adminapi.jsonview import to_json
-from mockbroker.core.observe.events import EVENT_TYPES, parse_types
+from mockbroker.adminapi.jsonview import BodyError, read_body, to_json
+from mockbroker.core.observe.events import parse_types
 from mockbroker.adminapi.views import (
-    MAX_WAIT_MS, BrokerLatency, ClockAdvance, ClockView, Deleted, EventWait, GroupLoadingView,
-    GroupWait, LagWait, NewTopic, RebalanceView, RecordsWait, Removed, Status, TargetBroker,
+    BrokerLatency, ClockAdvance, ClockView, Deleted, EventWait, GroupLoadingView, GroupWait,
+    LagWait, NewTopic, RebalanceView, RecordsWait, Removed, Status, TargetBroker,
 )
 from mockbroker.core.observe.watch import rebalances
 from mockbroker.adminapi.openapi import document
@@ -74,27 +76,32 @@ def _bad(message: str) -> ApiError:
     return ApiError(400, message)
 
 
-def _body(call: Call, *, required: bool = True) -> dict[str, Any]:
+def _json(call: Call, *, required: bool = True) -> Any:
+    """The call's body as parsed JSON (None when empty and not ``required``)."""
     raw = call.body
     if not raw.strip():
         if required:
             raise _bad("this call needs a JSON object body")
-        return {}
+        return None
     try:
-        data = json.loads(raw)
+        return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise _bad(f"malformed JSON: {exc}") from None
-    if not isinstance(data, dict):
+
+
+def _read(call: Call, view: type) -> Any:
+    """The call's body as an instance of its route's body ``view``, checked against it."""
+    try:
+        return read_body(view, _json(call))
+    except BodyError as exc:
+        raise _bad(str(exc)) from None
+
+
+def _no_body(call: Call) -> None:
+    """A call whose route takes no body: nothing, or a JSON object (which it ignores)."""
+    data = _json(call, required=False)
+    if data is not None and not isinstance(data, dict):
         raise _bad("the body must be a JSON object")
-    return data
-
-
-def _only(body: dict[str, Any], shape: type) -> None:
-    """Refuse fields the body's view (``NewTopic``, ...) does not have."""
-    allowed = [f.name for f in fields(shape)]
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise _bad(f"unknown field(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
 
 
 def _only_query(call: Call, route_name: str) -> None:
@@ -105,36 +112,8 @@ def _only_query(call: Call, route_name: str) -> None:
                    f"{', '.join(allowed)}")
 
 
-def _int_field(body: dict[str, Any], name: str, *, minimum: int = 0, required: bool = True,
-               default: int | None = None) -> int | None:
-    if name not in body or body[name] is None:
-        if required:
-            raise _bad(f"{name} is required")
-        return default
-    value = body[name]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _bad(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise _bad(f"{name} must be at least {minimum}, got {value}")
-    return value
-
-
-def _str_field(body: dict[str, Any], name: str, *, required: bool = True) -> str | None:
-    value = body.get(name)
-    if value is None:
-        if required:
-            raise _bad(f"{name} is required")
-        return None
-    if not isinstance(value, str) or not value:
-        raise _bad(f"{name} must be a non-empty string, got {value!r}")
-    return value
-
-
 #: the query parameters of GET /events that filter on an event's field
 EVENT_FILTERS = ("group", "topic", "transactional_id", "member_id")
-#: the states a group can be waited for in (classic and consumer groups)
-GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
-                "Assigning", "Reconciling")
 
 
 def _int_param(call: Call, name: str, *, minimum: int = 0,
@@ -243,10 +222,8 @@ class AdminApi:
 
     async def set_broker_latency(self, call: Call):
         node_id = self._broker_id(call)
-        body = _body(call)
-        _only(body, BrokerLatency)
-        delay_ms = _int_field(body, "delay_ms")
-        self.core.control.set_latency(node_id, delay_ms)
+        body = _read(call, BrokerLatency)
+        self.core.control.set_latency(node_id, body.delay_ms)
         return inspect.broker_view(self.core, node_id)
 
     # -- topics -------------------------------------------------------------------------------
@@ -264,25 +241,16 @@ class AdminApi:
         return inspect.topics(self.core, include_internal=internal in ("true", "1"))
 
     async def create_topic(self, call: Call):
-        body = _body(call)
-        _only(body, NewTopic)
-        name = body.get("name")
-        if not isinstance(name, str):
-            raise _bad("name is required and must be a string")
-        problem = topic_name_error(name)
+        body = _read(call, NewTopic)
+        problem = topic_name_error(body.name)
         if problem:
             raise _bad(problem)
-        partitions = _int_field(body, "partitions", minimum=1, required=False, default=-1)
-        replication = _int_field(body, "replication_factor", minimum=1, required=False,
-                                 default=-1)
-        configs = body.get("configs") or {}
-        if not isinstance(configs, dict) or not all(
-                isinstance(k, str) and (v is None or isinstance(v, str))
-                for k, v in configs.items()):
-            raise _bad("configs must map config names to string values")
+        # -1: the broker's default, as CreateTopics says it
+        partitions = -1 if body.partitions is None else body.partitions
+        replication = -1 if body.replication_factor is None else body.replication_factor
         try:
             topic = self.core.cluster.create_topic(
-                name, partitions, replication, list(configs.items()) or None)
+                body.name, partitions, replication, list(body.configs.items()) or None)
         except ApiException as exc:
             status = 409 if exc.error_code == errors.TOPIC_ALREADY_EXISTS else 400
             raise ApiError(status, str(exc)) from None
@@ -308,9 +276,7 @@ class AdminApi:
             raise _not_found(exc) from None
 
     def _target_broker(self, call: Call) -> int:
-        body = _body(call)
-        _only(body, TargetBroker)
-        node_id = _int_field(body, "broker")
+        node_id = _read(call, TargetBroker).broker
         if node_id not in self.core.cluster.brokers:
             raise ApiError(404, f"unknown broker {node_id}")
         return node_id
@@ -363,7 +329,7 @@ class AdminApi:
 
     async def rebalance(self, call: Call):
         shard, group = self._group(call)
-        _body(call, required=False)
+        _no_body(call)
         try:
             self.core.groups.admin.force_rebalance(group.group_id)
         except ApiException as exc:
@@ -375,7 +341,7 @@ class AdminApi:
         member_id = call.path["member_id"]
         if member_id not in group.members:
             raise ApiError(404, f"group {group.group_id!r} has no member {member_id!r}")
-        _body(call, required=False)
+        _no_body(call)
         self.core.groups.admin.expire_member(group.group_id, member_id)
         return inspect.group_view(self.core, shard, group)
 
@@ -395,7 +361,7 @@ class AdminApi:
 
     async def abort_transaction(self, call: Call):
         meta = self._transaction(call)
-        _body(call, required=False)
+        _no_body(call)
         try:
             self.core.transactions.abort_now(meta.transactional_id)
         except ApiException as exc:
@@ -426,7 +392,7 @@ class AdminApi:
         return inspect.faults(self.core)
 
     async def add_fault(self, call: Call):
-        body = _body(call)
+        body = _json(call)
         try:
             fault = self.core.control.add(body)
         except RuleError as exc:
@@ -501,9 +467,7 @@ class AdminApi:
         return self._clock_view()
 
     async def advance_clock(self, call: Call):
-        body = _body(call)
-        _only(body, ClockAdvance)
-        ms = _int_field(body, "ms")
+        ms = _read(call, ClockAdvance).ms
         if not self.runtime.manual_clock:
             raise ApiError(409, "the broker clock is real: start the cluster with "
                                 "clock=\"manual\" (mockbroker serve --clock manual) to move it")
@@ -513,63 +477,38 @@ class AdminApi:
     # -- waits --------------------------------------------------------------------------------
 
     async def wait_for_group(self, call: Call):
-        body = _body(call)
-        _only(body, GroupWait)
-        group_id = _str_field(body, "group_id")
-        state = _str_field(body, "state", required=False) or "Stable"
-        if state not in GROUP_STATES:
-            raise _bad(f"state must be one of {', '.join(GROUP_STATES)}, not {state!r}")
-        members = _int_field(body, "members", required=False)
-        assignment = body.get("assignment")
-        if assignment is not None and (not isinstance(assignment, dict) or not all(
-                isinstance(t, str) and isinstance(ps, list) and all(
-                    isinstance(p, int) and not isinstance(p, bool) for p in ps)
-                for t, ps in assignment.items())):
-            raise _bad("assignment must map topic names to lists of partitions")
-        what = f"group {group_id!r} to be {state}" + (
+        body = _read(call, GroupWait)
+        members, assignment = body.members, body.assignment
+        what = f"group {body.group_id!r} to be {body.state}" + (
             f" with {members} member{'s' if members != 1 else ''}"
             if members is not None else "") + (
             f" and assignment {assignment}" if assignment is not None else "")
-        return await self._wait(body, what, lambda core: waits.group(
-            core, group_id, state, members, assignment))
+        return await self._wait(body.timeout_ms, what, lambda core: waits.group(
+            core, body.group_id, body.state, members, assignment))
 
     async def wait_for_records(self, call: Call):
-        body = _body(call)
-        _only(body, RecordsWait)
-        topic = _str_field(body, "topic")
-        count = _int_field(body, "records")
-        return await self._wait(body, f"topic {topic!r} to hold {count} records",
-                                lambda core: waits.records(core, topic, count))
+        body = _read(call, RecordsWait)
+        return await self._wait(body.timeout_ms,
+                                f"topic {body.topic!r} to hold {body.records} records",
+                                lambda core: waits.records(core, body.topic, body.records))
 
     async def wait_for_lag_zero(self, call: Call):
-        body = _body(call)
-        _only(body, LagWait)
-        group_id = _str_field(body, "group_id")
-        topic = _str_field(body, "topic", required=False)
-        what = f"group {group_id!r} to have lag 0" + (f" on {topic!r}" if topic else "")
-        return await self._wait(body, what, lambda core: waits.lag_zero(core, group_id, topic))
+        body = _read(call, LagWait)
+        what = f"group {body.group_id!r} to have lag 0" + (
+            f" on {body.topic!r}" if body.topic else "")
+        return await self._wait(body.timeout_ms, what,
+                                lambda core: waits.lag_zero(core, body.group_id, body.topic))
 
     async def wait_for_event(self, call: Call):
-        body = _body(call)
-        _only(body, EventWait)
-        kind = _str_field(body, "type", required=False)
-        if kind is not None and kind not in EVENT_TYPES:
-            raise _bad(f"unknown event type {kind!r}; the types are {', '.join(EVENT_TYPES)}")
-        match = body.get("match") or {}
-        if not isinstance(match, dict) or not all(
-                value is None or isinstance(value, (str, int, float, bool))
-                for value in match.values()):
-            raise _bad("match must map field names to plain values")
-        since = _int_field(body, "since", required=False, default=0)
+        body = _read(call, EventWait)
+        kind, match = body.type, body.match
         what = f"an event{' ' + kind if kind else ''}" + (f" matching {match}" if match else "")
-        return await self._wait(body, what, lambda core: waits.event(core, kind, match, since))
+        return await self._wait(body.timeout_ms, what,
+                                lambda core: waits.event(core, kind, match, body.since))
 
-    async def _wait(self, body: dict[str, Any], what: str, check):
+    async def _wait(self, timeout_ms: int, what: str, check):
         """Answer with ``check``'s result once it holds: looked at now, then again after
         every event and every append (batched: once per loop turn), until ``timeout_ms``."""
-        timeout_ms = _int_field(body, "timeout_ms", required=False, default=30_000)
-        if timeout_ms > MAX_WAIT_MS:
-            raise _bad(f"timeout_ms must be at most {MAX_WAIT_MS}, got {timeout_ms}")
         if self.runtime.stopping:
             raise ApiError(503, f"the cluster is stopping: not waiting for {what}")
         found = check(self.core)
@@ -623,6 +562,6 @@ class AdminApi:
     # -- reset --------------------------------------------------------------------------------
 
     async def reset(self, call: Call):
-        _body(call, required=False)
+        _no_body(call)
         await self.runtime.reset()
         return Status(status="ok")
