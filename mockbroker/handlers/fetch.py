@@ -1,6 +1,7 @@
 """Fetch (key 1): read stored batches, long-polling for ``min_bytes`` up to ``max_wait_ms``
-(:mod:`mockbroker.core.datapath.fetch` reads and waits, :mod:`mockbroker.core.datapath.fetch_sessions` keeps the
-KIP-227 sessions; this module translates).
+(:mod:`mockbroker.core.datapath.fetch` reads and waits,
+:mod:`mockbroker.core.datapath.fetch_sessions` keeps the KIP-227 sessions; this module
+translates).
 
 A full fetch answers every partition it names; an incremental one (a session's epoch above 0)
 answers only those with something new.  A ``last_fetched_epoch`` (from v12) is checked against

@@ -23,7 +23,8 @@ from mockbroker.io.admin.server import AdminServer
 from mockbroker.core.observe.request_metrics import RequestMetrics
 from mockbroker.io.kafka.server import BrokerListener
 
-if TYPE_CHECKING:  # mockbroker.io.kafka.tls imports cryptography: only a TLS listener or HTTPS needs it
+# mockbroker.io.kafka.tls imports cryptography: only a TLS listener or HTTPS needs it
+if TYPE_CHECKING:
     from mockbroker.io.kafka.tls import TlsMaterial
 
 

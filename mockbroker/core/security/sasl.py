@@ -288,7 +288,8 @@ def _name(api_key: int) -> str:
 
 
 def _illegal_state(request: wire.Request) -> tuple | None:
-    from mockbroker.core.control.error_responses import CannotExpress, error_response  # seldom needed
+    # seldom needed: loaded with the first such request
+    from mockbroker.core.control.error_responses import CannotExpress, error_response
 
     try:
         return request.header, error_response(request.api_key, request.api_version,

@@ -1,5 +1,5 @@
-"""``GET /events/stream``: the event log (:mod:`mockbroker.core.observe.events`) as server-sent events,
-live.
+"""``GET /events/stream``: the event log (:mod:`mockbroker.core.observe.events`) as server-sent
+events, live.
 
 Each event is sent as ``id: <seq>``, ``event: <type>`` and ``data: <the JSON of GET /events>``.
 A client starts after ``?since=SEQ`` (or the ``Last-Event-ID`` header an ``EventSource``

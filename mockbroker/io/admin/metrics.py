@@ -8,9 +8,9 @@ Two kinds of series:
   leaves them out) and ``kafka_consumergroup_*``.  Committed offsets and lag are those of
   ``GET /groups/{group_id}`` (:func:`mockbroker.core.observe.inspect.group_view`), never computed
   again here, so the two always agree;
-- the broker's own traffic, counted by :class:`RequestMetrics` in the I/O layer (the core reads
-  no time; :mod:`mockbroker.core.observe.request_metrics`, which the listeners import without the HTTP
-  server): ``mockbroker_requests_total{api,broker}`` and the histogram
+- the broker's own traffic, counted by :class:`RequestMetrics` as the listeners time it (the
+  core reads no time; :mod:`mockbroker.core.observe.request_metrics` holds the counts without
+  the HTTP server): ``mockbroker_requests_total{api,broker}`` and the histogram
   ``mockbroker_request_duration_seconds{api}``, from a request frame read to its answer
   written.
 
@@ -166,8 +166,8 @@ def render(core, metrics: RequestMetrics) -> str:
 def serve_metrics(runtime: "ClusterRuntime"):
     """The middleware that answers ``GET /metrics`` (HEAD too) for one runtime, reading its
     core afresh on every scrape (a reset replaces it).  A middleware, as the dashboard's pages
-    are (:mod:`mockbroker.io.admin.pages`), rather than a route: the router holds exactly the JSON API
-    that ``GET /openapi.json`` describes.  Placed after the token check, so where the API
+    are (:mod:`mockbroker.io.admin.pages`), rather than a route: the router holds exactly the
+    JSON API that ``GET /openapi.json`` describes.  Placed after the token check, so where the API
     requires a token this does too (Prometheus sends it with ``authorization`` or
     ``bearer_token_file`` in its scrape config)."""
     @web.middleware

@@ -4,8 +4,8 @@ A listener speaks one of Kafka's security protocols: PLAINTEXT, SSL (TLS; a clie
 when there is one, names the connection's principal), SASL_PLAINTEXT or SASL_SSL (each
 connection authenticates first: :mod:`mockbroker.core.security.sasl`).
 
-A connection (:class:`~mockbroker.io.kafka.stream.ConnectionStream`, a protocol rather than asyncio's
-streams) reads size-prefixed frames and hands each to the core (:meth:`Core.receive`),
+A connection (:class:`~mockbroker.io.kafka.stream.ConnectionStream`, a protocol rather than
+asyncio's streams) reads size-prefixed frames and hands each to the core (:meth:`Core.receive`),
 which answers with a Deferred of the response frame, nothing, or a request to close the
 connection.  Answers are written strictly in request order: a later request that finishes first
 waits for the earlier ones, in the connection's sender task, and one answered at once with none
