@@ -105,16 +105,14 @@ class Core:
         """The transaction coordinator, with its modules: loaded when first needed."""
         from mockbroker.core.transactions.coordinator import TransactionCoordinator
 
-        coordinator = TransactionCoordinator(self.cluster, self.settings, self.groups.placement,
-                                             self.producers)
+        coordinator = TransactionCoordinator(self.cluster, self.settings, self.producers)
         coordinator.offsets_marker_listeners.append(self.groups.on_transaction_marker)
         return coordinator
 
     def _partitions_added(self, topic, partitions) -> None:
-        if topic.name == TRANSACTION_TOPIC:
-            for partition in partitions:
-                if partition.leader != -1:
-                    self.transactions.load(partition)
+        # once built, the transaction coordinator follows its topic itself
+        if topic.name == TRANSACTION_TOPIC and "transactions" not in self.__dict__:
+            self.transactions.partitions_added(topic, partitions)
 
     @cached_property
     def fetch_sessions(self) -> FetchSessions:

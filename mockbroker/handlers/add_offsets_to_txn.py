@@ -28,7 +28,7 @@ def handle(core, ctx, request):
     if not acl.group(Op.READ, request.group_id):
         return RESPONSE(throttle_time_ms=0, error_code=errors.GROUP_AUTHORIZATION_FAILED)
     try:
-        index = core.groups.placement.offsets_index(request.group_id)
+        index = core.groups.placement.index(request.group_id)
         core.transactions.add_partitions(ctx.broker_id, request.transactional_id,
                                          request.producer_id, request.producer_epoch,
                                          [(OFFSETS_TOPIC, index)])

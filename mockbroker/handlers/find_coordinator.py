@@ -36,7 +36,8 @@ def _lookup(core, key: str, key_type: int, listener: str, acl):
     if key_type not in (0, 1):
         return errors.INVALID_REQUEST, -1, "", -1
     try:
-        node_id = core.groups.placement.coordinator_for(key, key_type)
+        coordinator = core.groups if key_type == 0 else core.transactions
+        node_id = coordinator.placement.coordinator_for(key)
     except ApiException as exc:
         return exc.error_code, -1, "", -1
     broker = core.cluster.brokers.get(node_id)

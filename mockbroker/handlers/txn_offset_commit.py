@@ -36,7 +36,7 @@ def _settle(core, ctx, request) -> tuple[object | None, int]:
     if not request.group_id:
         return None, errors.INVALID_GROUP_ID
     try:
-        index = core.groups.placement.offsets_index(request.group_id)
+        index = core.groups.placement.index(request.group_id)
         core.transactions.check_write(request.transactional_id, request.producer_id,
                                       request.producer_epoch, (OFFSETS_TOPIC, index),
                                       add=ctx.api_version >= 5)

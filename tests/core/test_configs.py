@@ -550,7 +550,7 @@ def test_one_creation_path_with_kafkas_checks_for_every_caller():
     cluster.create_topic("a_b", 1)
     assert cluster.lookup_or_create("a.b", True) == (None, errors.INVALID_TOPIC_EXCEPTION)
     # the group coordinator's internal topic comes through the same path
-    assert core.groups.placement.offsets_topic().configs == {"cleanup.policy": "compact"}
+    assert core.groups.placement.topic().configs == {"cleanup.policy": "compact"}
 
 
 def test_one_topic_name_check_with_kafkas_words():

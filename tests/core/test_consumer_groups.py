@@ -438,7 +438,7 @@ def test_a_new_coordinator_rebuilds_the_group_and_members_carry_on_with_their_ep
     g.settle("m1", "m2")
     owned, epochs = dict(g.owned), dict(g.epochs)
     old = g.coordinator()
-    partition = g.core.groups.placement.offsets_partition(GROUP)
+    partition = g.core.groups.placement.partition(GROUP)
     g.core.cluster.move_leader(partition, next(b for b in partition.replicas if b != old))
     wrong = send(g.core, 68, 1, broker=old, group_id=GROUP, member_id="m1",
                  member_epoch=epochs["m1"])
@@ -482,7 +482,7 @@ def test_offsets_committed_before_the_group_used_the_consumer_protocol_are_kept(
     g.heartbeat("m1", join=True)
     assert g.group.type == "consumer"
     assert _committed(g, "m1", 2) == 5  # where the member resumes, as on Kafka
-    partition = g.core.groups.placement.offsets_partition(GROUP)
+    partition = g.core.groups.placement.partition(GROUP)
     g.core.cluster.move_leader(partition, next(b for b in partition.replicas
                                                if b != partition.leader))
     assert _committed(g) == 5  # and a new coordinator reads it back

@@ -305,7 +305,7 @@ def test_classic_members_survive_a_coordinator_move():
     a, _ = g.classic_group_of_one()
     g.heartbeat("B", join=True)
     old = g.coordinator()
-    partition = g.core.groups.placement.offsets_partition(GROUP)
+    partition = g.core.groups.placement.partition(GROUP)
     g.core.cluster.move_leader(partition, next(b for b in partition.replicas if b != old))
     rebuilt = g.group.members[a]
     assert rebuilt.uses_classic and rebuilt.classic.session_timeout_ms == SESSION_MS
@@ -323,7 +323,7 @@ def test_a_downgraded_group_is_rebuilt_as_classic_by_a_new_coordinator():
     g.heartbeat("B", -1)
     assert g.group.type == "classic"
     old = g.coordinator()
-    partition = g.core.groups.placement.offsets_partition(GROUP)
+    partition = g.core.groups.placement.partition(GROUP)
     g.core.cluster.move_leader(partition, next(b for b in partition.replicas if b != old))
     group = g.group
     assert (group.type, group.generation_id, list(group.members)) == ("classic", 2, [a])

@@ -14,7 +14,6 @@ import pytest
 
 import wire
 from mockbroker.core.clock import ManualClock
-from mockbroker.core.coordinators.placement import TRANSACTION_KEY
 from mockbroker.core.transactions import records as txn_records
 from mockbroker.core.transactions.state import (TRANSITIONS, Event, TxnState, mermaid,
                                                 previous_states)
@@ -42,7 +41,7 @@ class Txn:
         return self.core.transactions
 
     def coordinator(self, tid: str = TID) -> int:
-        return self.core.groups.placement.coordinator_for(tid, TRANSACTION_KEY)
+        return self.core.transactions.placement.coordinator_for(tid)
 
     def meta(self, tid: str = TID):
         return self.tc.find(tid)
@@ -237,7 +236,7 @@ def _fire(h: Txn, event: Event, pid: int, epoch: int) -> None:
 def _written(h: Txn, since: int = 0) -> list[str | None]:
     """The states TID's records in ``__transaction_state`` say, from the ``since``-th record
     on (None for a tombstone)."""
-    partition = h.core.groups.placement.transaction_partition(TID)
+    partition = h.core.transactions.placement.partition(TID)
     said = []
     for stored in partition.log.batches:
         for record in records.decode_records(stored.data):
@@ -530,7 +529,7 @@ def test_txn_offset_commit_v5_adds_the_group_to_the_transaction():
     h = Txn()
     pid, epoch = h.start()
     assert _txn_offset_commit(h, pid, epoch, "g", 3, version=5) == errors.NONE
-    offsets_partition = h.core.groups.placement.offsets_partition("g").index
+    offsets_partition = h.core.groups.placement.partition("g").index
     assert h.meta().partitions == {("__consumer_offsets", offsets_partition)}
     assert _txn_offset_commit(h, pid, epoch + 1, "g", 3, version=5) == \
         errors.INVALID_PRODUCER_EPOCH
@@ -549,7 +548,7 @@ def test_a_new_group_coordinator_rebuilds_transactional_offsets_from_the_log():
     assert _add_offsets(h, pid, epoch, "open") == errors.NONE
     assert _txn_offset_commit(h, pid, epoch, "open", 8) == errors.NONE
     for group in ("committed", "aborted", "open"):
-        partition = h.core.groups.placement.offsets_partition(group)
+        partition = h.core.groups.placement.partition(group)
         other = next(b for b in partition.replicas if b != partition.leader)
         h.core.cluster.move_leader(partition, other)
     assert _offset_fetch(h, "committed", require_stable=True) == (errors.NONE, 7)
@@ -566,7 +565,7 @@ def test_every_state_is_written_to_transaction_state_in_kafkas_format():
     pid, epoch = h.start()
     assert h.add(pid, epoch, ("t", 0), ("t", 2)) == {("t", 0): 0, ("t", 2): 0}
     assert h.end(pid, epoch, True).error_code == errors.NONE
-    partition = h.core.groups.placement.transaction_partition(TID)
+    partition = h.core.transactions.placement.partition(TID)
     written = []
     for stored in partition.log.batches:
         for record in records.decode_records(stored.data):
@@ -678,7 +677,7 @@ def test_describe_transactions_and_producers():
         cls.TopicRequest(name="t", partition_indexes=[0, 9])]).topics[0].partitions
     (entry,) = after[0].active_producers
     assert (entry.current_txn_start_offset, entry.coordinator_epoch) == \
-        (-1, h.core.groups.placement.transaction_partition(TID).leader_epoch)
+        (-1, h.core.transactions.placement.partition(TID).leader_epoch)
     assert after[1].error_code == errors.UNKNOWN_TOPIC_OR_PARTITION
 
 

@@ -477,7 +477,7 @@ def _control(core, rule: Rule) -> None:
         elif action == "abort_transaction":
             core.transactions.abort_now(rule.target_transaction)
         elif action == "move_transaction_coordinator":
-            core.cluster.move_leader(core.transactions.placement.transaction_partition(
+            core.cluster.move_leader(core.transactions.placement.partition(
                 rule.target_transaction), rule.target_broker)
     except KeyError:
         log.info("rule %d: %s did nothing: unknown transactional id %r", rule.id, action,

@@ -31,12 +31,8 @@ class GroupAdmin:
 
         A shard still loading fails the whole listing with COORDINATOR_LOAD_IN_PROGRESS, as
         one failed shard read fails Kafka's combined answer."""
-        shards = sorted((s for s in self.coordinator.shards.values() if s.leader == broker_id),
-                        key=lambda s: s.index)
-        if any(shard.loading for shard in shards):
-            raise ApiException(errors.COORDINATOR_LOAD_IN_PROGRESS)
-        return [group for shard in shards for group in shard.groups.values()
-                if not group.is_dead]
+        return [group for shard in self.coordinator.led_shards(broker_id)
+                for group in shard.groups.values() if not group.is_dead]
 
     def delete_groups(self, broker_id: int, group_ids: list[str]) -> dict[str, int]:
         """Delete each group that has no members: its offsets and its metadata get tombstones.
@@ -117,4 +113,4 @@ class GroupAdmin:
         partition) from the partition's records."""
         self._group(group_id)
         self.coordinator.cluster.move_leader(
-            self.coordinator.placement.offsets_partition(group_id), node_id)
+            self.coordinator.placement.partition(group_id), node_id)

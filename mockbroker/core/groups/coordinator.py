@@ -2,10 +2,12 @@
 
 Faithful to Kafka 4.x's group coordinator (``GroupMetadataManager`` and
 ``OffsetMetadataManager``).  Groups live in shards, one per ``__consumer_offsets`` partition,
-held by the partition's leader (:mod:`~mockbroker.core.coordinators.placement`); every change to a
-group and every offset commit is written to that partition as a record in Kafka's own format
-(:mod:`~mockbroker.core.groups.records`), and a shard that moves to another broker is rebuilt
-from those records, as Kafka does.
+held by the partition's leader; every change to a group and every offset commit is written to
+that partition as a record in Kafka's own format (:mod:`~mockbroker.core.groups.records`), and
+a shard that moves to another broker is rebuilt from those records, as Kafka does.  The
+machinery of shards is the coordinators' base
+(:mod:`~mockbroker.core.coordinators.sharded`); this coordinator replays groups from the
+records, and tells the groups of a shard loaded or let go.
 
 Group types plug in beside each other: "classic" (:mod:`~mockbroker.core.groups.classic`)
 and KIP-848's "consumer" (:mod:`~mockbroker.core.groups.consumer`), each with its own state
@@ -22,36 +24,33 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from msgspec import Struct, field
+from msgspec import field
 
 from mockbroker.core.cluster import Cluster, Partition
-from mockbroker.core.coordinators.placement import OFFSETS_TOPIC, Placement, coordinating_shard
+from mockbroker.core.coordinators.placement import OFFSETS_TOPIC
+from mockbroker.core.coordinators.sharded import CoordinatorShard, ShardedCoordinator
 from mockbroker.core.groups.timers import GroupTimers, TimerKey, TimerKind
 
 RETENTION = TimerKey(TimerKind.RETENTION)
 
 
-class Shard(Struct):
+class Shard(CoordinatorShard):
     """The groups of one ``__consumer_offsets`` partition, as loaded by its current leader."""
 
-    index: int
-    leader: int
-    leader_epoch: int
-    loading: bool = True
     groups: dict = field(default_factory=dict)
 
 
-class GroupCoordinator:
+class GroupCoordinator(ShardedCoordinator[Shard]):
+    """The groups of every broker, in shards over ``__consumer_offsets``."""
+
+    topic_name = OFFSETS_TOPIC
+    partitions_config = "offsets.topic.num.partitions"
+    replication_config = "offsets.topic.replication.factor"
+    shard_type = Shard
+
     def __init__(self, cluster: Cluster, settings: dict, *, load_delay_ms: int = 0):
-        self.cluster = cluster
-        self.settings = settings
-        self.load_delay_ms = load_delay_ms
-        self.shards: dict[int, Shard] = {}
         self.timers = GroupTimers(cluster.timers, cluster.events)
-        self.placement = Placement(cluster, settings)
-        cluster.leadership_listeners.append(self._on_leadership_change)
-        cluster.partitions_added_listeners.append(self._on_partitions_added)
-        cluster.topic_deleted_listeners.append(self._on_topic_deleted)
+        super().__init__(cluster, settings, load_delay_ms=load_delay_ms)
         self._schedule_retention_check()
 
     # -- the parts, built on first use -----------------------------------------------------------
@@ -92,21 +91,7 @@ class GroupCoordinator:
 
         return GroupAdmin(self)
 
-    @property
-    def now(self) -> int:
-        return self.cluster.clock.now_ms()
-
     # -- where groups live -----------------------------------------------------------------------
-
-    def shard_for(self, group_id: str, broker_id: int) -> Shard:
-        """The shard holding ``group_id`` if ``broker_id`` is its coordinator, else
-        :class:`ApiException` with the error a client gets from the wrong broker."""
-        return coordinating_shard(self.placement.find_offsets_partition(group_id), self.shards,
-                                  broker_id)
-
-    def shard_of(self, group_id: str) -> Shard | None:
-        """The shard the group's ``__consumer_offsets`` partition has loaded, if any."""
-        return self.shards.get(self.placement.offsets_index(group_id))
 
     def find_group(self, group_id: str):
         """The group, wherever it is loaded (admin and inspection), or None."""
@@ -118,7 +103,7 @@ class GroupCoordinator:
         return self.find_group(group.group_id) is group
 
     def all_groups(self) -> list[tuple[Shard, object]]:
-        return [(shard, group) for shard in self.shards.values() if not shard.loading
+        return [(shard, group) for shard in self.loaded_shards()
                 for group in shard.groups.values()]
 
     @staticmethod
@@ -137,7 +122,7 @@ class GroupCoordinator:
         """Tombstones for the group's offsets and metadata; the group is Dead and gone."""
         from mockbroker.core.groups import records
 
-        partition = self.placement.offsets_partition(group.group_id)
+        partition = self.placement.partition(group.group_id)
         records.append(partition, self.now, [
             records.offset_tombstone(group.group_id, topic, index)
             for topic, index in group.offsets] + self._metadata_tombstones(group))
@@ -153,7 +138,7 @@ class GroupCoordinator:
         tombstones.  The committed offsets, which belong to the group id, carry over."""
         from mockbroker.core.groups import records
 
-        partition = self.placement.offsets_partition(old.group_id)
+        partition = self.placement.partition(old.group_id)
         records.append(partition, self.now,
                        self._metadata_tombstones(old) if entries is None else entries)
         self.timers.cancel_group(old.group_id)
@@ -164,53 +149,18 @@ class GroupCoordinator:
 
     # -- loading and unloading shards ------------------------------------------------------------
 
-    def _on_leadership_change(self, partition: Partition) -> None:
-        if partition.topic.name == OFFSETS_TOPIC:
-            self._unload(partition.index)
-            if partition.leader != -1:
-                self._load(partition)
-
-    def _on_partitions_added(self, topic, partitions: list[Partition]) -> None:
-        """``__consumer_offsets`` created (by the first group request, or by hand) or grown."""
-        if topic.name == OFFSETS_TOPIC:
-            for partition in partitions:
-                if partition.leader != -1:
-                    self._load(partition)
-
-    def _on_topic_deleted(self, topic) -> None:
-        """``__consumer_offsets`` deleted: as its partitions' leader resigns in Kafka, every
-        group goes, and whoever waits in one is told NOT_COORDINATOR."""
-        if topic.name == OFFSETS_TOPIC:
-            for partition in topic.partitions:
-                self._unload(partition.index)
-
-    def _unload(self, index: int) -> None:
+    def on_unloaded(self, shard: Shard) -> None:
         """The old coordinator lets its groups go: waiting members learn it is not theirs."""
-        shard = self.shards.pop(index, None)
-        if shard is None:
-            return
         for group in shard.groups.values():
             self.timers.cancel_group(group.group_id)
             group.unloaded(self.now)
 
-    def _load(self, partition: Partition) -> None:
-        shard = Shard(partition.index, partition.leader, partition.leader_epoch)
-        self.shards[partition.index] = shard
+    def on_loaded(self, shard: Shard) -> None:
+        """Each group's protocol picks up where the last coordinator left it (its timers)."""
+        for group in shard.groups.values():
+            self.protocols[group.type].loaded(group)
 
-        def finish() -> None:
-            if self.shards.get(partition.index) is not shard:
-                return  # leadership moved again before the load finished
-            shard.groups = self._replay(partition)
-            shard.loading = False
-            for group in shard.groups.values():
-                self.protocols[group.type].loaded(group)
-
-        if self.load_delay_ms > 0:
-            self.cluster.timers.call_later(self.load_delay_ms, finish)
-        else:
-            finish()
-
-    def _replay(self, partition: Partition) -> dict:
+    def replay(self, shard: Shard, partition: Partition) -> None:
         from mockbroker.core.groups import records
         from mockbroker.core.groups.classic.group import ClassicGroup
         from mockbroker.core.groups.consumer import records as consumer_records
@@ -239,7 +189,7 @@ class GroupCoordinator:
             if group is None:
                 group = groups[group_id] = ClassicGroup(group_id, now)
             group.pending_offsets = by_producer
-        return groups
+        shard.groups = groups
 
     def on_transaction_marker(self, partition: Partition, producer_id: int,
                               commit: bool) -> None:

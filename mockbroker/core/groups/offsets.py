@@ -29,7 +29,7 @@ class Offsets:
 
     def _write(self, group_id: str, entries) -> None:
         coordinator = self._coordinator
-        partition = coordinator.placement.offsets_partition(group_id)
+        partition = coordinator.placement.partition(group_id)
         records.append(partition, coordinator.now, entries)
         coordinator.cluster.notify_append(partition)
 
@@ -59,7 +59,7 @@ class Offsets:
         """Offsets committed in the producer's transaction (TxnOffsetCommit): written as a
         transactional batch, and the group's only when the transaction commits."""
         coordinator = self._coordinator
-        partition = coordinator.placement.offsets_partition(group.group_id)
+        partition = coordinator.placement.partition(group.group_id)
         records.append(partition, coordinator.now, [
             records.offset_commit_record(group.group_id, topic, index, entry)
             for (topic, index), entry in entries.items()],

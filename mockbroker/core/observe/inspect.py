@@ -171,8 +171,7 @@ def transaction_view(core, meta) -> TransactionView:
         transactional_id=meta.transactional_id, state=meta.state.value,
         producer_id=meta.producer_id, producer_epoch=meta.producer_epoch,
         partitions=partitions, timeout_ms=meta.timeout_ms,
-        coordinator=core.transactions.placement.transaction_partition(
-            meta.transactional_id).leader,
+        coordinator=core.transactions.placement.partition(meta.transactional_id).leader,
         start_ms=meta.start_ms, age_ms=now - meta.start_ms if meta.start_ms >= 0 else None,
         last_update_ms=meta.last_update_ms, pending_offsets=pending)
 

@@ -5,7 +5,8 @@ Transactional ids live in shards, one per ``__transaction_state`` partition, hel
 partition's leader; every state a transaction enters is written to that partition in Kafka's
 own format (:mod:`~mockbroker.core.transactions.records`), and a broker that takes the
 partition over rebuilds its transactions from those records and finishes any commit or abort
-that was under way.  States move only through the table of
+that was under way (the machinery of shards is the coordinators' base,
+:mod:`~mockbroker.core.coordinators.sharded`).  States move only through the table of
 :mod:`~mockbroker.core.transactions.state`.
 
 Ending a transaction writes a commit or abort marker to each of its partitions
@@ -19,25 +20,22 @@ clock: the timeout of an ongoing transaction fences its producer and aborts it.
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Callable, Iterable
 
-from msgspec import Struct, field
+from msgspec import field
 
 from mockbroker.core.cluster import Cluster, Partition
-from mockbroker.core.errors import ApiException
-from mockbroker.core.coordinators.placement import (TRANSACTION_KEY, TRANSACTION_TOPIC, Placement,
-                                              coordinating_shard)
+from mockbroker.core.coordinators.placement import TRANSACTION_TOPIC
+from mockbroker.core.coordinators.sharded import CoordinatorShard, ShardedCoordinator
 from mockbroker.core.datapath.producers import ProducerIds
+from mockbroker.core.errors import ApiException
 from mockbroker.core.transactions import markers, records
 from mockbroker.core.transactions.metadata import (EPOCH_EXHAUSTED, MAX_EPOCH,
                                                    NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
                                                    TxnMetadata)
 from mockbroker.core.transactions.state import Event, TxnState
 from wire import errors
-
-log = logging.getLogger(__name__)
 
 #: how long a marker waits before it is tried again when its partition has no leader
 MARKER_RETRY_MS = 100
@@ -68,26 +66,29 @@ def write_check_error(code: int, *, unreachable: int, abortable_known: bool,
     return code
 
 
-class TxnShard(Struct):
+class TxnShard(CoordinatorShard):
     """The transactional ids of one ``__transaction_state`` partition, as loaded by its
     current leader; the coordinator epoch is the partition's leader epoch."""
 
-    index: int
-    leader: int
-    coordinator_epoch: int
-    loading: bool = True
     txns: dict[str, TxnMetadata] = field(default_factory=dict)
 
 
-class TransactionCoordinator:
-    def __init__(self, cluster: Cluster, settings: dict, placement: Placement,
-                 producer_ids: ProducerIds, *, load_delay_ms: int = 0):
-        self.cluster = cluster
-        self.settings = settings
-        self.placement = placement
+class TransactionCoordinator(ShardedCoordinator[TxnShard]):
+    """The transactions of every broker, in shards over ``__transaction_state``.
+
+    As in Kafka, a partition is not loaded while the topic's partition count is not the
+    configured one (a topic created by hand): its shard stays loading, and its ids are answered
+    COORDINATOR_LOAD_IN_PROGRESS until the topic is deleted."""
+
+    topic_name = TRANSACTION_TOPIC
+    partitions_config = "transaction.state.log.num.partitions"
+    replication_config = "transaction.state.log.replication.factor"
+    shard_type = TxnShard
+    strict_partition_count = True
+
+    def __init__(self, cluster: Cluster, settings: dict, producer_ids: ProducerIds, *,
+                 load_delay_ms: int = 0):
         self.producer_ids = producer_ids
-        self.load_delay_ms = load_delay_ms
-        self.shards: dict[int, TxnShard] = {}
         #: called with (``__consumer_offsets`` partition, producer id, commit) when a marker
         #: lands there: the group coordinator settles the transaction's offsets
         self.offsets_marker_listeners: list[Callable[[Partition, int, bool], None]] = []
@@ -98,12 +99,9 @@ class TransactionCoordinator:
         self._fenced: set[str] = set()
         self._marker_retry = None
         self._periodic_started = False
-        cluster.leadership_listeners.append(self._on_leadership_change)
-        cluster.topic_deleted_listeners.append(self._on_topic_deleted)
-
-    @property
-    def now(self) -> int:
-        return self.cluster.clock.now_ms()
+        super().__init__(cluster, settings, load_delay_ms=load_delay_ms)
+        # markers waiting for a partition's leader are tried again when it has one
+        cluster.leadership_listeners.append(self._on_data_leader)
 
     def _schedule(self, interval_ms: int, job: Callable[[], object]) -> None:
         def run() -> None:
@@ -116,53 +114,33 @@ class TransactionCoordinator:
 
     # -- where transactional ids live ------------------------------------------------------------
 
-    def shard_for(self, transactional_id: str, broker_id: int) -> TxnShard:
-        """The shard holding ``transactional_id`` if ``broker_id`` coordinates it, else
-        :class:`ApiException` with the error a client gets from the wrong broker."""
-        return coordinating_shard(self.placement.find_transaction_partition(transactional_id),
-                                  self.shards, broker_id)
-
     def find(self, transactional_id: str) -> TxnMetadata | None:
         """The transaction, wherever it is loaded (admin and inspection), or None."""
-        topic = self.cluster.topics.get(TRANSACTION_TOPIC)
-        if topic is None:
-            return None
-        shard = self.shards.get(self.placement.transaction_index(transactional_id))
+        shard = self.shard_of(transactional_id)
         return None if shard is None or shard.loading else shard.txns.get(transactional_id)
 
     def loaded(self, broker_id: int | None = None) -> Iterable[tuple[TxnShard, TxnMetadata]]:
         """Every loaded transaction (those ``broker_id`` coordinates, when given)."""
-        for shard in list(self.shards.values()):
-            if shard.loading or (broker_id is not None and shard.leader != broker_id):
-                continue
+        for shard in self.loaded_shards(broker_id):
             for meta in list(shard.txns.values()):
                 yield shard, meta
 
     def _write(self, meta: TxnMetadata) -> None:
-        partition = self.placement.transaction_partition(meta.transactional_id)
+        partition = self.placement.partition(meta.transactional_id)
         records.append(partition, self.now, [records.metadata_record(meta)])
         self.cluster.notify_append(partition)
 
     # -- loading and unloading shards ------------------------------------------------------------
 
-    def _on_leadership_change(self, partition: Partition) -> None:
-        if partition.topic.name == TRANSACTION_TOPIC:
-            self._unload(partition.index)
-            if partition.leader != -1:
-                self.load(partition)
-        elif partition.leader != -1 and self._awaiting_markers:
+    def _on_data_leader(self, partition: Partition) -> None:
+        if partition.leader != -1 and self._awaiting_markers and \
+                partition.topic.name != TRANSACTION_TOPIC:
             self._retry_markers()
 
-    def _on_topic_deleted(self, topic) -> None:
-        if topic.name == TRANSACTION_TOPIC:
-            for partition in topic.partitions:
-                self._unload(partition.index)
-
-    def _unload(self, index: int) -> None:
-        shard = self.shards.pop(index, None)
-        if shard is not None:
-            for meta in shard.txns.values():
-                self._awaiting_markers.pop(meta.transactional_id, None)
+    def on_unloaded(self, shard: TxnShard) -> None:
+        """Markers of the shard's transactions are no longer this coordinator's to write."""
+        for meta in shard.txns.values():
+            self._awaiting_markers.pop(meta.transactional_id, None)
 
     def _start_periodic(self) -> None:
         """The timeout and expiry checks run from when ``__transaction_state`` exists."""
@@ -177,38 +155,19 @@ class TransactionCoordinator:
             self.remove_expired)
 
     def load(self, partition: Partition) -> None:
-        """Load a partition of ``__transaction_state`` this coordinator now leads: its
-        transactions are replayed from its records (after the load delay).
-
-        As in Kafka, the load fails when the topic's partition count is not the configured one
-        (a topic created by hand): the shard stays loading, and its ids are answered
-        COORDINATOR_LOAD_IN_PROGRESS until the topic is deleted."""
+        """Load a partition of ``__transaction_state``; the first load starts the checks."""
         self._start_periodic()
-        shard = TxnShard(partition.index, partition.leader, partition.leader_epoch)
-        self.shards[partition.index] = shard
+        super().load(partition)
 
-        def finish() -> None:
-            if self.shards.get(partition.index) is not shard:
-                return  # leadership moved again before the load finished
-            expected = self.settings["transaction_state_log_num_partitions"]
-            if len(partition.topic.partitions) != expected:
-                log.warning("%s-%d not loaded: the topic has %d partitions, the broker "
-                            "expects %d (transaction.state.log.num.partitions)",
-                            TRANSACTION_TOPIC, partition.index, len(partition.topic.partitions),
-                            expected)
-                return
-            shard.txns = records.replay(partition.log)
-            shard.loading = False
-            for meta in shard.txns.values():
-                if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-                    # a commit or abort the last coordinator did not finish: this one does
-                    meta.pending_markers = set(meta.partitions)
-                    self._send_markers(shard, meta)
+    def replay(self, shard: TxnShard, partition: Partition) -> None:
+        shard.txns = records.replay(partition.log)
 
-        if self.load_delay_ms > 0:
-            self.cluster.timers.call_later(self.load_delay_ms, finish)
-        else:
-            finish()
+    def on_loaded(self, shard: TxnShard) -> None:
+        """A commit or abort the last coordinator did not finish: this one finishes it."""
+        for meta in shard.txns.values():
+            if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                meta.pending_markers = set(meta.partitions)
+                self._send_markers(shard, meta)
 
     # -- InitProducerId --------------------------------------------------------------------------
 
@@ -329,7 +288,7 @@ class TransactionCoordinator:
         transaction (KIP-890): with ``add`` (Produce v12+ and TxnOffsetCommit v5+, transaction
         version 2) the partition joins the transaction, else it must be in it already.  Raises
         ApiException with the coordinator's code (the caller says it in its own API's terms)."""
-        coordinator = self.placement.coordinator_for(transactional_id, TRANSACTION_KEY)
+        coordinator = self.placement.coordinator_for(transactional_id)
         if add:
             self.add_partitions(coordinator, transactional_id, producer_id, epoch,
                                 [partition], client_version=TV_2)
@@ -479,8 +438,7 @@ class TransactionCoordinator:
         filter given, and the state names no state has.  Kafka's rules: a duration keeps those
         started longer ago than it (an idle id, never started, always passes), a pattern must
         match the whole id."""
-        if any(shard.loading for shard in self.shards.values() if shard.leader == broker_id):
-            raise ApiException(errors.COORDINATOR_LOAD_IN_PROGRESS)
+        self.led_shards(broker_id)  # raises while one of them still loads
         names = {state.value for state in TxnState}
         states, producer_ids = set(states), set(producer_ids)
         unknown = sorted(states - names)
@@ -528,7 +486,7 @@ class TransactionCoordinator:
                 continue  # no leader to write it: it waits
             if partition is not None:
                 markers.write(partition, meta.producer_id, meta.producer_epoch, commit,
-                              shard.coordinator_epoch, self.now)
+                              shard.leader_epoch, self.now)
                 self.cluster.notify_append(partition)
                 self._marker_written(partition, meta.producer_id, commit)
             meta.pending_markers.discard((topic, index))
@@ -553,7 +511,7 @@ class TransactionCoordinator:
             self._marker_retry.cancel()
             self._marker_retry = None
         for meta in list(self._awaiting_markers.values()):
-            shard = self.shards.get(self.placement.transaction_index(meta.transactional_id))
+            shard = self.shard_of(meta.transactional_id)
             if shard is None or shard.loading or shard.txns.get(meta.transactional_id) is not meta:
                 self._awaiting_markers.pop(meta.transactional_id, None)
                 continue
@@ -581,7 +539,7 @@ class TransactionCoordinator:
         if meta.state is not TxnState.ONGOING:
             raise ApiException(errors.INVALID_TXN_STATE,
                                f"{transactional_id!r} has no open transaction ({meta.state.value})")
-        shard = self.shards[self.placement.transaction_index(transactional_id)]
+        shard = self.shard_of(transactional_id)
         self._fence_and_abort(shard, meta)
         return meta
 
@@ -593,7 +551,7 @@ class TransactionCoordinator:
         for shard, meta in self.loaded():
             if meta.state.complete and meta.last_update_ms + expiry <= now:
                 self._fire(meta, Event.EXPIRED, now)
-                partition = self.placement.transaction_partition(meta.transactional_id)
+                partition = self.placement.partition(meta.transactional_id)
                 records.append(partition, now, [records.tombstone(meta.transactional_id)])
                 self.cluster.notify_append(partition)
                 del shard.txns[meta.transactional_id]

@@ -371,8 +371,7 @@ class AdminApi:
     async def move_transaction_coordinator(self, call: Call):
         meta = self._transaction(call)
         node_id = self._target_broker(call)
-        partition = self.core.transactions.placement.transaction_partition(
-            meta.transactional_id)
+        partition = self.core.transactions.placement.partition(meta.transactional_id)
         try:
             self.core.cluster.move_leader(partition, node_id)
         except ApiException as exc:

@@ -68,7 +68,7 @@ class Rebalancer:
 
     def _store_group(self, group: ClassicGroup, assignments: dict[str, bytes] | None = None):
         """Write the group's metadata record (Kafka's GroupMetadataValue) to its partition."""
-        partition = self.coordinator.placement.offsets_partition(group.group_id)
+        partition = self.coordinator.placement.partition(group.group_id)
         records.append(partition, self.now, [records.group_metadata_record(
             group, assignments or group.assignments(), self.now)])
         self.coordinator.cluster.notify_append(partition)

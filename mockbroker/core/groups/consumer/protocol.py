@@ -535,7 +535,7 @@ class ConsumerProtocol:
                 self._arm_revocation(group, member)
 
     def write(self, group: ConsumerGroup, entries: list) -> None:
-        partition = self.coordinator.placement.offsets_partition(group.group_id)
+        partition = self.coordinator.placement.partition(group.group_id)
         append_records(partition, self.now, entries)
         self.coordinator.cluster.notify_append(partition)
 
