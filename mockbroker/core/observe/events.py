@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Callable, Iterable, Iterator
 
-from mockbroker.adminapi.views import EVENT_TYPES
+from mockbroker.adminapi.events import EVENT_TYPES
 from mockbroker.core.clock import Clock
 
 #: the fields of the current cause every event carries (the others, such as the member id a

@@ -1,0 +1,47 @@
+"""The event types of ``GET /events``, each declared once with what it says.
+
+The core emits only these (:mod:`mockbroker.core.observe.events` refuses a filter naming any
+other); the views, the OpenAPI document and the event wait list them from here.  A plain dict
+in a module of its own: the core imports it as the broker starts, before any view is built.
+"""
+
+#: event type -> what it says, and the fields it carries
+EVENT_TYPES = {
+    "group_state": "a group changed state or generation (group, group_type, from, to, "
+                   "generation, previous_generation, and its cause)",
+    "member_joined": "a member joined a group (group, member_id, client_id, client_host, "
+                     "group_instance_id)",
+    "member_left": "a member left its group by itself: LeaveGroup, or a consumer-protocol "
+                   "heartbeat leaving (group, member_id, client_id, reason)",
+    "member_expired": "a member was removed because a deadline passed (its session, the "
+                      "rebalance or the sync), or by the admin API (group, member_id, reason)",
+    "member_removed": "a member was removed otherwise: replaced by a static member, fenced, "
+                      "or its group deleted (group, member_id, reason)",
+    "assignment": "a group's assignment changed (group, generation, assignments: "
+                  "{member_id: {topic: [partitions]}})",
+    "offsets_committed": "a group committed offsets that changed (group, offsets: "
+                         "{topic: {partition: offset}}, transactional)",
+    "topic_created": "a topic was created (topic, partitions)",
+    "partitions_created": "a topic grew (topic, partitions: the new count)",
+    "topic_deleted": "a topic was deleted (topic)",
+    "segments_deleted": "retention deleted old log segments of a partition (topic, "
+                        "partition, segments, log_start_offset, previous_log_start_offset)",
+    "broker_stopped": "a broker went down (broker)",
+    "broker_started": "a broker came back (broker)",
+    "leader_changed": "a partition got a new leader (topic, partition, leader, "
+                      "previous_leader, leader_epoch)",
+    "coordinator_moved": "a group or transaction coordinator moved with the leader of its "
+                         "internal partition (kind: group or transaction, partition, broker, "
+                         "previous_broker)",
+    "rule_fired": "a control rule (fault) acted on a request (rule, action, api, broker, "
+                  "client_id, error)",
+    "transaction_state": "a transactional id changed state (transactional_id, from, to, "
+                         "producer_id, producer_epoch)",
+    "transaction_begun": "a transaction started (transactional_id, producer_id, "
+                         "producer_epoch)",
+    "transaction_committed": "a transaction committed (transactional_id, partitions)",
+    "transaction_aborted": "a transaction aborted (transactional_id, partitions, fenced: "
+                           "by its timeout, an admin or a new producer)",
+    "clock_advanced": "the manual clock moved forward (ms, now_ms)",
+    "reset": "the cluster was reset (POST /reset)",
+}
