@@ -20,6 +20,7 @@ overtook is dropped.
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from typing import ClassVar, Generic, TypeVar
 
 from msgspec import Struct
@@ -47,7 +48,7 @@ class CoordinatorShard(Struct):
 S = TypeVar("S", bound=CoordinatorShard)
 
 
-class ShardedCoordinator(Generic[S]):
+class ShardedCoordinator(ABC, Generic[S]):
     """The shards of one internal topic on every broker: which one holds a key, and their
     loading and unloading as the cluster's leadership changes.
 
@@ -85,9 +86,9 @@ class ShardedCoordinator(Generic[S]):
 
     # -- what a coordinator built on this supplies -----------------------------------------------
 
+    @abstractmethod
     def replay(self, shard: S, partition: Partition) -> None:
         """Rebuild ``shard``'s state from ``partition``'s records."""
-        raise NotImplementedError
 
     def on_loaded(self, shard: S) -> None:
         """``shard`` has just been loaded: whatever its state needs done now."""
