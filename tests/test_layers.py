@@ -56,7 +56,7 @@ def test_the_tree_keeps_every_contract():
 # too; the one the case names must.
 THROUGH_IO = {"sans-io", "handlers-independent", "groups-beside-data-path", "data-path-apart",
               "observers-above-what-they-see", "coordinator-base-below-coordinators",
-              "listeners-apart-from-admin-server"}
+              "listeners-apart-from-admin-server", "transactions-beside-groups"}
 
 # (module to edit, the line added, contracts it must break, contracts it may break besides)
 INJECTIONS = {
@@ -113,7 +113,10 @@ INJECTIONS = {
         {"data-path-apart", "coordinator-base-below-coordinators"}),
     "placement knows the group coordinator": (
         "mockbroker/core/coordinators/placement.py", "import mockbroker.core.groups.coordinator",
-        {"coordinator-base-below-coordinators"}, set()),
+        {"coordinator-base-below-coordinators"}, {"transactions-beside-groups"}),
+    "the transaction coordinator reads the groups": (
+        "mockbroker/core/transactions/markers.py", "import mockbroker.core.groups.offsets",
+        {"transactions-beside-groups"}, set()),
     "handler imports another handler": (
         "mockbroker/handlers/heartbeat.py", "from mockbroker.handlers import join_group",
         {"handlers-independent"}, set()),

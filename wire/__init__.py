@@ -9,7 +9,8 @@ record batches; :mod:`wire.errors` is Kafka's error-code table.
 Importing the package loads none of them: each name of ``__all__`` is imported on first use
 (PEP 562), so ``from wire import errors`` costs neither the codecs nor the definitions, and
 only the construct Structs (``message_struct``, ``embedded_struct``, ``KafkaMessage``) load
-``construct``.
+``construct``.  The codec knows no broker: nothing here imports ``mockbroker`` (an
+import-linter contract holds it).
 """
 
 from __future__ import annotations

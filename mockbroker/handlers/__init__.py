@@ -10,6 +10,8 @@ so a version the codec cannot read is never advertised.
 A handler is ``handle(core, ctx, request) -> response | Deferred | Close | None``: it translates
 between wire messages and calls on :class:`mockbroker.core.dispatch.Core`; the logic lives in
 the core.  The core is given this registry (:func:`new_core`); it never imports the handlers.
+Handlers may import the core and the codec, never the I/O layer, and never one another: what
+two of them share lives in the core or in :mod:`._common` (import-linter contracts).
 """
 
 from mockbroker.handlers.registry import ApiRegistry, Served

@@ -10,6 +10,10 @@ authorizer's ACLs.
 
 :class:`Security` holds the cluster's part of it: the users and their credentials, the
 mechanisms enabled, the super users, and whether an authorizer is configured.
+
+It may import the core's machinery, the config values and the request log (a SASL exchange is
+answered, and logged, before the front door sees a request); never the coordinators, the data
+path or the admin API's views.
 """
 
 from __future__ import annotations
