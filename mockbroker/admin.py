@@ -31,12 +31,13 @@ import contextlib
 import inspect
 import json
 import ssl
+import textwrap
 import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any, Iterator, Protocol
 
-from mockbroker.adminapi import routes
+from mockbroker.adminapi import actions, routes
 from mockbroker.adminapi.jsonview import from_json
 from mockbroker.adminapi.views import (
     AclsView, BrokerView, ClockView, FaultView, GroupSummaryView, GroupView, HeaderView,
@@ -198,14 +199,7 @@ class AdminClient:
                   broker: int | None = None, topic: str | None = None,
                   partition: int | None = None, client_id: str | None = None,
                   delay_ms: int = 0, probability: float = 1.0, **more: Any) -> Fault:
-        """Add a fault (a control rule).  ``api``: a Kafka API name or key (None: any).
-        ``action``: error (the default when ``error`` is given), delay (the default otherwise),
-        drop, disconnect, or a control action (stop_broker, start_broker, move_leader,
-        move_coordinator, expire_member, abort_transaction, move_transaction_coordinator) with
-        its ``target_*`` fields, or hold_revocation (a consumer-protocol member's heartbeats
-        report the partitions it is revoking as still owned).  ``count``: how many
-        requests it picks; None until removed.  Other keyword arguments (``after``, ``group``,
-        ``chain``, ``target_broker``, ...) are sent as fields of the rule (see ``FaultSpec``)."""
+        # the docstring, which lists the actions of their table, is set below
         spec: dict[str, Any] = {"api": api, "count": count, "broker": broker, "topic": topic,
                                 "partition": partition, "client_id": client_id,
                                 "delay_ms": delay_ms, "probability": probability, **more}
@@ -214,6 +208,18 @@ class AdminClient:
         if action is not None:
             spec["action"] = action
         return self._route("add_fault", spec)
+
+    add_fault.__doc__ = """Add a fault (a control rule).  ``api``: a Kafka API name or key (None:
+        any).  ``action`` (default: error when ``error`` is given, else delay) is one of these,
+        the control actions with their ``target_*`` fields:
+
+{actions}
+
+        ``count``: how many requests it picks; None until removed.  Other keyword arguments
+        (``after``, ``group``, ``chain``, ``target_broker``, ...) are sent as fields of the
+        rule (see ``FaultSpec``).""".format(actions="\n".join(
+        textwrap.fill(line, 92, initial_indent=" " * 8 + "* ", subsequent_indent=" " * 10)
+        for line in actions.listing()))
 
     @contextlib.contextmanager
     def fault(self, api: str | int | None = None, **spec: Any) -> Iterator[Fault]:

@@ -13,11 +13,11 @@ import pytest
 
 from mockbroker.admin import AdminClient
 from mockbroker.core.observe import inspect
-from mockbroker.adminapi import routes, views
+from mockbroker.adminapi import actions, routes, views
 from mockbroker.core.groups.classic.state import GroupState
 from mockbroker.core.groups.consumer.group import ConsumerGroupState
 from mockbroker.core.transactions.state import TxnState
-from mockbroker.core.control.rules import _SPEC_KEYS, ACTIONS, Rule
+from mockbroker.core.control.rules import _SPEC_KEYS, Rule
 from mockbroker.core.observe.requests import LoggedRequest
 from mockbroker.adminapi.jsonview import from_json, hints, schema, schema_name, to_json
 from mockbroker.adminapi.openapi import document
@@ -124,7 +124,7 @@ def test_the_views_enums_and_the_fault_spec_match_the_core():
     assert set(get_args(views.GroupState)) == {s.value for s in GroupState} | \
         {s.value for s in ConsumerGroupState}
     assert set(get_args(views.TransactionState)) == {s.value for s in TxnState}
-    assert get_args(views.FaultAction) == tuple(ACTIONS)
+    assert get_args(views.FaultAction) == actions.names()
     assert [f.name for f in dataclasses.fields(views.FaultSpec)] == list(_SPEC_KEYS)
 
 

@@ -18,6 +18,7 @@ import base64
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from mockbroker.adminapi import actions
 from mockbroker.adminapi.events import EVENT_TYPES
 from mockbroker.adminapi.jsonview import describe
 
@@ -37,11 +38,8 @@ GroupState = Literal["Empty", "PreparingRebalance", "CompletingRebalance", "Stab
                      "Assigning", "Reconciling"]
 #: "classic" (JoinGroup and SyncGroup) or "consumer" (KIP-848, ConsumerGroupHeartbeat)
 GroupType = Literal["classic", "consumer"]
-#: what a rule does to a request it picks (``ACTIONS`` of :mod:`mockbroker.core.control.rules`)
-FaultAction = Literal["error", "delay", "drop", "disconnect", "stop_broker", "start_broker",
-                      "move_leader", "move_coordinator", "expire_member", "abort_transaction",
-                      "move_transaction_coordinator", "hold_revocation", "expire_session",
-                      "callback"]
+#: what a rule does to a request it picks (the table of :mod:`mockbroker.adminapi.actions`)
+FaultAction = Literal[actions.names()]  # type: ignore[valid-type]
 RequestOutcome = Literal["pending", "answered", "no response", "dropped", "disconnected",
                          "failed", "unsupported"]
 TimestampType = Literal["CreateTime", "LogAppendTime"]
@@ -240,6 +238,18 @@ class GroupSummaryView:
 
 # -- faults and the request log --------------------------------------------------------------
 
+def _shown_target(name: str):
+    """A rule's target parameter as a view shows it: described by the actions' table."""
+    return describe(actions.target_description(name, default=False), default=None)
+
+
+def _taken_target(name: str):
+    """A target parameter as ``POST /faults`` takes it: described and bounded by the table."""
+    param = actions.target(name)
+    bounds = {} if param.minimum is None else {"minimum": param.minimum}
+    return describe(actions.target_description(name), default=None, **bounds)
+
+
 @_view
 class FaultView:
     """A rule in force (a fault, a broker's latency, a control action); ``count`` is what is
@@ -265,14 +275,13 @@ class FaultView:
     probability: float
     chain: bool = describe("a delay that adds up with the next rule (a broker's latency)",
                            default=False)
-    target_broker: int | None = describe("the broker a control action acts on", default=None)
-    target_topic: str | None = describe("move_leader: the topic", default=None)
-    target_partition: int | None = describe("move_leader: the partition", default=None)
-    target_group: str | None = describe("move_coordinator, expire_member: the group",
-                                        default=None)
-    target_member: str | None = describe("expire_member: the member id", default=None)
-    target_transaction: str | None = describe(
-        "abort_transaction, move_transaction_coordinator: the transactional id", default=None)
+    # the target parameters of the control actions (mockbroker.adminapi.actions)
+    target_broker: int | None = _shown_target("target_broker")
+    target_topic: str | None = _shown_target("target_topic")
+    target_partition: int | None = _shown_target("target_partition")
+    target_group: str | None = _shown_target("target_group")
+    target_member: str | None = _shown_target("target_member")
+    target_transaction: str | None = _shown_target("target_transaction")
 
 
 @_view
@@ -409,19 +418,13 @@ class FaultSpec:
     probability: float = describe(default=1.0, exclusiveMinimum=0, maximum=1)
     chain: bool = describe("a delay that adds up with the next rule that picks the request",
                            default=False)
-    target_broker: int | None = describe(
-        "stop_broker, start_broker: the broker; move_leader, move_coordinator, "
-        "move_transaction_coordinator: where to",
-        default=None, minimum=0)
-    target_topic: str | None = describe("move_leader: the topic (default: topic)",
-                                        default=None)
-    target_partition: int | None = describe("move_leader: the partition (default: partition)",
-                                            default=None, minimum=0)
-    target_group: str | None = describe(
-        "move_coordinator, expire_member: the group (default: group)", default=None)
-    target_member: str | None = describe("expire_member: the member id", default=None)
-    target_transaction: str | None = describe(
-        "abort_transaction, move_transaction_coordinator: the transactional id", default=None)
+    # the target parameters of the control actions (mockbroker.adminapi.actions)
+    target_broker: int | None = _taken_target("target_broker")
+    target_topic: str | None = _taken_target("target_topic")
+    target_partition: int | None = _taken_target("target_partition")
+    target_group: str | None = _taken_target("target_group")
+    target_member: str | None = _taken_target("target_member")
+    target_transaction: str | None = _taken_target("target_transaction")
 
 
 @_view

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct
 
 import wire
+from mockbroker.adminapi.actions import passive_names
 from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
 from mockbroker.core.groups.coordinator import GroupCoordinator
@@ -42,8 +43,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mockbroker.core")
 
-#: rule actions that change nothing beyond the request they pick
-PASSIVE_ACTIONS = frozenset({"error", "delay", "drop", "disconnect", "callback"})
+#: rule actions that change nothing beyond the request they pick (after any other, the group
+#: watch looks at every group)
+PASSIVE_ACTIONS = passive_names()
 
 
 class Connection(Struct, frozen=True):

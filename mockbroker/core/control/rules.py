@@ -3,31 +3,24 @@
 A :class:`Rule` is a match and an action.  The match picks requests: by API, the broker that
 receives it, the topic, partition, group or client id it names, after the first N matching
 requests, with a probability, a number of times (or until it is removed).  The action is one of
+the table of :mod:`mockbroker.adminapi.actions`, which says what each needs; by its kind it
 
-* ``error``: answer with a Kafka error instead of handling the request, in the API's own shape
-  (see :mod:`mockbroker.core.control.error_responses`).  For APIs that name partitions, only the
-  partitions the rule targets fail; the others are handled as usual.
-* ``delay``: handle the request now, hold its answer back for ``delay_ms``.
-* ``drop``: handle the request, never answer it (the answer is lost on the way).
-* ``disconnect``: close the connection without handling the request.
-* a control action, after which the request is handled as usual: ``stop_broker`` or
-  ``start_broker`` (``target_broker``), ``move_leader`` (``target_topic``, ``target_partition``
-  to ``target_broker``), ``move_coordinator`` (``target_group`` to ``target_broker``),
-  ``expire_member`` (``target_member`` of ``target_group``), ``abort_transaction`` (time the
-  open transaction of ``target_transaction`` out now: its producer is fenced and it is aborted),
-  ``move_transaction_coordinator`` (``target_transaction``'s coordinator to ``target_broker``).
-  "Stop broker 1 when the third
-  Fetch arrives" is ``{"api": "Fetch", "after": 2, "action": "stop_broker",
-  "target_broker": 1}``.
-* ``expire_session``: the SASL session of the request's connection ends now (the request is
-  handled as usual): the connection's next request closes it, as Kafka closes a connection
-  whose session has expired, and the client connects and authenticates again.
-* ``hold_revocation``: a ConsumerGroupHeartbeat (the api may be left out) is handled as if
-  its member still owned the partitions it is revoking, as a consumer slow to give them up
-  would report them; match the member by ``client_id`` (and ``group``).  With ``count`` null
-  it holds until the rule is removed, or until the member's rebalance timeout fences it.
-* ``callback`` (in-process only, :meth:`ControlTable.control`): a function sees the decoded
-  request and answers it, asks for a disconnect, or passes.
+* answers the request otherwise: ``error`` answers with a Kafka error instead of handling it,
+  in the API's own shape (see :mod:`mockbroker.core.control.error_responses`; for APIs that name
+  partitions, only the partitions the rule targets fail, the others are handled as usual);
+  ``delay``, ``drop`` and ``disconnect`` hold the answer back, lose it, or close the
+  connection; ``callback`` (in-process only, :meth:`ControlTable.control`) lets a function see
+  the decoded request and answer it, ask for a disconnect, or pass.
+* changes the cluster, then lets the request be handled as usual: a control action (stop or
+  start a broker, move a leader or a coordinator, expire a member, abort a transaction),
+  carried out by :mod:`mockbroker.core.control.actions` on the rule's ``target_*`` fields.
+  "Stop broker 1 when the third Fetch arrives" is ``{"api": "Fetch", "after": 2, "action":
+  "stop_broker", "target_broker": 1}``.
+* changes the request's connection or body, then handles it: ``expire_session`` ends the
+  connection's SASL session, so its next request closes it, as Kafka closes a connection
+  whose session has expired; ``hold_revocation`` has a ConsumerGroupHeartbeat handled as if
+  its member still owned the partitions it is revoking (match the member by ``client_id``;
+  with ``count`` null it holds until the rule is removed, or the member is fenced).
 
 A rule may also match the ``principal`` a request comes from (``User:alice``): deny one
 principal with an error, or, on ``SaslAuthenticate``, refuse one principal's login (the
@@ -43,39 +36,27 @@ core's clock and timers, so a :class:`~mockbroker.core.clock.ManualClock` drives
 from __future__ import annotations
 
 import itertools
-import logging
 import random
 from typing import Any, Callable
 
 from msgspec import Struct
 
+from mockbroker.adminapi.actions import (
+    TARGETS, Kind, find as find_action, get as get_action, http_names, users,
+)
 from mockbroker.core.cluster import topic_name_error
+from mockbroker.core.control import actions
 from mockbroker.core.deferred import Close, Deferred, later, never
-from mockbroker.core.errors import ApiException
 from mockbroker.core.control.request_names import named_groups, named_partitions
 from mockbroker.core.security import Principal
 from wire import errors
 from wire.apis import API_NAMES, resolve_api
 
-#: what a rule does to the requests it picks
-ACTIONS = ("error", "delay", "drop", "disconnect", "stop_broker", "start_broker", "move_leader",
-           "move_coordinator", "expire_member", "abort_transaction",
-           "move_transaction_coordinator", "hold_revocation", "expire_session", "callback")
-#: the actions that change the cluster, then let the request be handled as usual
-CONTROL_ACTIONS = frozenset(ACTIONS[4:11])
-#: what each control action needs besides the match
-_TARGETS = {"stop_broker": ("target_broker",), "start_broker": ("target_broker",),
-            "move_leader": ("target_topic", "target_partition", "target_broker"),
-            "move_coordinator": ("target_group", "target_broker"),
-            "expire_member": ("target_group", "target_member"),
-            "abort_transaction": ("target_transaction",),
-            "move_transaction_coordinator": ("target_transaction", "target_broker")}
-log = logging.getLogger("mockbroker.control")
-CONSUMER_GROUP_HEARTBEAT = resolve_api("ConsumerGroupHeartbeat")
+#: the actions ``POST /faults`` may add, as refusals list them
+_ADDABLE = ", ".join(http_names())
 _SPEC_KEYS = ("api", "action", "error", "count", "after", "broker", "topic", "partition",
-              "group", "client_id", "principal", "delay_ms", "probability", "chain", "target_broker",
-              "target_topic", "target_partition", "target_group", "target_member",
-              "target_transaction")
+              "group", "client_id", "principal", "delay_ms", "probability", "chain",
+              *(t.name for t in TARGETS))
 
 
 class RuleError(ValueError):
@@ -255,17 +236,16 @@ class ControlTable:
             action = "error" if error is not None else "delay" if delay_ms else None
             if action is None:
                 raise RuleError("say what the fault does: an error, a delay_ms, or an action "
-                                f"({', '.join(a for a in ACTIONS if a != 'callback')})")
-        if action not in ACTIONS or action == "callback":
-            raise RuleError(f"action must be one of "
-                            f"{', '.join(a for a in ACTIONS if a != 'callback')}, "
-                            f"got {action!r}")
-        if action == "hold_revocation":
-            spec = {**spec, "api": CONSUMER_GROUP_HEARTBEAT if spec.get("api") is None
-                    else spec["api"]}
+                                f"({_ADDABLE})")
+        entry = find_action(action) if isinstance(action, str) else None
+        if entry is None or not entry.http:
+            raise RuleError(f"action must be one of {_ADDABLE}, got {action!r}")
+        implied = resolve_api(entry.api) if entry.api is not None else None
+        if implied is not None and spec.get("api") is None:
+            spec = {**spec, "api": implied}
         rule = self._parse_match(spec, action)
-        if action == "hold_revocation" and rule.api != CONSUMER_GROUP_HEARTBEAT:
-            raise RuleError("action hold_revocation is for ConsumerGroupHeartbeat requests")
+        if implied is not None and rule.api != implied:
+            raise RuleError(f"action {action} is for {entry.api} requests")
         if action == "error" and error is None:
             raise RuleError("action error needs an error (a Kafka error name or code)")
         rule.error = error if action == "error" else None  # a copied example may say one
@@ -335,27 +315,31 @@ class ControlTable:
                     client_id, 0, float(probability), principal=principal)
 
     def _parse_targets(self, spec: dict, rule: Rule) -> None:
-        rule.target_broker = _int(spec, "target_broker", minimum=0, default=None)
-        rule.target_topic = _topic(spec, "target_topic") or (
-            rule.topic if rule.action == "move_leader" else None)
-        rule.target_partition = _int(spec, "target_partition", minimum=0, default=None)
-        if rule.target_partition is None and rule.action == "move_leader":
-            rule.target_partition = rule.partition
-        rule.target_group = _str(spec, "target_group") or (
-            rule.group if rule.action in ("move_coordinator", "expire_member") else None)
-        rule.target_member = _str(spec, "target_member")
-        rule.target_transaction = _str(spec, "target_transaction")
-        needed = _TARGETS.get(rule.action, ())
+        """The rule's ``target_*`` fields: those its action takes (given, or defaulted from
+        the match), and no other."""
+        needed = get_action(rule.action).target_names
+        for param in TARGETS:
+            if param.type is int:  # without a minimum of its own, any int64
+                bound = -(1 << 63) if param.minimum is None else param.minimum
+                value = _int(spec, param.name, minimum=bound, default=None)
+            elif param.refers_to == "topic":
+                value = _topic(spec, param.name)
+            else:
+                value = _str(spec, param.name)
+            if value in (None, "") and param.default_from is not None and param.name in needed:
+                value = getattr(rule, param.default_from)
+            setattr(rule, param.name, value)
         for name in needed:
             if getattr(rule, name) is None:
                 raise RuleError(f"action {rule.action} needs {name}")
-        for name in ("target_broker", "target_topic", "target_partition", "target_group",
-                     "target_member", "target_transaction"):
-            if name not in needed and spec.get(name) is not None:
-                raise RuleError(f"{name} is for "
-                                f"{', '.join(a for a, n in _TARGETS.items() if name in n)}")
-        if rule.target_broker is not None and rule.target_broker not in self._core.cluster.brokers:
-            raise RuleError(f"unknown target_broker {rule.target_broker}")
+        for param in TARGETS:
+            if param.name not in needed and spec.get(param.name) is not None:
+                raise RuleError(f"{param.name} is for {', '.join(users(param.name))}")
+        for param in TARGETS:
+            value = getattr(rule, param.name)
+            if param.refers_to == "broker" and value is not None \
+                    and value not in self._core.cluster.brokers:
+                raise RuleError(f"unknown {param.name} {value}")
 
     # -- picking -----------------------------------------------------------------------------
 
@@ -418,6 +402,16 @@ class ControlTable:
 def apply(core, table: ControlTable, rule: Rule, handler, request, ctx):
     """The answer to a request a rule picked."""
     body = request.body
+    kind = get_action(rule.action).kind
+    if kind is Kind.CONTROL:
+        actions.carry_out(core, rule)
+        if not core.cluster.brokers[ctx.broker_id].alive:
+            return Close(f"rule {rule.id}: broker {ctx.broker_id} stopped")
+        return later(core.timers, handler(core, ctx, body), rule.delay_ms)
+    if kind is Kind.REQUEST:
+        body = actions.rewrite(core, rule, ctx, body)
+        return later(core.timers, handler(core, ctx, body), rule.delay_ms)
+    # the rule answers the request otherwise
     if rule.action == "callback":
         answer = rule.callback(ControlledRequest(request.api_key, request.api_version,
                                                  ctx.broker_id, ctx.client_id, body))
@@ -425,11 +419,6 @@ def apply(core, table: ControlTable, rule: Rule, handler, request, ctx):
             return handler(core, ctx, body)
         table._count(rule)
         return later(core.timers, answer, rule.delay_ms)
-    if rule.action in CONTROL_ACTIONS:
-        _control(core, rule)
-        if not core.cluster.brokers[ctx.broker_id].alive:
-            return Close(f"rule {rule.id}: broker {ctx.broker_id} stopped")
-        return later(core.timers, handler(core, ctx, body), rule.delay_ms)
     if rule.action == "disconnect":
         if not rule.delay_ms:
             return Close(f"rule {rule.id} disconnects")
@@ -437,16 +426,6 @@ def apply(core, table: ControlTable, rule: Rule, handler, request, ctx):
         core.timers.call_later(rule.delay_ms,
                                lambda: closing.resolve(Close(f"rule {rule.id} disconnects")))
         return closing
-    if rule.action == "expire_session":
-        if ctx.session is not None and ctx.session.authenticated:
-            ctx.session.expires_ms = ctx.now_ms
-        else:
-            log.info("rule %d: expire_session did nothing: the connection has no SASL session",
-                     rule.id)
-        return later(core.timers, handler(core, ctx, body), rule.delay_ms)
-    if rule.action == "hold_revocation":
-        held = core.groups.consumer.holding_revocation(body)
-        return later(core.timers, handler(core, ctx, held), rule.delay_ms)
     if rule.action == "drop":
         return never(handler(core, ctx, body))
     if rule.action == "delay":
@@ -455,32 +434,3 @@ def apply(core, table: ControlTable, rule: Rule, handler, request, ctx):
 
     return later(core.timers, error_responses.answer_with_error(
         core, rule.id, rule.error, rule.hits, handler, request, ctx), rule.delay_ms)
-
-
-def _control(core, rule: Rule) -> None:
-    """A control action; one that cannot be carried out now (a stopped target, an unknown
-    group) does nothing: the rule still counts as fired."""
-    action = rule.action
-    try:
-        if action == "stop_broker":
-            core.stop_broker(rule.target_broker)
-        elif action == "start_broker":
-            core.start_broker(rule.target_broker)
-        elif action == "move_leader":
-            partition = core.cluster.partition(rule.target_topic, rule.target_partition)
-            if partition is not None:
-                core.cluster.move_leader(partition, rule.target_broker)
-        elif action == "move_coordinator":
-            core.groups.admin.move_coordinator(rule.target_group, rule.target_broker)
-        elif action == "expire_member":
-            core.groups.admin.expire_member(rule.target_group, rule.target_member)
-        elif action == "abort_transaction":
-            core.transactions.abort_now(rule.target_transaction)
-        elif action == "move_transaction_coordinator":
-            core.cluster.move_leader(core.transactions.placement.partition(
-                rule.target_transaction), rule.target_broker)
-    except KeyError:
-        log.info("rule %d: %s did nothing: unknown transactional id %r", rule.id, action,
-                 rule.target_transaction)
-    except ApiException as exc:
-        log.info("rule %d: %s did nothing: %s", rule.id, action, exc)
