@@ -17,6 +17,7 @@ answer is CLUSTER_AUTHORIZATION_FAILED.
 
 from __future__ import annotations
 
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.errors import ApiException
 from mockbroker.core.transactions.coordinator import TV_0, TV_2
 from mockbroker.core.security.acls import AclOperation as Op
@@ -26,6 +27,10 @@ from wire import errors, response_class
 
 API_KEY = 24
 RESPONSE = response_class(API_KEY)
+#: v0-3: the error on every partition asked for, as Kafka answers one; v4+ have it at the top
+ERRORS = (KeyedShape("v3_and_below_topics", "name", "results_by_topic_v3_and_below", "name",
+                     inner=KeyedShape("partitions", None, "results_by_partition",
+                                      "partition_index", error="partition_error_code")),)
 
 
 def _results(core, ctx, transactional_id, producer_id, epoch, topics, verify_only=False):
@@ -83,7 +88,7 @@ def _by_topic(codes: dict):
             for name, results in by_topic.items()]
 
 
-@REGISTRY.handler(API_KEY)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     if ctx.api_version >= 4 and not access(core, ctx).cluster(Op.CLUSTER_ACTION):
         return RESPONSE(throttle_time_ms=0, error_code=errors.CLUSTER_AUTHORIZATION_FAILED,

@@ -12,6 +12,7 @@ DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED with Kafka's message and no memb
 
 from __future__ import annotations
 
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
@@ -21,6 +22,8 @@ from wire import errors, response_class
 
 API_KEY = 69
 RESPONSE = response_class(API_KEY)
+#: the error on each group asked about, as Kafka answers one
+ERRORS = (KeyedShape("group_ids", None, "groups", "group_id"),)
 #: the member type v1 reports (KIP-1099): 0 for a classic member (JoinGroup and SyncGroup) of
 #: a consumer group, 1 for a member of the consumer protocol
 CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
@@ -76,7 +79,7 @@ def _describe(core, ctx, group_id: str):
             for m in group.members.values()])
 
 
-@REGISTRY.handler(API_KEY)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     if not acl.enforced:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 
+from mockbroker.core.control.error_responses import OwnAnswer
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
@@ -26,7 +27,16 @@ RESPONSE = response_class(API_KEY)
 LOG_DIR = "/tmp/kafka-logs"
 
 
-@REGISTRY.handler(API_KEY, names_topics=True)
+def _error_answer(version: int, request, code: int):
+    """Kafka answers an error at the top alone, with no log dirs; v1-2 have no top-level error
+    (Kafka's would be lost on the wire), so there the broker's log dir carries it."""
+    results = [] if version >= 3 else [RESPONSE.DescribeLogDirsResult(
+        error_code=code, log_dir=LOG_DIR, topics=[], total_bytes=-1, usable_bytes=-1,
+        is_cordoned=False)]
+    return RESPONSE(throttle_time_ms=0, error_code=code, results=results)
+
+
+@REGISTRY.handler(API_KEY, errors=OwnAnswer(_error_answer), names_topics=True)
 def handle(core, ctx, request):
     cluster = core.cluster
     if not access(core, ctx).cluster(Op.DESCRIBE):

@@ -9,6 +9,7 @@ message, whether it exists or not."""
 
 from __future__ import annotations
 
+from mockbroker.core.control.error_responses import PartitionShape
 from mockbroker.core.datapath.replica import replica_error
 from mockbroker.core.names import topic_name_error
 from mockbroker.core.security.acls import AclOperation as Op
@@ -18,6 +19,10 @@ from wire import errors, response_class
 
 API_KEY = 61
 RESPONSE = response_class(API_KEY)
+#: an error on each partition asked for (by index), as Kafka answers one; a fault fails the
+#: partitions it picks and the others are described as usual
+ERRORS = PartitionShape("topics", "name", "partition_indexes", None, "topics", "name",
+                        "partitions", "partition_index")
 
 
 def _partition(core, ctx, partition, index: int):
@@ -39,7 +44,7 @@ def _partition(core, ctx, partition, index: int):
             for pid, entry in sorted(state.producers.items())])
 
 
-@REGISTRY.handler(API_KEY, names_topics=True)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     return RESPONSE(throttle_time_ms=0, topics=[

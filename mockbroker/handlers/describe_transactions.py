@@ -8,6 +8,7 @@ topics the principal may DESCRIBE are shown."""
 
 from __future__ import annotations
 
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.errors import ApiException
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
 from mockbroker.core.security.authorize import access
@@ -16,6 +17,8 @@ from wire import errors, response_class
 
 API_KEY = 65
 RESPONSE = response_class(API_KEY)
+#: the error on each transactional id asked about, as Kafka answers one
+ERRORS = (KeyedShape("transactional_ids", None, "transaction_states", "transactional_id"),)
 
 
 def _state(core, ctx, acl, transactional_id: str):
@@ -44,7 +47,7 @@ def _state(core, ctx, acl, transactional_id: str):
                 for topic, partitions in by_topic.items()])
 
 
-@REGISTRY.handler(API_KEY)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     return RESPONSE(throttle_time_ms=0, transaction_states=[

@@ -4,15 +4,19 @@ authorizer is configured."""
 
 from __future__ import annotations
 
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.security.acls import AclOperation, authorizer_of, cluster_denial
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 
 API_KEY = 50
 RESPONSE = response_class(API_KEY)
+#: Kafka's error answer has the error at the top and on a result for each user asked about
+#: (which it leaves unnamed, as here: the items share no field with the results)
+ERRORS = (KeyedShape("users", "name", "results", "user"),)
 
 
-@REGISTRY.handler(API_KEY)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     authorizer = authorizer_of(core)
     if authorizer is not None and cluster_denial(authorizer, ctx, AclOperation.DESCRIBE):

@@ -74,8 +74,11 @@ def _partition(cls, partition, entry, error=errors.NONE):
                error_code=error)
 
 
-#: from v8 an injected error sits on each group (before, at the top)
-ERRORS = (KeyedShape("groups", "group_id", "groups", "group_id"),)
+#: where Kafka's error answer puts the error: v1 has no top-level error, so it goes on every
+#: partition asked for; v2-7 have it at the top; from v8 it sits on each group
+ERRORS = (KeyedShape("topics", "name", "topics", "name", until=1, inner=KeyedShape(
+              "partition_indexes", None, "partitions", "partition_index")),
+          KeyedShape("groups", "group_id", "groups", "group_id"))
 
 
 @REGISTRY.handler(API_KEY, errors=ERRORS, names_topics=True)

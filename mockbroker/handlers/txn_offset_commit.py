@@ -17,6 +17,7 @@ it exists or not (an unknown topic id is said first).
 
 from __future__ import annotations
 
+from mockbroker.core.control.error_responses import PartitionShape
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.coordinators.placement import OFFSETS_TOPIC
@@ -28,6 +29,10 @@ from wire import errors, response_class
 
 API_KEY = 28
 RESPONSE = response_class(API_KEY)
+#: Kafka's error answer has the error on every partition as asked (see :func:`_every`); a
+#: fault fails the partitions it picks, and the others are committed as usual
+ERRORS = PartitionShape("topics", "name", "partitions", "partition_index", "topics", "name",
+                        "partitions", "partition_index")
 
 
 def _settle(core, ctx, request) -> tuple[object | None, int]:
@@ -56,7 +61,7 @@ def _settle(core, ctx, request) -> tuple[object | None, int]:
     return group, errors.NONE
 
 
-@REGISTRY.handler(API_KEY, names_topics=True)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     cluster = core.cluster
     by_id = ctx.api_version >= 6

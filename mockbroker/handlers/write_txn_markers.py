@@ -9,6 +9,7 @@ else every partition answers CLUSTER_AUTHORIZATION_FAILED and no marker is writt
 
 from __future__ import annotations
 
+from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.errors import ApiException
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access
@@ -17,6 +18,10 @@ from wire import errors, response_class
 
 API_KEY = 27
 RESPONSE = response_class(API_KEY)
+#: the error on every partition of every marker, as Kafka answers one
+ERRORS = (KeyedShape("markers", "producer_id", "markers", "producer_id", inner=KeyedShape(
+    "topics", "name", "topics", "name",
+    inner=KeyedShape("partition_indexes", None, "partitions", "partition_index"))),)
 
 
 def _write(core, ctx, marker, topic: str, index: int) -> int:
@@ -29,7 +34,7 @@ def _write(core, ctx, marker, topic: str, index: int) -> int:
     return errors.NONE
 
 
-@REGISTRY.handler(API_KEY)
+@REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
     acl = access(core, ctx)
     if acl.cluster(Op.ALTER) or acl.cluster(Op.CLUSTER_ACTION):

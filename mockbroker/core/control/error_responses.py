@@ -1,25 +1,36 @@
 """Responses that carry an injected error, shaped as the real broker shapes its own errors.
 
-A fault that answers a request with an error must answer in that API's own way: a Produce error
-sits on each partition, a JoinGroup error at the top, a DescribeGroups error on each group.  Each
-handler declares its API's shape beside itself when it registers
+A fault that answers a request with an error must answer in that API's own way, where Kafka's
+own error answer to that request (the request class's ``getErrorResponse``) puts it: a Produce
+error sits on each partition, a JoinGroup error at the top, a DescribeGroups error on each group.
+Each handler declares its API's shape beside itself when it registers
 (``REGISTRY.handler(..., errors=...)``); an API that declares none has the top-level shape:
 
-* **partitioned**: the request names topics and partitions and the response mirrors them with an
-  error per partition (Produce, Fetch, ListOffsets, OffsetCommit, DeleteRecords,
-  OffsetForLeaderEpoch).  Only the partitions a fault targets get the error; the rest of the
-  request is served as usual (see :func:`split_partitioned` and :func:`merge_partitioned`).
-* **keyed**: the request lists groups, topics, keys or config resources and the response has one
-  entry with an error for each (DescribeGroups, DeleteGroups, FindCoordinator v4+, OffsetFetch
-  v8+, CreateTopics, DeleteTopics, CreatePartitions, the config APIs, DescribeTopicPartitions).
+* **partitioned** (:class:`PartitionShape`): the request names topics and partitions and the
+  response mirrors them with an error per partition (Produce, Fetch, ListOffsets, OffsetCommit,
+  TxnOffsetCommit, DeleteRecords, OffsetForLeaderEpoch, DescribeProducers).  Only the
+  partitions a fault targets get the error; the rest of the request is served as usual (see
+  :func:`split_partitioned` and :func:`merge_partitioned`).
+* **keyed** (a tuple of :class:`KeyedShape`): the request lists groups, topics, keys, config
+  resources, ACLs, users or transactional ids and the response has one entry with an error for
+  each (DescribeGroups, DeleteGroups, FindCoordinator v4+, OffsetFetch v8+, CreateTopics,
+  DeleteTopics, CreatePartitions, the config and ACL APIs, DescribeTopicPartitions,
+  DescribeTransactions, ConsumerGroupDescribe), or for each item of a list inside an entry
+  (WriteTxnMarkers: each partition of each topic of each marker; AddPartitionsToTxn v0-3 and
+  OffsetFetch v1: each partition asked for).  The whole request fails.  The first shape of the
+  tuple that a version has applies; a version that has none of them has the top-level shape.
 * **top-level**: one ``error_code`` for the whole response (JoinGroup, SyncGroup, Heartbeat,
-  LeaveGroup, InitProducerId, ListGroups, ...).
+  LeaveGroup, InitProducerId, ListGroups, AddPartitionsToTxn v4+, ...).  A keyed shape sets it
+  too where the response has it (DescribeUserScramCredentials, as Kafka does).
+* **topic errors** (:class:`TopicErrors`, Metadata): answered by the real handler, then the
+  error is set on the matching topics, so the client still learns the brokers.
+* **the handler's own** (:class:`OwnAnswer`): what no declaration says, the handler module
+  builds (AlterUserScramCredentials names each user once; DescribeLogDirs v1-2 have no
+  top-level error, so the log dir carries it).
 
-* **topic errors** (Metadata): answered by the real handler, then the error is set on the matching
-  topics, so the client still learns the brokers.
-
-  Fields Kafka fills with -1 in its error responses (offsets,
-epochs, ids, node ids) get -1 here too.
+Every version of every API mockbroker serves has a place for an error;
+:class:`CannotExpress` is for a declaration that leaves a version without one.  Fields Kafka fills
+with -1 in its error responses (offsets, epochs, ids, node ids) get -1 here too.
 """
 
 from __future__ import annotations
@@ -48,12 +59,14 @@ _MINUS_ONE = frozenset({
 
 
 class PartitionShape(Struct, frozen=True):
-    """Where a partitioned API names topics and partitions in its request and its response."""
+    """Where a partitioned API names topics and partitions in its request and its response.
+    ``request_index`` is None where the request lists its partitions as plain indexes
+    (DescribeProducers)."""
 
     request_topics: str
     request_name: str
     request_partitions: str
-    request_index: str
+    request_index: str | None
     response_topics: str
     response_name: str
     response_partitions: str
@@ -67,13 +80,23 @@ class PartitionShape(Struct, frozen=True):
 
 class KeyedShape(Struct, frozen=True):
     """A request list (of names, or of structs) answered by one response entry per item.
-    ``request_key`` is None when the request list holds plain strings; the response entry then
-    gets the string in ``response_key``.  Struct items copy every field the two share."""
+    ``request_key`` is None when the request list holds plain strings or indexes; the response
+    entry then gets the item in ``response_key``.  Struct items copy every field the two share.
+    It applies to the versions whose request and response both have their list."""
 
     request_list: str
     request_key: str | None
     response_list: str
     response_key: str
+    #: a list each item holds in turn, answered inside the item's entry the same way (a
+    #: WriteTxnMarkers marker's topics, and a topic's partitions); the error goes on the
+    #: entries of every level that has the field
+    inner: KeyedShape | None = None
+    #: the entry's field for the error (AddPartitionsToTxn v0-3: ``partition_error_code``)
+    error: str = "error_code"
+    #: the last version it applies to, where later ones still have both lists but Kafka
+    #: answers them otherwise (OffsetFetch v2-7: at the top)
+    until: int | None = None
 
 
 class TopicErrors(Struct, frozen=True):
@@ -81,8 +104,15 @@ class TopicErrors(Struct, frozen=True):
     the client still learns the brokers)."""
 
 
+class OwnAnswer(Struct, frozen=True):
+    """An error answer the handler module builds itself, where the shapes above cannot say it:
+    ``build(version, request, error_code) -> response``."""
+
+    build: Callable[[int, Any, int], Any]
+
+
 #: what a handler may declare as its API's error shape
-ErrorShape = PartitionShape | tuple[KeyedShape, ...] | TopicErrors | None
+ErrorShape = PartitionShape | tuple[KeyedShape, ...] | TopicErrors | OwnAnswer | None
 
 
 class CannotExpress(Exception):
@@ -105,22 +135,23 @@ def _element_class(cls, list_name: str):
     return cls._struct_classes[_field(cls, list_name).element_type]
 
 
-def _blank(cls, error_code: int):
-    """A response entry that says only ``error_code``, with Kafka's -1s."""
+def _blank(cls, error_code: int, error_field: str = "error_code"):
+    """A response entry that says only ``error_code`` (in ``error_field``, where it has one),
+    with Kafka's -1s."""
     entry = cls()
     for f in cls._fields:
         if f.name in _MINUS_ONE and f.type in _INT_TYPES:
             setattr(entry, f.name, -1)
         elif f.name == "records":
             setattr(entry, f.name, None)
-    if _field(cls, "error_code") is not None:
-        entry.error_code = error_code
+    if _field(cls, error_field) is not None:
+        setattr(entry, error_field, error_code)
     return entry
 
 
 def can_express(api_key: int, version: int, shape: ErrorShape) -> bool:
     """Whether an error fault can be answered for this API version."""
-    if isinstance(shape, (PartitionShape, TopicErrors)):
+    if isinstance(shape, (PartitionShape, TopicErrors, OwnAnswer)):
         return True
     request_cls, response_cls = _classes(api_key)
     if _keyed_shape(shape, version, request_cls, response_cls) is not None:
@@ -132,12 +163,31 @@ def _classes(api_key: int):
     return request_class(api_key), response_class(api_key)
 
 
+def cannot_express(registration) -> str | None:
+    """Why an error rule for a served API (its registry entry) is refused, naming the versions
+    whose responses have no place for the error; None when every version has one."""
+    mute = [version for version in range(registration.min_version,
+                                         registration.max_version + 1)
+            if not can_express(registration.api_key, version, registration.error_shape)]
+    if not mute:
+        return None
+    return (f"{APIS[registration.api_key].name} {', '.join(f'v{v}' for v in mute)} "
+            f"responses have no place for an error")
+
+
 def _keyed_shape(shapes, version, request_cls, response_cls) -> KeyedShape | None:
     for shape in shapes if isinstance(shapes, tuple) else ():
+        if shape.until is not None and version > shape.until:
+            continue
         if _present(request_cls, shape.request_list, version) and \
                 _present(response_cls, shape.response_list, version):
             return shape
     return None
+
+
+def _index(shape: PartitionShape, partition) -> int:
+    """A request partition's index (the item itself where the request lists plain indexes)."""
+    return partition if shape.request_index is None else getattr(partition, shape.request_index)
 
 
 # -- partitioned APIs -------------------------------------------------------------------------
@@ -148,7 +198,7 @@ def request_partitions(shape: PartitionShape, body, topic_of: Callable[[Any], st
     for topic in getattr(body, shape.request_topics) or ():
         name = topic_of(topic, shape.request_name)
         for partition in getattr(topic, shape.request_partitions) or ():
-            yield name, getattr(partition, shape.request_index)
+            yield name, _index(shape, partition)
 
 
 def split_partitioned(shape: PartitionShape, body, hit: Callable[[Any, Any], bool]):
@@ -194,7 +244,7 @@ def merge_partitioned(api_key: int, shape: PartitionShape, response, hit_pairs,
                 target.topic_id = topic_id
             topics.append(target)
         entry = _blank(partition_cls, error_code)
-        setattr(entry, shape.response_index, getattr(request_partition, shape.request_index))
+        setattr(entry, shape.response_index, _index(shape, request_partition))
         getattr(target, shape.response_partitions).append(entry)
     return response
 
@@ -202,24 +252,17 @@ def merge_partitioned(api_key: int, shape: PartitionShape, response, hit_pairs,
 # -- everything else --------------------------------------------------------------------------
 
 def error_response(api_key: int, version: int, body, error_code: int, shapes: ErrorShape = None):
-    """The whole response for a request of a keyed or top-level API answered with
-    ``error_code``; raises :class:`CannotExpress` when the version has no place for it."""
+    """The whole response for a request of a keyed, top-level or handler-built API answered
+    with ``error_code``; raises :class:`CannotExpress` when the version has no place for it."""
+    if isinstance(shapes, OwnAnswer):
+        return shapes.build(version, body, error_code)
     request_cls, response_cls = _classes(api_key)
     shape = _keyed_shape(shapes, version, request_cls, response_cls)
     response = _blank(response_cls, error_code)
     if shape is not None:
-        entry_cls = _element_class(response_cls, shape.response_list)
-        entries = []
-        for item in getattr(body, shape.request_list) or ():
-            entry = _blank(entry_cls, error_code)
-            if shape.request_key is None:
-                setattr(entry, shape.response_key, item)
-            else:
-                for f in entry_cls._fields:
-                    if not f.is_struct and f.name != "error_code" and hasattr(item, f.name):
-                        setattr(entry, f.name, getattr(item, f.name))
-            entries.append(entry)
-        setattr(response, shape.response_list, entries)
+        setattr(response, shape.response_list, _entries(
+            shape, getattr(body, shape.request_list),
+            _element_class(response_cls, shape.response_list), error_code))
         return response
     if not _present(response_cls, "error_code", version):
         raise CannotExpress(f"{APIS[api_key].name} v{version} has no error code to set")
@@ -230,6 +273,27 @@ def error_response(api_key: int, version: int, body, error_code: int, shapes: Er
         if f is not None and f.is_nullable(version):
             setattr(response, name, None)
     return response
+
+
+def _entries(shape: KeyedShape, items, entry_cls, error_code: int) -> list:
+    """An entry of ``entry_cls`` for each request item, with the error, and the entries of its
+    inner list inside it."""
+    inner = shape.inner
+    entries = []
+    for item in items or ():
+        entry = _blank(entry_cls, error_code, shape.error)
+        if shape.request_key is None:
+            setattr(entry, shape.response_key, item)
+        else:
+            for f in entry_cls._fields:
+                if not f.is_struct and f.name != shape.error and hasattr(item, f.name):
+                    setattr(entry, f.name, getattr(item, f.name))
+        if inner is not None:
+            setattr(entry, inner.response_list, _entries(
+                inner, getattr(item, inner.request_list),
+                _element_class(entry_cls, inner.response_list), error_code))
+        entries.append(entry)
+    return entries
 
 
 def with_topic_errors(response, error_code: int, wanted: Callable[[str | None], bool]):
@@ -267,7 +331,7 @@ def answer_with_error(core, rule_id: int, code: int,
         rest, hit = split_partitioned(
             shape, body, lambda topic, partition: hits(
                 topic_name(core.cluster, topic, shape.request_name),
-                getattr(partition, shape.request_index)))
+                _index(shape, partition)))
         result = handler(core, ctx, rest) if rest is not None else None
         if shape.acks_zero_closes and body.acks == 0:
             return Close(f"rule {rule_id}: a request with acks=0 failed")

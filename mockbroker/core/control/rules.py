@@ -255,10 +255,10 @@ class ControlTable:
         if action == "error" and rule.api is not None:
             from mockbroker.core.control import error_responses  # with the first error rule
 
-            served = self._core.registry.get(rule.api)
-            if not error_responses.can_express(rule.api, served.max_version,
-                                               served.error_shape):
-                raise RuleError(f"{API_NAMES[rule.api]} responses have no error code to set")
+            # every version it serves, each named when it cannot carry the error
+            problem = error_responses.cannot_express(self._core.registry.get(rule.api))
+            if problem:
+                raise RuleError(problem)
         chain = spec.get("chain", False)
         if not isinstance(chain, bool):
             raise RuleError(f"chain must be true or false, got {chain!r}")
