@@ -21,7 +21,7 @@ import enum
 import types
 import typing
 from functools import cache
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, Optional, Union, get_args, get_origin
 
 __all__ = ["BodyError", "component_schema", "describe", "from_json", "from_object", "hints",
            "read_body", "schema", "schema_name", "to_json", "views_in"]
@@ -217,8 +217,12 @@ def component_schema(cls: type) -> dict[str, Any]:
     schema keywords of :func:`describe`), those without a default as required."""
     properties: dict[str, Any] = {}
     required: list[str] = []
+    body = getattr(cls, "closed", False)
     for f in dataclasses.fields(cls):
-        properties[f.name] = {**schema(hints(cls)[f.name]), **f.metadata}
+        hint = hints(cls)[f.name]
+        if body and not _required(f):  # a body's null takes the default (see read_body)
+            hint = Optional[hint]
+        properties[f.name] = {**schema(hint), **f.metadata}
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             required.append(f.name)
     out: dict[str, Any] = {"type": "object", "properties": properties}
@@ -246,8 +250,9 @@ def read_body(cls: type, data: Any) -> Any:
     """``data`` (parsed JSON) as an instance of the body view ``cls``, defaults filled in, once
     every field is what the view declares: no unknown field, every required one, each of its
     type (a null only where the hint allows one, or for a field with a default, which it then
-    takes) and within the field's ``minimum``, ``maximum``, ``exclusiveMinimum`` and
-    ``minLength``.  Raises :class:`BodyError` on the first field that is not."""
+    takes: the schema of a body says so) and within the field's ``minimum``, ``maximum``,
+    ``exclusiveMinimum`` and ``minLength``.  Raises :class:`BodyError` on the first field that
+    is not."""
     if not isinstance(data, dict):
         raise BodyError("the body must be a JSON object")
     fields = dataclasses.fields(cls)
@@ -257,12 +262,16 @@ def read_body(cls: type, data: Any) -> Any:
         raise BodyError(f"unknown field(s) {', '.join(unknown)}; expected {', '.join(names)}")
     values: dict[str, Any] = {}
     for f in fields:
-        value = data.get(f.name)
+        if f.name not in data:
+            if _required(f):
+                raise BodyError(f"{f.name} is required")
+            continue  # the default
+        value = data[f.name]
         hint = hints(cls)[f.name]
         if value is None and not _accepts(hint, None):
             if _required(f):
                 raise BodyError(f"{f.name} is required")
-            continue  # absent or null: the default
+            continue  # null where the type has none: the default
         if not _accepts(hint, value):
             raise BodyError(_refusal(f, hint, value))
         _check_bounds(f, value)
@@ -320,7 +329,7 @@ def _refusal(f: dataclasses.Field, tp: Any, value: Any) -> str:
     if template:
         return template.format(name=f.name, value=value, choices=shown)
     if choices:
-        return f"{f.name} must be one of {shown}, not {value!r}"
+        return f"{f.name} must be one of {shown}, got {value!r}"
     kinds = [a for a in (_union_args(tp) or (tp,)) if a is not _NONE]
     words = [_WORDS.get(get_origin(a) or a, str(a)) for a in kinds]
     return f"{f.name} must be {' or '.join(words)}, got {value!r}"

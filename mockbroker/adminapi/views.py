@@ -40,6 +40,8 @@ GroupState = Literal["Empty", "PreparingRebalance", "CompletingRebalance", "Stab
 GroupType = Literal["classic", "consumer"]
 #: what a rule does to a request it picks (the table of :mod:`mockbroker.adminapi.actions`)
 FaultAction = Literal[actions.names()]  # type: ignore[valid-type]
+#: what ``POST /faults`` may ask for: every action but the in-process callback
+AddableAction = Literal[actions.http_names()]  # type: ignore[valid-type]
 RequestOutcome = Literal["pending", "answered", "no response", "dropped", "disconnected",
                          "failed", "unsupported"]
 TimestampType = Literal["CreateTime", "LogAppendTime"]
@@ -396,7 +398,7 @@ class FaultSpec:
 
     api: str | int | None = describe(
         "Kafka API name (Produce, JoinGroup, ...) or key; null: any", default=None)
-    action: FaultAction | None = describe(
+    action: AddableAction | None = describe(
         "default: error when an error is given, else delay", default=None)
     error: str | int | None = describe(
         "Kafka error name (NOT_LEADER_OR_FOLLOWER) or code; used by action error only",
@@ -405,9 +407,9 @@ class FaultSpec:
         "how many requests it picks (default 1); null: until removed", default=1, minimum=1)
     after: int = describe("let this many matching requests through first", default=0,
                           minimum=0)
-    broker: int | None = None
-    topic: str | None = None
-    partition: int | None = describe(default=None, minimum=0)
+    broker: int | None = describe("pick requests to this broker", default=None, minimum=0)
+    topic: str | None = describe("pick requests that name this topic", default=None)
+    partition: int | None = describe("and this partition of it", default=None, minimum=0)
     group: str | None = describe("pick requests that name this group", default=None)
     client_id: str | None = None
     principal: str | None = describe(

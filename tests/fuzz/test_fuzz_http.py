@@ -25,9 +25,12 @@ WAIT_MS = 200
 
 def _bounded(case) -> None:
     """A wait the fuzzer made waits WAIT_MS at most (a timeout_ms it made of the wrong type
-    or out of range stays, for the server to refuse)."""
+    or out of range stays, for the server to refuse; a null one, like a missing one, would be
+    the default of 30 s)."""
     if case.path.startswith("/wait/") and isinstance(case.body, dict):
-        timeout = case.body.get("timeout_ms", WAIT_MS + 1)
+        timeout = case.body.get("timeout_ms")
+        if timeout is None:
+            timeout = WAIT_MS + 1
         if isinstance(timeout, int) and not isinstance(timeout, bool) and \
                 WAIT_MS < timeout <= 600_000:
             case.body = {**case.body, "timeout_ms": WAIT_MS}

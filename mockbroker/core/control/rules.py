@@ -35,15 +35,14 @@ core's clock and timers, so a :class:`~mockbroker.core.clock.ManualClock` drives
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from typing import Any, Callable
 
 from msgspec import Struct
 
-from mockbroker.adminapi.actions import (
-    TARGETS, Kind, find as find_action, get as get_action, http_names, users,
-)
+from mockbroker.adminapi.actions import TARGETS, Kind, get as get_action, http_names, users
 from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.control import actions
 from mockbroker.core.deferred import Close, Deferred, later, never
@@ -54,9 +53,6 @@ from wire.apis import API_NAMES, resolve_api
 
 #: the actions ``POST /faults`` may add, as refusals list them
 _ADDABLE = ", ".join(http_names())
-_SPEC_KEYS = ("api", "action", "error", "count", "after", "broker", "topic", "partition",
-              "group", "client_id", "principal", "delay_ms", "probability", "chain",
-              *(t.name for t in TARGETS))
 
 
 class RuleError(ValueError):
@@ -121,33 +117,27 @@ class Rule(Struct, repr_omit_defaults=True):
 
 
 
-def _int(spec: dict, name: str, *, minimum: int, default: Any) -> Any:
-    if name not in spec:
-        return default
-    value = spec[name]
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RuleError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise RuleError(f"{name} must be at least {minimum}, got {value}")
-    return value
-
-
-def _str(spec: dict, name: str) -> str | None:
-    value = spec.get(name)
-    if value is not None and not isinstance(value, str):
-        raise RuleError(f"{name} must be a string, got {value!r}")
-    return value
-
-
-def _topic(spec: dict, name: str) -> str | None:
-    topic = spec.get(name)
+def _topic(name: str, topic: str | None) -> str | None:
     if topic is not None:
-        problem = topic_name_error(topic) if isinstance(topic, str) else "must be a string"
+        problem = topic_name_error(topic)
         if problem:
             raise RuleError(f"{name}: {problem}")
     return topic
+
+
+def _read_spec(spec: Any):
+    """A fault spec checked against ``FaultSpec``, its one declaration (the fields, their
+    types and bounds that ``POST /faults``'s schema states); the rest is checked here."""
+    # with the first rule: the views are dataclasses, kept out of the broker's start-up
+    from mockbroker.adminapi.jsonview import BodyError, read_body
+    from mockbroker.adminapi.views import FaultSpec
+
+    if not isinstance(spec, dict):
+        raise RuleError("a fault is a JSON object")
+    try:
+        return read_body(FaultSpec, spec)
+    except BodyError as exc:
+        raise RuleError(str(exc)) from None
 
 
 class ControlTable:
@@ -194,8 +184,8 @@ class ControlTable:
         decoded request and returns a response message to answer it with, :data:`DISCONNECT`
         to close the connection, or None to let it through.  Once it answers the rule is gone,
         unless ``keep``."""
-        spec: dict[str, Any] = {"api": api, "count": None if keep else 1, "broker": broker}
-        rule = self._parse_match(spec, "callback")
+        rule = self._parse_match(_read_spec({"api": api, "count": None if keep else 1,
+                                             "broker": broker}), "callback")
         rule.callback = fn
         return self._insert(rule)
 
@@ -216,13 +206,8 @@ class ControlTable:
                    and rule.api is None and rule.topic is None and rule.client_id is None)
 
     def parse(self, spec: Any) -> Rule:
-        if not isinstance(spec, dict):
-            raise RuleError("a fault is a JSON object")
-        unknown = sorted(set(spec) - set(_SPEC_KEYS))
-        if unknown:
-            raise RuleError(f"unknown field(s) {', '.join(unknown)}; a fault has "
-                            f"{', '.join(_SPEC_KEYS)}")
-        error = spec.get("error")
+        spec = _read_spec(spec)
+        error = spec.error
         if error is not None:
             try:
                 error = errors.resolve_error(error).code
@@ -230,19 +215,17 @@ class ControlTable:
                 raise RuleError(f"error: {exc.args[0]}") from None
             if error == errors.NONE:
                 raise RuleError("error: NONE is not an error")
-        delay_ms = _int(spec, "delay_ms", minimum=0, default=0) or 0
-        action = spec.get("action")
+        delay_ms = spec.delay_ms
+        action = spec.action
         if action is None:
             action = "error" if error is not None else "delay" if delay_ms else None
             if action is None:
                 raise RuleError("say what the fault does: an error, a delay_ms, or an action "
                                 f"({_ADDABLE})")
-        entry = find_action(action) if isinstance(action, str) else None
-        if entry is None or not entry.http:
-            raise RuleError(f"action must be one of {_ADDABLE}, got {action!r}")
+        entry = get_action(action)  # one POST /faults may add: FaultSpec says which
         implied = resolve_api(entry.api) if entry.api is not None else None
-        if implied is not None and spec.get("api") is None:
-            spec = {**spec, "api": implied}
+        if implied is not None and spec.api is None:
+            spec = dataclasses.replace(spec, api=implied)
         rule = self._parse_match(spec, action)
         if implied is not None and rule.api != implied:
             raise RuleError(f"action {action} is for {entry.api} requests")
@@ -259,18 +242,18 @@ class ControlTable:
             problem = error_responses.cannot_express(self._core.registry.get(rule.api))
             if problem:
                 raise RuleError(problem)
-        chain = spec.get("chain", False)
-        if not isinstance(chain, bool):
-            raise RuleError(f"chain must be true or false, got {chain!r}")
+        chain = spec.chain
         if chain and action != "delay":
             raise RuleError("only a delay can chain")
         rule.chain = chain
         self._parse_targets(spec, rule)
         return rule
 
-    def _parse_match(self, spec: dict, action: str) -> Rule:
+    def _parse_match(self, spec, action: str) -> Rule:
+        """The match of a rule: what ``spec`` (a ``FaultSpec``) picks, checked against the
+        cluster and the APIs served."""
         brokers = self._core.cluster.brokers
-        api = spec.get("api")
+        api = spec.api
         if api is not None:
             try:
                 api = resolve_api(api)
@@ -278,32 +261,19 @@ class ControlTable:
                 raise RuleError(f"api: {exc.args[0]}") from None
             if self._core.registry.get(api) is None:
                 raise RuleError(f"api: {API_NAMES[api]} is not served by mockbroker")
-        count = _int(spec, "count", minimum=1, default=1)
-        after = _int(spec, "after", minimum=0, default=0) or 0
-        broker = _int(spec, "broker", minimum=0, default=None)
-        if broker is not None and broker not in brokers:
-            raise RuleError(f"unknown broker {broker}; brokers are "
+        if spec.broker is not None and spec.broker not in brokers:
+            raise RuleError(f"unknown broker {spec.broker}; brokers are "
                             f"{', '.join(map(str, sorted(brokers)))}")
-        topic = _topic(spec, "topic")
+        topic = _topic("topic", spec.topic)
         registration = self._core.registry.get(api) if api is not None else None
         if topic is not None and registration is not None and not registration.names_topics:
             raise RuleError(f"topic: {API_NAMES[api]} requests name no topics")
-        partition = _int(spec, "partition", minimum=0, default=None)
-        if partition is not None:
+        if spec.partition is not None:
             if topic is None:
                 raise RuleError("partition needs a topic")
             if registration is not None and not registration.names_partitions:
                 raise RuleError(f"partition: {API_NAMES[api]} requests name no partitions")
-        group = _str(spec, "group")
-        client_id = _str(spec, "client_id")
-        probability = spec.get("probability", 1.0)
-        if probability is None:
-            probability = 1.0
-        if isinstance(probability, bool) or not isinstance(probability, (int, float)) or \
-                not 0 < probability <= 1:
-            raise RuleError(f"probability must be a number above 0 and at most 1, "
-                            f"got {probability!r}")
-        principal = _str(spec, "principal")
+        principal = spec.principal
         if principal is not None:
             if ":" not in principal:
                 principal = f"User:{principal}"
@@ -311,21 +281,18 @@ class ControlTable:
                 Principal.parse(principal)
             except ValueError as exc:
                 raise RuleError(f"principal: {exc}") from None
-        return Rule(0, action, api, None, count, after, broker, topic, partition, group,
-                    client_id, 0, float(probability), principal=principal)
+        return Rule(0, action, api, None, spec.count, spec.after, spec.broker, topic,
+                    spec.partition, spec.group, spec.client_id, 0, float(spec.probability),
+                    principal=principal)
 
-    def _parse_targets(self, spec: dict, rule: Rule) -> None:
+    def _parse_targets(self, spec, rule: Rule) -> None:
         """The rule's ``target_*`` fields: those its action takes (given, or defaulted from
         the match), and no other."""
         needed = get_action(rule.action).target_names
         for param in TARGETS:
-            if param.type is int:  # without a minimum of its own, any int64
-                bound = -(1 << 63) if param.minimum is None else param.minimum
-                value = _int(spec, param.name, minimum=bound, default=None)
-            elif param.refers_to == "topic":
-                value = _topic(spec, param.name)
-            else:
-                value = _str(spec, param.name)
+            value = getattr(spec, param.name)
+            if param.refers_to == "topic":
+                value = _topic(param.name, value)
             if value in (None, "") and param.default_from is not None and param.name in needed:
                 value = getattr(rule, param.default_from)
             setattr(rule, param.name, value)
@@ -333,7 +300,7 @@ class ControlTable:
             if getattr(rule, name) is None:
                 raise RuleError(f"action {rule.action} needs {name}")
         for param in TARGETS:
-            if param.name not in needed and spec.get(param.name) is not None:
+            if param.name not in needed and getattr(spec, param.name) is not None:
                 raise RuleError(f"{param.name} is for {', '.join(users(param.name))}")
         for param in TARGETS:
             value = getattr(rule, param.name)
