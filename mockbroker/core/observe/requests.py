@@ -82,8 +82,13 @@ class RequestLog:
 _walk_plan: dict[type, tuple[bool, tuple[str, ...]]] = {}
 
 
+#: where an entry of a response carries its error (AddPartitionsToTxn v0-3 names it for the
+#: partition)
+_ERROR_FIELDS = ("error_code", "partition_error_code")
+
+
 def first_error(response, depth: int = 3) -> int:
-    """The first non-zero ``error_code`` in a response (top level first, then nested lists),
+    """The first non-zero error code in a response (top level first, then nested lists),
     or 0: what the request log reports."""
     if response is None:
         return 0
@@ -96,12 +101,15 @@ def first_error(response, depth: int = 3) -> int:
     plan = _walk_plan.get(cls)
     if plan is None:
         fields = getattr(cls, "_fields", ())
-        plan = (any(f.name == "error_code" for f in fields),
+        names = {f.name for f in fields}
+        plan = (next((n for n in _ERROR_FIELDS if n in names), None),
                 tuple(f.name for f in fields if f.is_struct and f.is_array))
         _walk_plan[cls] = plan
-    has_error, lists = plan
-    if has_error and response.error_code:
-        return response.error_code
+    error_field, lists = plan
+    if error_field is not None:
+        code = getattr(response, error_field)
+        if code:
+            return code
     if depth:
         for name in lists:
             for item in getattr(response, name) or ():
