@@ -254,6 +254,8 @@ class ToyType:
     def view(self, coordinator, group, shared):
         from mockbroker.adminapi.views import GroupView
 
+        # the admin API's description names the types it documents (adminapi.views.GroupType,
+        # standard library only): a real type adds its name there; the toy passes as classic
         return GroupView(group_id=group.group_id, state="Stable", type="classic", generation=3,
                          protocol_type="toy", protocol=None, leader=None, members=[], **shared)
 

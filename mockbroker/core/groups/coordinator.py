@@ -146,8 +146,8 @@ class GroupCoordinator(ShardedCoordinator[Shard]):
                                transactional: bool = False):
         """The group an OffsetCommit (or a TxnOffsetCommit: ``transactional``) writes to, as
         its type checks the commit (``generation`` is a consumer group's member epoch), or
-        ApiException with the code every partition gets.  A commit to no group is the checks
-        of the type that holds groups of offsets alone, which may create one."""
+        ApiException with the code every partition gets.  A commit to no group is checked by
+        the type that holds groups of offsets alone, which may create one."""
         from mockbroker.core.groups.types import BARE
 
         shard = self.shard_for(group_id, broker_id)

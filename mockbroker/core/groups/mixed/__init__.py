@@ -18,8 +18,9 @@ from mockbroker.core.groups.mixed.migration import Upgrade
 
 #: What this package serves, as the table reads it: (the type whose protocol a request belongs
 #: to, the type of the group it reaches) -> what serves it there, built once per coordinator.
-#: A server for a pair is also told when members leave a group of the second type
-#: (``leaving``: a consumer group left with classic members only becomes a classic group).
+#: A server that has a ``leaving`` method is also told when members are about to leave a group
+#: of the pair's second type (a consumer group left with classic members only becomes a
+#: classic group).
 SERVES = {
     (ClassicGroup.type, ConsumerGroup.type): ClassicMembers,
     (ConsumerGroup.type, ClassicGroup.type): Upgrade,
