@@ -22,7 +22,7 @@ from mockbroker.core import dispatch
 from mockbroker.core.control import actions as appliers
 from mockbroker.core.control.rules import Rule, RuleError
 from mockbroker.core.deferred import Close
-from mockbroker.core.groups.classic.group import JoinRequest
+from mockbroker.core.groups.classic_api import JoinRequest
 from mockbroker.core.observe import inspect
 from tests.core.harness import make_core, send
 from wire import errors

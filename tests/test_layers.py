@@ -52,11 +52,13 @@ def test_the_tree_keeps_every_contract():
 
 
 # Reaching up into io drags the whole of io along, chains included: asyncio, the handler
-# registry (whose package holds the served table) and the front door.  Those contracts may break
-# too; the one the case names must.
+# registry (whose package holds the served table), the front door and the group coordinator
+# (whose table of group types reaches every type).  Those contracts may break too; the one the
+# case names must.
 THROUGH_IO = {"sans-io", "handlers-independent", "groups-beside-data-path", "data-path-apart",
               "observers-above-what-they-see", "coordinator-base-below-coordinators",
-              "listeners-apart-from-admin-server", "transactions-beside-groups"}
+              "listeners-apart-from-admin-server", "transactions-beside-groups",
+              "group-types-independent"}
 
 # (module to edit, the line added, contracts it must break, contracts it may break besides)
 INJECTIONS = {
@@ -113,10 +115,16 @@ INJECTIONS = {
         {"data-path-apart", "coordinator-base-below-coordinators"}),
     "placement knows the group coordinator": (
         "mockbroker/core/coordinators/placement.py", "import mockbroker.core.groups.coordinator",
-        {"coordinator-base-below-coordinators"}, {"transactions-beside-groups"}),
+        # a consumer group's assignors hash as placement does: through placement, one type
+        # would reach the table of group types, and every other type
+        {"coordinator-base-below-coordinators"},
+        {"transactions-beside-groups", "group-types-independent"}),
     "the transaction coordinator reads the groups": (
         "mockbroker/core/transactions/markers.py", "import mockbroker.core.groups.offsets",
-        {"transactions-beside-groups"}, set()),
+        {"transactions-beside-groups"}, {"group-types-independent"}),
+    "one group type imports another": (
+        "mockbroker/core/groups/classic/state.py", "import mockbroker.core.groups.consumer.group",
+        {"group-types-independent"}, set()),
     "handler imports another handler": (
         "mockbroker/handlers/heartbeat.py", "from mockbroker.handlers import join_group",
         {"handlers-independent"}, set()),

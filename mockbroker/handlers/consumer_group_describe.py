@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
@@ -48,18 +47,13 @@ def _describe(core, ctx, group_id: str):
         return RESPONSE.DescribedGroup(error_code=errors.INVALID_GROUP_ID, group_id=group_id,
                                        error_message=None, **empty)
     try:
-        shard = core.groups.shard_for(group_id, ctx.broker_id)
+        group = core.groups.describe_as("consumer", ctx.broker_id, group_id)
     except ApiException as exc:
+        # the coordinator's errors carry no message here; a group missing, or of another type,
+        # is GROUP_ID_NOT_FOUND with Kafka's
+        message = exc.message if exc.error_code == errors.GROUP_ID_NOT_FOUND else None
         return RESPONSE.DescribedGroup(error_code=exc.error_code, group_id=group_id,
-                                       error_message=None, **empty)
-    group = shard.groups.get(group_id)
-    if group is None or group.is_dead:
-        return RESPONSE.DescribedGroup(error_code=errors.GROUP_ID_NOT_FOUND, group_id=group_id,
-                                       error_message=f"Group {group_id} not found.", **empty)
-    if not isinstance(group, ConsumerGroup):
-        return RESPONSE.DescribedGroup(
-            error_code=errors.GROUP_ID_NOT_FOUND, group_id=group_id,
-            error_message=f"Group {group_id} is not a consumer group.", **empty)
+                                       error_message=message, **empty)
     consumer = core.groups.consumer
     return RESPONSE.DescribedGroup(
         error_code=errors.NONE, error_message=None, group_id=group_id,

@@ -33,18 +33,18 @@ GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
 
 def _describe(core, ctx, group_id: str):
     try:
-        group = core.groups.admin.describe_group(ctx.broker_id, group_id)
+        group = core.groups.describe_as("classic", ctx.broker_id, group_id)
     except ApiException as exc:
-        return RESPONSE.DescribedGroup(error_code=exc.error_code, group_id=group_id,
-                                       group_state="", protocol_type="", protocol_data="",
-                                       members=[])
-    if group is None or group.type != "classic":
-        # a KIP-848 group is no classic group: Kafka describes it as it would a missing one
+        if exc.error_code != errors.GROUP_ID_NOT_FOUND:
+            return RESPONSE.DescribedGroup(error_code=exc.error_code, group_id=group_id,
+                                           group_state="", protocol_type="", protocol_data="",
+                                           members=[])
+        # no such group, or one of another type (a KIP-848 group is no classic group): Kafka
+        # describes it Dead, and says why from v6
         not_found = ctx.api_version >= 6
-        what = "not found" if group is None else "is not a classic group"
         return RESPONSE.DescribedGroup(
             error_code=errors.GROUP_ID_NOT_FOUND if not_found else errors.NONE,
-            error_message=f"Group {group_id} {what}." if not_found else None,
+            error_message=exc.message if not_found else None,
             group_id=group_id, group_state=GroupState.DEAD.value, protocol_type="",
             protocol_data="", members=[])
     stable = group.is_(GroupState.STABLE)

@@ -5,7 +5,7 @@ GROUP_AUTHORIZATION_FAILED with nothing else (``JoinGroupRequest.getErrorRespons
 
 from __future__ import annotations
 
-from mockbroker.core.groups.classic.group import JoinRequest, JoinResult
+from mockbroker.core.groups.classic_api import JoinRequest, JoinResult
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access

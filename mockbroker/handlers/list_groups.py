@@ -1,8 +1,9 @@
 """ListGroups (key 16): the groups this broker coordinates, in every shard it leads.
 
 Filters as Kafka 4 applies them: states (v4+) compared case-insensitively, types (v5+) parsed
-case-insensitively, an unknown type matching no group.  A group's type is "classic" or
-"consumer" (KIP-848, protocol type "consumer").
+case-insensitively, an unknown type matching no group.  A group's type, protocol type and
+state are what its type in the coordinator's table of group types says ("classic", or
+"consumer" for KIP-848 groups, whose protocol type is "consumer").
 
 With an authorizer (KafkaApis' check): a principal that may DESCRIBE the cluster sees every
 group; any other sees only the groups it may DESCRIBE.
@@ -31,14 +32,14 @@ def handle(core, ctx, request):
     types = {t.lower() for t in request.types_filter} if ctx.api_version >= 5 else set()
     listed = []
     for group in groups:
-        if states and group.state.value.lower() not in states:
+        if states and group.state.lower() not in states:
             continue
-        if types and group.type not in types:
+        if types and group.group_type not in types:
             continue
         if not every_group and not acl.group(Op.DESCRIBE, group.group_id):
             continue
         listed.append(RESPONSE.ListedGroup(group_id=group.group_id,
-                                           protocol_type=group.protocol_type or "",
-                                           group_state=group.state.value,
-                                           group_type=group.type))
+                                           protocol_type=group.protocol_type,
+                                           group_state=group.state,
+                                           group_type=group.group_type))
     return RESPONSE(error_code=errors.NONE, groups=listed)

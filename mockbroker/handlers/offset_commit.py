@@ -89,7 +89,7 @@ def handle(core, ctx, request):
     if not valid:
         return RESPONSE(topics=list(answer.values()))
     try:
-        group = core.groups.classic.validate_offset_commit(
+        group = core.groups.validate_offset_commit(
             ctx.broker_id, request.group_id, request.member_id, request.group_instance_id,
             request.generation_id_or_member_epoch, ctx.api_version)
         group_error = errors.NONE

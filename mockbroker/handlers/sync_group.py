@@ -5,7 +5,7 @@ protocol check), or the answer is GROUP_AUTHORIZATION_FAILED with an empty assig
 
 from __future__ import annotations
 
-from mockbroker.core.groups.classic.group import SyncResult
+from mockbroker.core.groups.classic_api import SyncResult
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access

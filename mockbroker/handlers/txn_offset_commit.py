@@ -52,7 +52,7 @@ def _settle(core, ctx, request) -> tuple[object | None, int]:
                                        unreachable=errors.COORDINATOR_NOT_AVAILABLE,
                                        abortable_known=ctx.api_version >= 4)
     try:
-        group = core.groups.classic.validate_offset_commit(
+        group = core.groups.validate_offset_commit(
             ctx.broker_id, request.group_id, request.member_id or "",
             request.group_instance_id, request.generation_id_or_member_epoch,
             ctx.api_version, transactional=True)

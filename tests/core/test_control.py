@@ -500,7 +500,7 @@ def test_move_the_coordinator_and_expire_a_member_by_rule(core):
     group = core.groups.classic
     node = core.groups.placement.coordinator_for("g")
     target = next(b for b in core.cluster.brokers if b != node)
-    from mockbroker.core.groups.classic.group import JoinRequest
+    from mockbroker.core.groups.classic_api import JoinRequest
 
     join = group.join_group(node, JoinRequest("g", "", "static-1", "c", "/h", 10_000, 10_000,
                                               "consumer", [("range", b"")], 5))

@@ -16,8 +16,8 @@ import pytest
 
 from mockbroker.core.clock import ManualClock
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups.classic.group import ClassicGroup, JoinRequest, JoinResult, \
-    SyncResult
+from mockbroker.core.groups.classic.group import ClassicGroup
+from mockbroker.core.groups.classic_api import JoinRequest, JoinResult, SyncResult
 from mockbroker.core.groups.classic.state import TRANSITIONS, Event, GroupState
 from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.coordinators.placement import partition_for
@@ -972,7 +972,7 @@ def commit(h: Harness, member_id: str = "", generation: int = -1, *, version: in
            instance: str | None = None, group_id: str = GROUP, offsets=None, broker=None):
     """An OffsetCommit as its handler makes it: validate, then store; returns the error."""
     try:
-        group = h.gc.classic.validate_offset_commit(
+        group = h.gc.validate_offset_commit(
             h.coordinator(group_id) if broker is None else broker, group_id, member_id,
             instance, generation, version)
     except ApiException as exc:
@@ -1342,8 +1342,8 @@ def test_the_diagram_in_the_docs_is_the_table():
 
 
 def _commit(h, group_id, topic, offset, generation=-1, member_id=""):
-    group = h.gc.classic.validate_offset_commit(h.coordinator(group_id), group_id, member_id,
-                                                None, generation, 8)
+    group = h.gc.validate_offset_commit(h.coordinator(group_id), group_id, member_id,
+                                        None, generation, 8)
     h.gc.offsets.store(group, {(topic, 0): OffsetEntry(offset, -1, "", h.clock.now_ms())})
     return group
 

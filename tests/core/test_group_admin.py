@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 import wire
-from mockbroker.core.groups.classic.group import JoinRequest, JoinResult, SyncResult
+from mockbroker.core.groups.classic_api import JoinRequest, JoinResult, SyncResult
 from mockbroker.core.coordinators.placement import OFFSETS_TOPIC, partition_for
 from mockbroker.core.deferred import Deferred
 from tests.core.harness import make_core, send

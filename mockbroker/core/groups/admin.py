@@ -1,7 +1,9 @@
-"""Group administration: DescribeGroups, ListGroups, DeleteGroups and OffsetDelete as a
-coordinator answers them, and the knobs the admin API turns (force a rebalance, expire a
-member, move a coordinator).  Shared by every group type; what is type-specific (who may lose
-which offsets) the group says itself.
+"""Group administration: ListGroups, DeleteGroups and OffsetDelete as a coordinator answers
+them, and the knobs the admin API turns (force a rebalance, expire a member, move a
+coordinator).  Shared by every group type; what is type-specific the group says itself (who may
+lose which offsets), or its type through the table of group types (how ListGroups lists it,
+and what a forced rebalance or an expired member is to its protocol).  The describe requests
+ask the coordinator (``describe_as``).
 """
 
 from __future__ import annotations
@@ -9,10 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups.classic.group import CONSUMER_PROTOCOL_TYPE
+from mockbroker.core.groups.classic_api import CONSUMER_PROTOCOL_TYPE
 from wire import errors
 
 if TYPE_CHECKING:
+    from mockbroker.core.groups import Listed
     from mockbroker.core.groups.coordinator import GroupCoordinator
 
 
@@ -21,17 +24,20 @@ class GroupAdmin:
         self.coordinator = coordinator
 
     def describe_group(self, broker_id: int, group_id: str):
-        """The group to describe, or None when this coordinator has no such group (Kafka then
-        answers with state Dead); ApiException when this broker cannot answer for the group."""
+        """The group, of whatever type, or None when this coordinator has no such group;
+        ApiException when this broker cannot answer for the group.  (The describe requests
+        ask for a group of their own type: ``coordinator.describe_as``.)"""
         group = self.coordinator.shard_for(group_id, broker_id).groups.get(group_id)
         return None if group is None or group.is_dead else group
 
-    def list_groups(self, broker_id: int) -> list:
-        """Every group of every shard ``broker_id`` leads, as Kafka 4 reads all its shards.
+    def list_groups(self, broker_id: int) -> list[Listed]:
+        """Every group of every shard ``broker_id`` leads, as Kafka 4 reads all its shards, each
+        as its type lists it.
 
         A shard still loading fails the whole listing with COORDINATOR_LOAD_IN_PROGRESS, as
         one failed shard read fails Kafka's combined answer."""
-        return [group for shard in self.coordinator.led_shards(broker_id)
+        types = self.coordinator.types
+        return [types.of(group).listed(group) for shard in self.coordinator.led_shards(broker_id)
                 for group in shard.groups.values() if not group.is_dead]
 
     def delete_groups(self, broker_id: int, group_ids: list[str]) -> dict[str, int]:
@@ -94,18 +100,15 @@ class GroupAdmin:
         return group
 
     def force_rebalance(self, group_id: str) -> None:
-        """Start a rebalance as if membership had changed."""
+        """Start a rebalance as if membership had changed (INVALID_REQUEST for a type whose
+        members rebalance by themselves)."""
         group = self._group(group_id)
-        if group.type != "classic":
-            raise ApiException(errors.INVALID_REQUEST,
-                               f"group {group_id!r} is a {group.type} group: its members "
-                               f"rebalance by themselves (expire one instead)")
-        self.coordinator.classic.force_rebalance(group)
+        self.coordinator.protocol(group.type).force_rebalance(group)
 
     def expire_member(self, group_id: str, member_id: str) -> None:
         """Remove a member as if its session had timed out now."""
         group = self._group(group_id)
-        self.coordinator.protocols[group.type].expire_member(group, member_id)
+        self.coordinator.protocol(group.type).expire_member(group, member_id)
 
     def move_coordinator(self, group_id: str, node_id: int) -> None:
         """Move the leader of the group's ``__consumer_offsets`` partition to ``node_id``, as a

@@ -13,11 +13,16 @@ Group types plug in beside each other: "classic" (:mod:`~mockbroker.core.groups.
 and KIP-848's "consumer" (:mod:`~mockbroker.core.groups.consumer`), each with its own state
 and protocol, all sharing placement, timers (:mod:`~mockbroker.core.groups.timers`), offsets
 (:mod:`~mockbroker.core.groups.offsets`), records, and group administration
-(:mod:`~mockbroker.core.groups.admin`).  Time comes only from the cluster's clock.
+(:mod:`~mockbroker.core.groups.admin`).  This coordinator tells no two types apart itself: it
+asks the table of group types (:mod:`~mockbroker.core.groups.types`) what a group's type
+declares, and routes each request that reaches a group by the group's type, once
+(:meth:`route`); ``classic`` and ``consumer`` only name the protocols their APIs' handlers
+call.  Time comes only from the cluster's clock.
 
-A broker that has no group yet has loaded none of this but placement and timers: the group
-types, their protocols, the offsets and the records load with the first group request (or the
-first shard with records to replay), which keeps them out of a broker's start-up.
+A broker that has no group yet has loaded none of this but placement and timers: the table,
+the group types, their protocols, the offsets and the records load with the first group
+request (or the first shard with records to replay), which keeps them out of a broker's
+start-up.
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ from functools import cached_property
 from msgspec import field
 
 from mockbroker.core.cluster import Cluster, Partition
+from mockbroker.core.errors import ApiException
 from mockbroker.core.coordinators.placement import OFFSETS_TOPIC
 from mockbroker.core.coordinators.sharded import CoordinatorShard, ShardedCoordinator
 from mockbroker.core.groups.timers import GroupTimers, TimerKey, TimerKind
+from wire import errors
 
 RETENTION = TimerKey(TimerKind.RETENTION)
 
@@ -63,26 +70,25 @@ class GroupCoordinator(ShardedCoordinator[Shard]):
         return Offsets(self)
 
     @cached_property
+    def types(self):
+        """The table of group types as this coordinator uses it (:mod:`.types`)."""
+        from mockbroker.core.groups.types import GroupTypes
+
+        return GroupTypes(self)
+
+    def protocol(self, name: str):
+        """The protocol of the group type ``name``, built on first use."""
+        return self.types.protocol(name)
+
+    @cached_property
     def classic(self):
         """JoinGroup, SyncGroup, Heartbeat and LeaveGroup: the classic protocol."""
-        from mockbroker.core.groups.classic.protocol import ClassicProtocol
-
-        return ClassicProtocol(self)
+        return self.protocol("classic")
 
     @cached_property
     def consumer(self):
         """ConsumerGroupHeartbeat and ConsumerGroupDescribe: KIP-848's protocol."""
-        from mockbroker.core.groups.consumer.protocol import ConsumerProtocol
-
-        return ConsumerProtocol(self)
-
-    @cached_property
-    def protocols(self) -> dict:
-        """Group type -> its protocol."""
-        from mockbroker.core.groups.classic.group import ClassicGroup
-        from mockbroker.core.groups.consumer.group import ConsumerGroup
-
-        return {ClassicGroup.type: self.classic, ConsumerGroup.type: self.consumer}
+        return self.protocol("consumer")
 
     @cached_property
     def admin(self):
@@ -106,17 +112,80 @@ class GroupCoordinator(ShardedCoordinator[Shard]):
         return [(shard, group) for shard in self.loaded_shards()
                 for group in shard.groups.values()]
 
-    @staticmethod
-    def _metadata_tombstones(group) -> list:
-        """What deletes a group's own records (not its offsets): the group metadata of a
-        classic group, the epochs of a consumer group (its members' are gone already)."""
-        from mockbroker.core.groups import records
-        from mockbroker.core.groups.consumer import records as consumer_records
-        from mockbroker.core.groups.consumer.group import ConsumerGroup
+    # -- routing by type -------------------------------------------------------------------------
 
-        if group.type == ConsumerGroup.type:
-            return consumer_records.group_tombstones(group.group_id)
-        return [records.group_tombstone(group.group_id)]
+    def route(self, protocol: str, group):
+        """What serves a request of ``protocol``'s API (the name of the type whose API it is)
+        that reaches ``group`` (or None): that type's protocol for no group or one of its own
+        type, else what the table registers for the pair; ApiException GROUP_ID_NOT_FOUND when
+        nothing serves it."""
+        return self.types.route(protocol, group)
+
+    def members_leaving(self, group, member_ids: set[str]) -> bool:
+        """Members are about to leave ``group``: what serves other protocols' members in a
+        group of its type may put a group of another type in its place instead (a consumer
+        group left with classic members only).  True when one did."""
+        return any(server.leaving(group, member_ids)
+                   for server in self.types.between(group.type) if hasattr(server, "leaving"))
+
+    def describe_as(self, type_name: str, broker_id: int, group_id: str):
+        """The group a describe request of type ``type_name``'s API (DescribeGroups for
+        "classic", ConsumerGroupDescribe for "consumer") answers for: ApiException when this
+        broker cannot answer for the group; GROUP_ID_NOT_FOUND with Kafka's message when there
+        is no such group, or it is of another type."""
+        group = self.shard_for(group_id, broker_id).groups.get(group_id)
+        if group is None or group.is_dead:
+            raise ApiException(errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        if group.type != type_name:
+            raise ApiException(errors.GROUP_ID_NOT_FOUND,
+                               f"Group {group_id} is not a {type_name} group.")
+        return group
+
+    def validate_offset_commit(self, broker_id: int, group_id: str, member_id: str,
+                               instance_id: str | None, generation: int, api_version: int, *,
+                               transactional: bool = False):
+        """The group an OffsetCommit (or a TxnOffsetCommit: ``transactional``) writes to, as
+        its type checks the commit (``generation`` is a consumer group's member epoch), or
+        ApiException with the code every partition gets.  A commit to no group is checked by
+        the type that holds groups of offsets alone, which may create one."""
+        from mockbroker.core.groups.types import BARE
+
+        shard = self.shard_for(group_id, broker_id)
+        group = shard.groups.get(group_id)
+        protocol = self.protocol(BARE if group is None else group.type)
+        return protocol.validate_offset_commit(shard, group_id, group, member_id, instance_id,
+                                               generation, api_version,
+                                               transactional=transactional)
+
+    def validate_offset_fetch(self, group, member_id: str | None, member_epoch: int) -> None:
+        """ApiException when an OffsetFetch's member (v9+) may not read ``group``'s offsets."""
+        if group is not None:
+            self.protocol(group.type).validate_offset_fetch(group, member_id, member_epoch)
+
+    # -- what a group looks like, by its type ----------------------------------------------------
+
+    def snapshot(self, group):
+        """What the group watch compares (:class:`~mockbroker.core.groups.GroupSnapshot`)."""
+        return self.types.of(group).snapshot(group)
+
+    def assignments(self, group) -> dict[str, dict[str, list[int]]]:
+        """{member id: {topic name: partitions}} of ``group``'s members."""
+        return self.types.of(group).assignments(self, group)
+
+    def view(self, group, shared: dict):
+        """The admin API's view of ``group`` (``GET /groups/{id}``), with the fields every
+        type fills alike in ``shared``."""
+        return self.types.of(group).view(self, group, shared)
+
+    def summary(self, group, coordinator_id: int):
+        """The group's line in the admin API's ``GET /groups``."""
+        return self.types.of(group).summary(group, coordinator_id)
+
+    def type_names(self) -> tuple[str, ...]:
+        """Every group type's name, in the table's order."""
+        from mockbroker.core.groups.types import names
+
+        return names()
 
     def delete_group(self, shard: Shard, group) -> None:
         """Tombstones for the group's offsets and metadata; the group is Dead and gone."""
@@ -125,22 +194,22 @@ class GroupCoordinator(ShardedCoordinator[Shard]):
         partition = self.placement.partition(group.group_id)
         records.append(partition, self.now, [
             records.offset_tombstone(group.group_id, topic, index)
-            for topic, index in group.offsets] + self._metadata_tombstones(group))
+            for topic, index in group.offsets] + self.types.of(group).tombstones(group))
         self.timers.cancel_group(group.group_id)
         group.deleted(self.now)
         del shard.groups[group.group_id]
         self.cluster.notify_append(partition)
 
     def replace_group(self, shard: Shard, old, new, entries: list | None = None) -> None:
-        """A group becomes a group of the other type under the same id: an empty one when a
-        member of the other protocol joins, or one with members by online migration, which
+        """A group becomes a group of another type under the same id: an empty one when a
+        member of another protocol joins, or one with members by online migration, which
         passes the records saying so (``entries``).  By default the old type's records get
         tombstones.  The committed offsets, which belong to the group id, carry over."""
         from mockbroker.core.groups import records
 
         partition = self.placement.partition(old.group_id)
         records.append(partition, self.now,
-                       self._metadata_tombstones(old) if entries is None else entries)
+                       self.types.of(old).tombstones(old) if entries is None else entries)
         self.timers.cancel_group(old.group_id)
         old.converted(self.now)
         new.offsets, new.pending_offsets = old.offsets, old.pending_offsets
@@ -158,36 +227,35 @@ class GroupCoordinator(ShardedCoordinator[Shard]):
     def on_loaded(self, shard: Shard) -> None:
         """Each group's protocol picks up where the last coordinator left it (its timers)."""
         for group in shard.groups.values():
-            self.protocols[group.type].loaded(group)
+            self.protocol(group.type).loaded(group)
 
     def replay(self, shard: Shard, partition: Partition) -> None:
         from mockbroker.core.groups import records
-        from mockbroker.core.groups.classic.group import ClassicGroup
-        from mockbroker.core.groups.consumer import records as consumer_records
+        from mockbroker.core.groups.types import BARE, declared, names
 
-        # record type of a group-metadata record -> the group type that loads it
-        loaders = {records.GROUP_METADATA_TYPE: ClassicGroup.from_record}
         now = self.now
-        replayed = records.replay(partition.log)
-        groups = {group_id: loaders[kind](group_id, value, now)
-                  for group_id, (kind, value) in replayed.metadata.items()}
-        # a group with offsets but no metadata record is held as a classic group, as in Kafka
+        folds = [declared(name).replayer(now) for name in names()]
+        # record type -> the fold of the group type whose records it names
+        by_kind = {kind: fold for name, fold in zip(names(), folds)
+                   for kind in declared(name).record_types}
+        replayed = records.replay(partition.log, by_kind)
+        groups: dict = {}
+        for fold in folds:
+            groups.update(fold.groups())
+        # a group with offsets but no record of its own is held as a group of the BARE type,
+        # as in Kafka; the committed offsets belong to the group id, whatever its type
+        bare = declared(BARE)
         for group_id, entries in replayed.offsets.items():
             group = groups.get(group_id)
             if group is None and not entries:
                 continue  # every offset it had was deleted: no group is left
             if group is None:
-                group = groups[group_id] = ClassicGroup(group_id, now)
+                group = groups[group_id] = bare.new_group(group_id, now)
             group.offsets = entries
-        for group_id, found in replayed.consumer.items():
-            if found.group_epoch is not None:
-                group = consumer_records.rebuild(group_id, found, now)
-                group.offsets = groups[group_id].offsets if group_id in groups else {}
-                groups[group_id] = group
         for group_id, by_producer in replayed.pending.items():
             group = groups.get(group_id)
             if group is None:
-                group = groups[group_id] = ClassicGroup(group_id, now)
+                group = groups[group_id] = bare.new_group(group_id, now)
             group.pending_offsets = by_producer
         shard.groups = groups
 

@@ -95,7 +95,7 @@ class Offsets:
         partition an open transaction committed an offset for is given an
         UNSTABLE_OFFSET_COMMIT exception instead of its entry."""
         group = self._coordinator.shard_for(group_id, broker_id).groups.get(group_id)
-        self._coordinator.consumer.validate_offset_fetch(group, member_id, member_epoch)
+        self._coordinator.validate_offset_fetch(group, member_id, member_epoch)
         found: dict = self.committed(group, partitions)
         if require_stable and group is not None and group.pending_offsets:
             for key in found:

@@ -1,19 +1,19 @@
 """What the admin API shows of a cluster: brokers, topics, decoded records, groups, faults,
 the request log, ACLs and SASL users, as the views of :mod:`mockbroker.adminapi.views`.
-Read-only; everything here runs on the cluster's loop thread."""
+Read-only; everything here runs on the cluster's loop thread.  A group's view is its type's to
+build (the group coordinator asks its table of group types); the offsets and lag every type
+shows alike are built here."""
 
 from __future__ import annotations
 
 import base64
 
-from mockbroker.core.observe.assignments import assignment_by_name, decode_assignment
 from mockbroker.adminapi.jsonview import from_object
 from mockbroker.core.security.acls import authorizer_of
 from mockbroker.core.security.mechanisms import PLAIN, SCRAM_HASHES
 from mockbroker.adminapi.views import (
     AclsView, AclView, BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView,
-    LoggedRequestView, MemberView, PartitionView, RecordView, TopicView, TransactionView,
-    UserView,
+    LoggedRequestView, PartitionView, RecordView, TopicView, TransactionView, UserView,
 )
 from wire import errors
 from wire.records import decode_records, read_batch_header
@@ -190,19 +190,6 @@ def group(core, group_id: str):
     raise NotFound(f"unknown group {group_id!r}")
 
 
-def _consumer_members(core, found) -> list[MemberView]:
-    return [MemberView(
-        member_id=m.member_id, client_id=m.client_id, client_host=m.client_host,
-        group_instance_id=m.instance_id, rebalance_timeout_ms=max(m.rebalance_timeout_ms, 0),
-        session_timeout_ms=m.classic.session_timeout_ms if m.uses_classic
-        else core.groups.settings["group_consumer_session_timeout_ms"],
-        assignment=assignment_by_name(core, m.assigned), member_epoch=m.member_epoch,
-        target_assignment=assignment_by_name(core, found.target.get(m.member_id, {})),
-        pending_revocation=assignment_by_name(core, m.pending_revocation),
-        protocol="classic" if m.uses_classic else "consumer",
-    ) for m in found.members.values()]
-
-
 def group_view(core, shard, found) -> GroupView:
     offsets: dict[str, dict[int, int]] = {}
     lag: dict[str, dict[int, int]] = {}
@@ -214,34 +201,15 @@ def group_view(core, shard, found) -> GroupView:
         if partition is not None:
             lag.setdefault(topic_name, {})[index] = \
                 max(0, partition.log.high_watermark - entry.offset)
-    if found.type == "consumer":
-        return GroupView(
-            group_id=found.group_id, state=found.state.value, type="consumer",
-            group_epoch=found.group_epoch, assignment_epoch=found.assignment_epoch,
-            generation=found.group_epoch, protocol_type="consumer",
-            protocol=found.preferred_assignor(core.groups.consumer.assignors()[0]),
-            leader=None, coordinator=shard.leader, members=_consumer_members(core, found),
-            offsets=offsets, offset_metadata=metadata, lag=lag)
-    return GroupView(
-        group_id=found.group_id, state=found.state.value, generation=found.generation_id,
-        protocol_type=found.protocol_type, protocol=found.protocol_name,
-        leader=found.leader_id, coordinator=shard.leader,
-        members=[from_object(
-            MemberView, m, assignment=decode_assignment(found.protocol_type, m.assignment),
-            assignment_base64=base64.b64encode(m.assignment).decode("ascii"),
-        ) for m in found.members.values()],
-        offsets=offsets, offset_metadata=metadata, lag=lag,
-    )
+    return core.groups.view(found, dict(coordinator=shard.leader, offsets=offsets,
+                                        offset_metadata=metadata, lag=lag))
 
 
 def groups(core, group_type: str | None = None) -> list[GroupSummaryView]:
-    return [GroupSummaryView(
-        group_id=found.group_id, state=found.state.value, type=found.type,
-        generation=found.group_epoch if found.type == "consumer" else found.generation_id,
-        protocol_type=found.protocol_type, coordinator=shard.leader,
-        members=len(found.members),
-    ) for shard, found in sorted(core.groups.all_groups(), key=lambda sg: sg[1].group_id)
-        if group_type is None or found.type == group_type]
+    """Every group's summary, by group id; only those of ``group_type`` when given."""
+    return [core.groups.summary(found, shard.leader)
+            for shard, found in sorted(core.groups.all_groups(), key=lambda sg: sg[1].group_id)
+            if group_type is None or found.type == group_type]
 
 
 # -- faults and the request log -------------------------------------------------------------------

@@ -7,6 +7,9 @@ snapshot of each group (state, generation or epoch, members, assignments) after 
 timer or admin call that can change one, and says what differs: members that joined, left or
 were removed (and why: the cause in force says which request, timer or call it was), state and
 generation changes, new assignments.  One place to read, and no protocol can forget to tell.
+What a snapshot holds, and a group's assignments by topic name, are the group's type's to say
+(the group coordinator asks its table of group types), as are the states in which a rebalance
+is under way.
 """
 
 from __future__ import annotations
@@ -14,9 +17,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterable
 
-from msgspec import Struct
-
-from mockbroker.core.observe.assignments import assignment_by_name, decode_assignment
+from mockbroker.core.groups import GroupSnapshot
+from mockbroker.core.groups.types import rebalancing_states
 from mockbroker.core.observe.events import EventLog
 
 log = logging.getLogger("mockbroker.core")
@@ -43,38 +45,6 @@ LEAVING_REQUESTS = {"LeaveGroup", "ConsumerGroupHeartbeat"}
 GROUP_REQUESTS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
                             "ConsumerGroupHeartbeat", "OffsetCommit", "TxnOffsetCommit",
                             "DeleteGroups", "OffsetDelete"})
-
-
-class MemberSnapshot(Struct, frozen=True):
-    """A member as the watch last saw it."""
-
-    client_id: str
-    client_host: str
-    instance_id: str | None
-    #: what the member holds, comparable (bytes of a classic assignment, or partitions)
-    assignment: Any
-
-
-class GroupSnapshot(Struct, frozen=True):
-    """A group as the watch last saw it: type, state, generation and members."""
-
-    group_type: str
-    state: str
-    generation: int
-    members: dict[str, MemberSnapshot]
-
-
-def snapshot(group) -> GroupSnapshot:
-    if group.type == "consumer":
-        members = {m.member_id: MemberSnapshot(
-            m.client_id, m.client_host, m.instance_id,
-            frozenset((t, p) for t, ps in m.assigned.items() for p in ps))
-            for m in group.members.values()}
-        return GroupSnapshot("consumer", group.state.value, group.group_epoch, members)
-    members = {m.member_id: MemberSnapshot(m.client_id, m.client_host, m.group_instance_id,
-                                           m.assignment)
-               for m in group.members.values()}
-    return GroupSnapshot("classic", group.state.value, group.generation_id, members)
 
 
 class GroupWatch:
@@ -116,7 +86,7 @@ class GroupWatch:
                     self._gone(name, before)
                 continue
             shard, group = found
-            now = snapshot(group)
+            now = groups.snapshot(group)
             before = self._seen.get(name)
             if before != now:
                 self._seen[name] = now
@@ -166,14 +136,7 @@ class GroupWatch:
         new_assignment = {m: s.assignment for m, s in now.members.items()}
         if new_assignment != old_assignment and any(new_assignment.values()):
             emit("assignment", group=name, generation=now.generation,
-                 assignments=self._assignments(group))
-
-    def _assignments(self, group) -> dict[str, dict[str, list[int]]]:
-        if group.type == "consumer":
-            return {m.member_id: assignment_by_name(self._core, m.assigned)
-                    for m in group.members.values()}
-        return {m.member_id: decode_assignment(group.protocol_type, m.assignment) or {}
-                for m in group.members.values()}
+                 assignments=self._core.groups.assignments(group))
 
 
 def removal(cause: dict[str, Any], member_id: str) -> tuple[str, str]:
@@ -218,9 +181,6 @@ def describe_cause(cause: dict[str, Any], member_id: str | None,
 
 # -- the rebalance timeline ----------------------------------------------------------------------
 
-#: states a rebalance is under way in, by group type
-REBALANCING = {"classic": {"PreparingRebalance", "CompletingRebalance"},
-               "consumer": {"Assigning", "Reconciling"}}
 MEMBERSHIP = {"member_joined": "joined", "member_left": "left", "member_expired": "expired",
               "member_removed": "left"}
 
@@ -230,6 +190,7 @@ def rebalances(events: Iterable[dict[str, Any]], group_id: str) -> list[dict[str
     ended, its cause, who joined, left or expired for it, and the generation (classic) or
     group epoch (consumer) it produced.  A member change between rebalances counts toward the
     next one, which it starts."""
+    rebalancing = rebalancing_states()  # the states a rebalance is under way in, by type
     out: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     waiting: dict[str, list[str]] = {"joined": [], "left": [], "expired": []}
@@ -243,8 +204,9 @@ def rebalances(events: Iterable[dict[str, Any]], group_id: str) -> list[dict[str
             continue
         if kind != "group_state":
             continue
-        state, group_type = event["to"], event.get("group_type", "classic")
-        under_way = state in REBALANCING.get(group_type, set())
+        # every group_state event names its group's type (the watch emits them all)
+        state, group_type = event["to"], event.get("group_type")
+        under_way = state in rebalancing.get(group_type, ())
         if current is None and (under_way or (
                 event["from"] is not None and event["generation"] != event[
                     "previous_generation"])):

@@ -303,8 +303,10 @@ class AdminApi:
 
     async def groups(self, call: Call):
         group_type = call.query.get("type")
-        if group_type is not None and group_type not in ("classic", "consumer"):
-            raise ApiError(400, f"type must be classic or consumer, not {group_type!r}")
+        names = self.core.groups.type_names()
+        if group_type is not None and group_type not in names:
+            raise ApiError(400, f"type must be {', '.join(names[:-1])} or {names[-1]}, "
+                                f"not {group_type!r}")
         return inspect.groups(self.core, group_type)
 
     async def group(self, call: Call):

@@ -1,71 +1,25 @@
-"""A classic group, its members, and the requests and results of the classic protocol.
+"""A classic group and its members.
 
 Kafka's ``ClassicGroup`` and ``ClassicGroupMember`` are the model: members in join order (the
 first is the leader until it leaves), members still to be added after MEMBER_ID_REQUIRED
 (pending), static members by instance id, and the committed offsets (kept by
 :mod:`mockbroker.core.groups.offsets`, as for every group type).  Every call of the protocol
-answers with a result object carrying Kafka's error code; refusals inside are
-:class:`~mockbroker.core.errors.ApiException`.
+answers with a result object of :mod:`mockbroker.core.groups.classic_api` carrying Kafka's
+error code; refusals inside are :class:`~mockbroker.core.errors.ApiException`.
 """
 
 from __future__ import annotations
 
 import uuid
 
-from msgspec import Struct, field
+from msgspec import Struct
 
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.classic.state import Event, GroupState, next_state
+from mockbroker.core.groups.classic_api import CONSUMER_PROTOCOL_TYPE, JoinResult, SyncResult
 from mockbroker.core.groups.records import OffsetEntry
 from wire import WireError, embedded_codec, errors
-
-#: The protocol type of Kafka's consumers, whose Subscription the coordinator can read.
-CONSUMER_PROTOCOL_TYPE = "consumer"
-
-
-class JoinRequest(Struct):
-    group_id: str
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocol_type: str
-    protocols: list[tuple[str, bytes]]
-    api_version: int
-
-
-
-
-class JoinResult(Struct):
-    error_code: int
-    member_id: str
-    generation_id: int = -1
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader: str = ""
-    skip_assignment: bool = False
-    #: (member id, group instance id, metadata) — only in the leader's answer
-    members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
-
-
-class SyncResult(Struct):
-    error_code: int
-    assignment: bytes = b""
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-
-
-class HeartbeatResult(Struct):
-    error_code: int
-
-
-class LeaveResult(Struct):
-    error_code: int
-    #: one error code per member that asked to leave, in request order
-    member_errors: list[int] = field(default_factory=list)
 
 
 def _supersede(earlier: Deferred | None, later: Deferred) -> None:

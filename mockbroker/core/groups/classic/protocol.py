@@ -1,25 +1,31 @@
 """The requests of the classic group protocol: JoinGroup (new, known and static members,
 KIP-394's MEMBER_ID_REQUIRED), SyncGroup, Heartbeat and LeaveGroup, and the classic checks of an
 offset commit.  Each answers with a result object; the rebalancing they set off is
-:mod:`~mockbroker.core.groups.classic.rebalance`'s.  The same requests to a consumer group with
-members are served by :mod:`~mockbroker.core.groups.consumer.classic_members` (mixed groups).
+:mod:`~mockbroker.core.groups.classic.rebalance`'s.
+
+Each request is routed once, by the type of the group it reaches (``coordinator.route``): a
+classic group, or none yet, is served here (the ``on_*`` methods); a group of another type by
+what the table of group types registers for it (a consumer group's classic members:
+:mod:`~mockbroker.core.groups.mixed`), which serves the same ``on_*`` methods.
 """
 
 from __future__ import annotations
 
 from mockbroker.core.deferred import Deferred
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups.classic.group import ClassicGroup, HeartbeatResult, JoinRequest, \
-    JoinResult, LeaveResult, Member, SyncResult
+from mockbroker.core.groups.classic.group import ClassicGroup, Member
 from mockbroker.core.groups.classic.rebalance import CR, DEAD, E, HEARTBEAT, \
-    NEW_MEMBER_JOIN_TIMEOUT_MS, PR, ST, SYNC, UNKNOWN_MEMBER_ID, Rebalancer
+    NEW_MEMBER_JOIN_TIMEOUT_MS, PR, ST, SYNC, Rebalancer
 from mockbroker.core.groups.classic.state import Event
-from mockbroker.core.groups.consumer.group import ConsumerGroup
+from mockbroker.core.groups.classic_api import UNKNOWN_MEMBER_ID, HeartbeatResult, \
+    JoinRequest, JoinResult, LeaveResult, SyncResult
 from mockbroker.core.groups.timers import TimerKey
 from wire import errors
 
 #: the longest string (in UTF-8 bytes) a non-flexible version, or a group record, can carry
 MAX_STRING_BYTES = 0x7FFF
+#: the name of the protocol whose requests this module serves, as the table routes them
+CLASSIC = ClassicGroup.type
 
 
 class ClassicProtocol(Rebalancer):
@@ -35,18 +41,16 @@ class ClassicProtocol(Rebalancer):
             return JoinResult(errors.INVALID_SESSION_TIMEOUT, req.member_id)
         try:
             shard = self.coordinator.shard_for(req.group_id, broker_id)
+            group = shard.groups.get(req.group_id)
+            server = self.coordinator.route(CLASSIC, group)
         except ApiException as exc:
             return JoinResult(exc.error_code, req.member_id)
+        return server.on_join(shard, group, req)
+
+    def on_join(self, shard, group: ClassicGroup | None, req: JoinRequest
+                ) -> JoinResult | Deferred:
+        """A JoinGroup to a classic group, or to no group: a new member creates it."""
         unknown = req.member_id == UNKNOWN_MEMBER_ID
-        group = shard.groups.get(req.group_id)
-        if group is not None and not isinstance(group, ClassicGroup):
-            if not group.is_empty:
-                # a KIP-848 group with members: this one joins it as a classic member
-                return self.coordinator.consumer.classic.join(group, req)
-            # an empty one becomes classic, keeping its committed offsets
-            fresh = ClassicGroup(req.group_id, self.now)
-            self.coordinator.replace_group(shard, group, fresh)
-            group = fresh
         if group is None:
             if not unknown:
                 return JoinResult(errors.UNKNOWN_MEMBER_ID, req.member_id)
@@ -199,12 +203,17 @@ class ClassicProtocol(Rebalancer):
                    ) -> SyncResult | Deferred:
         try:
             shard = self.coordinator.shard_for(group_id, broker_id)
+            group = shard.groups.get(group_id)
+            server = self.coordinator.route(CLASSIC, group)
         except ApiException as exc:
             return SyncResult(exc.error_code)
-        group = shard.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
-            return self.coordinator.consumer.classic.sync(
-                group, member_id, group_instance_id, generation_id, protocol_type, protocol_name)
+        return server.on_sync(group, member_id, group_instance_id, generation_id, protocol_type,
+                              protocol_name, assignments)
+
+    def on_sync(self, group: ClassicGroup | None, member_id: str,
+                group_instance_id: str | None, generation_id: int, protocol_type: str | None,
+                protocol_name: str | None, assignments: dict[str, bytes]
+                ) -> SyncResult | Deferred:
         if group is None or group.is_(E):
             return SyncResult(errors.UNKNOWN_MEMBER_ID)
         if group.is_(DEAD):
@@ -256,9 +265,12 @@ class ClassicProtocol(Rebalancer):
                    group_instance_id: str | None, generation_id: int) -> int:
         shard = self.coordinator.shard_for(group_id, broker_id)
         group = shard.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
-            return self.coordinator.consumer.classic.heartbeat(group, member_id,
-                                                               group_instance_id, generation_id)
+        return self.coordinator.route(CLASSIC, group).on_heartbeat(
+            group, member_id, group_instance_id, generation_id)
+
+    def on_heartbeat(self, group: ClassicGroup | None, member_id: str,
+                     group_instance_id: str | None, generation_id: int) -> int:
+        """The error code of a Heartbeat to a classic group (or to none)."""
         if group is None:
             return errors.UNKNOWN_MEMBER_ID
         if group.is_(DEAD):
@@ -280,11 +292,14 @@ class ClassicProtocol(Rebalancer):
         """Members leave: a top-level error, and one per member."""
         try:
             shard = self.coordinator.shard_for(group_id, broker_id)
+            group = shard.groups.get(group_id)
+            server = self.coordinator.route(CLASSIC, group)
         except ApiException as exc:
             return LeaveResult(exc.error_code)
-        group = shard.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
-            return self.coordinator.consumer.classic.leave(group, members)
+        return server.on_leave(group, members)
+
+    def on_leave(self, group: ClassicGroup | None,
+                 members: list[tuple[str, str | None]]) -> LeaveResult:
         if group is None:
             # Kafka's coordinator answers a group it does not know member by member (the
             # top-level error stays NONE); before v3 the one member's error is the answer
@@ -323,8 +338,8 @@ class ClassicProtocol(Rebalancer):
         group.remove(member_id)
         self.timers.cancel(TimerKey(HEARTBEAT, group.group_id, member_id))
 
-    def validate_offset_commit(self, broker_id: int, group_id: str, member_id: str,
-                               group_instance_id: str | None, generation_id: int,
+    def validate_offset_commit(self, shard, group_id: str, group: ClassicGroup | None,
+                               member_id: str, instance_id: str | None, generation: int,
                                api_version: int, *, transactional: bool = False
                                ) -> ClassicGroup:
         """The group an OffsetCommit (or a TxnOffsetCommit: ``transactional``) writes to, or
@@ -332,24 +347,18 @@ class ClassicProtocol(Rebalancer):
         outside the group (a simple consumer, an admin tool) is allowed while the group is
         empty, and creates it if needed; a transactional one is allowed in any state, and
         neither checks for a rebalance."""
-        shard = self.coordinator.shard_for(group_id, broker_id)
-        group = shard.groups.get(group_id)
-        if group is not None and not isinstance(group, ClassicGroup):
-            return self.coordinator.consumer.validate_offset_commit(
-                group, member_id, group_instance_id, generation_id, api_version,
-                transactional=transactional)
         if group is None:
-            if generation_id >= 0:
+            if generation >= 0:
                 raise ApiException(errors.GROUP_ID_NOT_FOUND if api_version >= 9 and
                                    not transactional else errors.ILLEGAL_GENERATION)
             group = shard.groups[group_id] = ClassicGroup(group_id, self.now)
         if group.is_(DEAD):
             raise ApiException(errors.COORDINATOR_NOT_AVAILABLE)
-        if generation_id < 0 and group.is_(E):
+        if generation < 0 and group.is_(E):
             return group
-        if generation_id >= 0 or member_id or group_instance_id is not None:
-            group.validate_member(member_id, group_instance_id)
-            if generation_id != group.generation_id:
+        if generation >= 0 or member_id or instance_id is not None:
+            group.validate_member(member_id, instance_id)
+            if generation != group.generation_id:
                 raise ApiException(errors.ILLEGAL_GENERATION)
         elif not group.is_(E) and not transactional:
             raise ApiException(errors.UNKNOWN_MEMBER_ID)
@@ -360,3 +369,7 @@ class ClassicProtocol(Rebalancer):
             self._schedule_heartbeat(group, member)  # a commit counts as a sign of life
         return group
 
+    def validate_offset_fetch(self, group: ClassicGroup, member_id: str | None,
+                              member_epoch: int) -> None:
+        """Nothing to check: only members of the consumer protocol name their epoch in an
+        OffsetFetch, and a classic group has none."""

@@ -16,9 +16,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups import records
-from mockbroker.core.groups.classic.group import ClassicGroup, JoinResult, Member, SyncResult
+from mockbroker.core.groups.classic.group import ClassicGroup, Member
+from mockbroker.core.groups.classic.records import group_metadata_record
 from mockbroker.core.groups.classic.state import Event, GroupState, can_rebalance
+from mockbroker.core.groups.classic_api import UNKNOWN_MEMBER_ID, JoinResult, SyncResult
+from mockbroker.core.groups.records import append
 from mockbroker.core.groups.timers import TimerKey, TimerKind
 from wire import errors
 
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
 
 #: Kafka's group.classic.new.member.join.timeout.ms: how long a new member may take to rejoin
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
-UNKNOWN_MEMBER_ID = ""
 HEARTBEAT, JOIN, SYNC = TimerKind.HEARTBEAT, TimerKind.JOIN, TimerKind.SYNC
 E, PR, CR, ST, DEAD = (GroupState.EMPTY, GroupState.PREPARING_REBALANCE,
                        GroupState.COMPLETING_REBALANCE, GroupState.STABLE, GroupState.DEAD)
@@ -69,7 +70,7 @@ class Rebalancer:
     def _store_group(self, group: ClassicGroup, assignments: dict[str, bytes] | None = None):
         """Write the group's metadata record (Kafka's GroupMetadataValue) to its partition."""
         partition = self.coordinator.placement.partition(group.group_id)
-        records.append(partition, self.now, [records.group_metadata_record(
+        append(partition, self.now, [group_metadata_record(
             group, assignments or group.assignments(), self.now)])
         self.coordinator.cluster.notify_append(partition)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from enum import Enum
 
+from mockbroker.core.groups.classic_api import CONSUMER_PROTOCOL_TYPE
 from mockbroker.core.groups.consumer.member import ConsumerMember, MemberState
 
 
@@ -26,7 +27,7 @@ class ConsumerGroupState(str, Enum):
 
 class ConsumerGroup:
     type = "consumer"
-    protocol_type = "consumer"
+    protocol_type = CONSUMER_PROTOCOL_TYPE
 
     def __init__(self, group_id: str, now_ms: int):
         self.group_id = group_id

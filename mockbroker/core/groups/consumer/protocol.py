@@ -2,6 +2,12 @@
 joining (epoch 0), heartbeating, leaving (-1, or -2 for a static member that will come back),
 the target assignment computed by the server-side assignor, each member's reconciliation, the
 session and rebalance timeouts, and the records every change writes.
+
+A join that reaches a group of another type is routed by the table of group types
+(``coordinator.route``), as is a consumer group whose members are leaving (``members_leaving``):
+what joins this type to another (KIP-848's mixed groups and online migration) is
+:mod:`~mockbroker.core.groups.mixed`'s, which uses this protocol's public methods to move its
+classic members like any other.
 """
 
 from __future__ import annotations
@@ -13,11 +19,9 @@ from typing import TYPE_CHECKING
 from msgspec import Struct
 
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups.classic.group import ClassicGroup
-from mockbroker.core.groups.consumer import migration, records
+from mockbroker.core.groups.consumer import records
 from mockbroker.core.groups.consumer.assignors import ASSIGNORS, AssignorError, MemberSpec
 from mockbroker.core.groups.consumer.group import ConsumerGroup
-from mockbroker.core.groups.consumer.classic_members import ClassicMembers
 from mockbroker.core.groups.consumer.regex import TopicRegexError, compile_topic_regex
 from mockbroker.core.groups.consumer.member import (ConsumerMember, Fenced, MemberState,
                                                     new_member_id, reconcile)
@@ -29,6 +33,8 @@ if TYPE_CHECKING:
     from mockbroker.core.groups.coordinator import GroupCoordinator
 
 LEAVE, STATIC_LEAVE = -1, -2
+#: the name of the protocol whose requests this module serves, as the table routes them
+CONSUMER = ConsumerGroup.type
 #: the timers a member may have: its session, its revocation, and a classic member's rejoin
 #: and SyncGroup deadlines
 MEMBER_TIMERS = (TimerKind.HEARTBEAT, TimerKind.REVOCATION, TimerKind.JOIN, TimerKind.SYNC)
@@ -70,8 +76,6 @@ def _invalid(message: str) -> ApiException:
 class ConsumerProtocol:
     def __init__(self, coordinator: "GroupCoordinator"):
         self.coordinator = coordinator
-        #: JoinGroup, SyncGroup, Heartbeat and LeaveGroup from classic members of a consumer group
-        self.classic = ClassicMembers(self)
 
     @property
     def now(self) -> int:
@@ -183,7 +187,7 @@ class ConsumerProtocol:
         if new_member or _metadata(updated) != _metadata(member):
             writes.append(records.member(group.group_id, updated))
         group.members[updated.member_id] = updated
-        metadata_hash = self._metadata_hash(group)
+        metadata_hash = self.metadata_hash(group)
         if subscription_changed or metadata_hash != group.metadata_hash:
             group.group_epoch += 1
             group.metadata_hash = metadata_hash
@@ -216,13 +220,10 @@ class ConsumerProtocol:
 
     def _group(self, shard, req: Heartbeat) -> ConsumerGroup:
         group = shard.groups.get(req.group_id)
-        if isinstance(group, ClassicGroup) and req.member_epoch == 0:
-            if group.is_empty:  # becomes a consumer group, keeping its committed offsets
-                fresh = ConsumerGroup(req.group_id, self.now)
-                self.coordinator.replace_group(shard, group, fresh)
-                self.write(fresh, [records.group_epoch(fresh)])
-                return fresh
-            return self._upgrade(shard, group)
+        if group is not None and not isinstance(group, ConsumerGroup) and req.member_epoch == 0:
+            # a member joins a group of another type: whether the group may become a consumer
+            # group, and how, is what the table registers for the pair (refused if nothing)
+            return self.coordinator.route(CONSUMER, group).on_join(shard, group, req)
         if group is None or group.is_dead:
             if req.member_epoch != 0:
                 raise ApiException(errors.GROUP_ID_NOT_FOUND,
@@ -233,21 +234,6 @@ class ConsumerProtocol:
             raise ApiException(errors.GROUP_ID_NOT_FOUND,
                                f"Group {req.group_id} is not a consumer group.")
         return group
-
-    def _upgrade(self, shard, group: ClassicGroup) -> ConsumerGroup:
-        """A classic group with members becomes a consumer group (online upgrade): members
-        waiting in its rebalance are told to rejoin, and every member keeps its partitions
-        and carries on under the classic protocol."""
-        migration.check_upgrade(group, self.settings["group_consumer_migration_policy"],
-                                self.settings["group_consumer_max_size"])
-        topic_ids = {name: t.topic_id for name, t in self.coordinator.cluster.topics.items()}
-        fresh, entries = migration.to_consumer(group, topic_ids, self.now)
-        fresh.metadata_hash = self._metadata_hash(fresh)
-        group.answer_waiting(errors.REBALANCE_IN_PROGRESS)
-        self.coordinator.replace_group(shard, group, fresh, entries)
-        for member in fresh.members.values():
-            self.arm_session(fresh, member)
-        return fresh
 
     def _member(self, group: ConsumerGroup, req: Heartbeat, writes: list) -> ConsumerMember:
         if req.member_epoch == 0:  # joining (or rejoining): a known member is not reset
@@ -326,7 +312,7 @@ class ConsumerProtocol:
         topics = self.coordinator.cluster.topics
         return {topics[n].topic_id for n in self._subscribed_names(member) if n in topics}
 
-    def _metadata_hash(self, group: ConsumerGroup) -> int:
+    def metadata_hash(self, group: ConsumerGroup) -> int:
         """What the group's subscribed topics look like now: a change (a topic created or
         deleted, partitions added) asks for a new target assignment, as Kafka's metadata hash
         does."""
@@ -385,17 +371,15 @@ class ConsumerProtocol:
 
     def fence(self, group: ConsumerGroup, member_ids: set[str]) -> None:
         """Members leave or are fenced: their records get tombstones and the group a new
-        epoch; the next heartbeat of another member computes the new target.  When only
-        members of the classic protocol would be left, the group becomes a classic group
-        instead, if ``group.consumer.migration.policy`` allows (online downgrade)."""
+        epoch; the next heartbeat of another member computes the new target.  What serves
+        another protocol's members in the group may convert it instead (when only members of
+        the classic protocol would be left, it becomes a classic group, if
+        ``group.consumer.migration.policy`` allows: an online downgrade)."""
         member_ids = {m for m in member_ids if m in group.members}
         if not member_ids:
             return
-        if migration.may_downgrade(group, member_ids,
-                                   self.settings["group_consumer_migration_policy"],
-                                   self.settings["group_max_size"]):
-            self.downgrade(group, member_ids, None, None, rebalance=True)
-            return
+        if self.coordinator.members_leaving(group, member_ids):
+            return  # the group became a group of another type instead
         writes: list = []
         for member_id in member_ids:
             del group.members[member_id]
@@ -403,20 +387,8 @@ class ConsumerProtocol:
             self._cancel(group, member_id)
             writes += records.member_tombstones(group.group_id, member_id)
         group.group_epoch += 1
-        group.metadata_hash = self._metadata_hash(group)
+        group.metadata_hash = self.metadata_hash(group)
         self.write(group, writes + [records.group_epoch(group)])
-
-    def downgrade(self, group: ConsumerGroup, leaving: set[str], joining: ConsumerMember | None,
-                  replaced: ConsumerMember | None, *, rebalance: bool) -> None:
-        """The group becomes a classic group of its classic members (and ``joining``, a
-        classic static member taking ``replaced``'s place); a classic rebalance follows when
-        ``rebalance``."""
-        names = {t.topic_id: name for name, t in self.coordinator.cluster.topics.items()}
-        classic, entries = migration.to_classic(
-            group, leaving, joining, replaced.member_id if replaced else None, names, self.now)
-        shard = self.coordinator.shard_of(group.group_id)
-        self.coordinator.replace_group(shard, group, classic, entries)
-        self.coordinator.classic.adopt(classic, rebalance=rebalance)
 
     def _cancel(self, group: ConsumerGroup, member_id: str) -> None:
         for kind in MEMBER_TIMERS:
@@ -455,9 +427,10 @@ class ConsumerProtocol:
 
         self.timers.schedule(key, max(member.rebalance_timeout_ms, 0), fence)
 
-    def validate_offset_commit(self, group: ConsumerGroup, member_id: str,
-                               instance_id: str | None, member_epoch: int, api_version: int,
-                               *, transactional: bool = False) -> ConsumerGroup:
+    def validate_offset_commit(self, shard, group_id: str, group: ConsumerGroup,
+                               member_id: str, instance_id: str | None, member_epoch: int,
+                               api_version: int, *, transactional: bool = False
+                               ) -> ConsumerGroup:
         """An OffsetCommit (or TxnOffsetCommit) to a consumer group, checked as Kafka's
         ``ConsumerGroup.validateOffsetCommit`` does: the member's epoch must be its current one
         (an older one only for partitions it still holds from then)."""
@@ -491,7 +464,7 @@ class ConsumerProtocol:
 
     def validate_offset_fetch(self, group, member_id: str | None, member_epoch: int) -> None:
         """OffsetFetch v9+ from a member of a consumer group: its epoch must be current."""
-        if not isinstance(group, ConsumerGroup) or (member_id is None and member_epoch < 0):
+        if member_id is None and member_epoch < 0:
             return
         member = group.members.get(member_id or "")
         if member is None:
@@ -525,6 +498,14 @@ class ConsumerProtocol:
     def expire_member(self, group: ConsumerGroup, member_id: str) -> None:
         """As if the member's session had timed out (admin)."""
         self.fence(group, {member_id})
+
+    @staticmethod
+    def force_rebalance(group: ConsumerGroup) -> None:
+        """Refused (admin): the coordinator computes the assignment, and nothing makes the
+        members rebalance but a change of membership or of their topics."""
+        raise ApiException(errors.INVALID_REQUEST,
+                           f"group {group.group_id!r} is a {group.type} group: its members "
+                           f"rebalance by themselves (expire one instead)")
 
     def loaded(self, group: ConsumerGroup) -> None:
         """A new coordinator gives every member a fresh session, and a member that was

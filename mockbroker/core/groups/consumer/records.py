@@ -22,7 +22,7 @@ from mockbroker.core.groups.consumer.member import (ClassicMetadata, ConsumerMem
 from wire import decode_embedded, embedded_codec
 
 GROUP_EPOCH, MEMBER, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT = 3, 5, 6, 7, 8
-TYPES = (GROUP_EPOCH, MEMBER, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT)
+RECORD_TYPES = (GROUP_EPOCH, MEMBER, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT)
 _NAMES = {GROUP_EPOCH: "ConsumerGroupMetadata", MEMBER: "ConsumerGroupMemberMetadata",
           TARGET_EPOCH: "ConsumerGroupTargetAssignmentMetadata",
           TARGET_MEMBER: "ConsumerGroupTargetAssignmentMember",
@@ -184,3 +184,19 @@ def rebuild(group_id: str, replayed: Replayed, now_ms: int) -> ConsumerGroup:
     group.target = {member_id: parts for member_id, parts in replayed.targets.items()
                     if member_id in group.members}
     return group
+
+
+class Replayer:
+    """The consumer groups of one partition, folded from their records in log order; a group
+    whose epoch record is gone (deleted, or converted to another type) is left out."""
+
+    def __init__(self, now_ms: int):
+        self._now = now_ms
+        self._found: dict[str, Replayed] = {}
+
+    def record(self, kind: int, key: bytes, value: bytes | None) -> None:
+        replay_record(self._found, kind, key, value)
+
+    def groups(self) -> dict[str, ConsumerGroup]:
+        return {group_id: rebuild(group_id, found, self._now)
+                for group_id, found in self._found.items() if found.group_epoch is not None}

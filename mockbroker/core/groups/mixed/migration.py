@@ -14,21 +14,31 @@ group again: Stable at the group epoch, each member holding its target assignmen
 classic rebalance starts right away.
 
 Both write what Kafka writes: tombstones for the old type's records and the new type's records.
+
+**Empty groups.** A member of either protocol joining an empty group of the other type replaces
+it with an empty group of its own type, under any policy; the committed offsets stay.  The
+table routes a ConsumerGroupHeartbeat joining a classic group to :class:`Upgrade`; a JoinGroup
+to an empty consumer group is :class:`~.classic_members.ClassicMembers`'.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups import records as group_records
-from mockbroker.core.groups.classic.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup, Member
+from mockbroker.core.groups.classic import records as classic_records
+from mockbroker.core.groups.classic.group import ClassicGroup, Member
 from mockbroker.core.groups.classic.state import GroupState
+from mockbroker.core.groups.classic_api import CONSUMER_PROTOCOL_TYPE
 from mockbroker.core.groups.consumer import records
 from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.groups.consumer.member import ClassicMetadata, ConsumerMember, MemberState
 from wire import WireError, decode_embedded, embedded_codec, encode_embedded, errors
+
+if TYPE_CHECKING:
+    from mockbroker.core.groups.consumer.protocol import Heartbeat
+    from mockbroker.core.groups.coordinator import GroupCoordinator
 
 #: the newest ConsumerProtocolAssignment version we write
 ASSIGNMENT_VERSION = 3
@@ -57,6 +67,37 @@ def assignment_bytes(partitions: Mapping[uuid.UUID, object], names: Mapping[uuid
 
 
 # -- upgrade ----------------------------------------------------------------------------------
+
+
+class Upgrade:
+    """A ConsumerGroupHeartbeat joining a classic group (the table routes it here): an empty
+    group is replaced by a consumer group, one with members is upgraded online."""
+
+    def __init__(self, coordinator: "GroupCoordinator"):
+        self.coordinator = coordinator
+
+    def on_join(self, shard, group: ClassicGroup, req: "Heartbeat") -> ConsumerGroup:
+        """The consumer group the joining member joins, in ``group``'s place."""
+        coordinator = self.coordinator
+        protocol = coordinator.consumer
+        if group.is_empty:  # becomes a consumer group, keeping its committed offsets
+            fresh = ConsumerGroup(group.group_id, coordinator.now)
+            coordinator.replace_group(shard, group, fresh)
+            protocol.write(fresh, [records.group_epoch(fresh)])
+            return fresh
+        # members waiting in its rebalance are told to rejoin, and every member keeps its
+        # partitions and carries on under the classic protocol
+        check_upgrade(group, coordinator.settings["group_consumer_migration_policy"],
+                      coordinator.settings["group_consumer_max_size"])
+        topic_ids = {name: t.topic_id for name, t in coordinator.cluster.topics.items()}
+        fresh, entries = to_consumer(group, topic_ids, coordinator.now)
+        fresh.metadata_hash = protocol.metadata_hash(fresh)
+        group.answer_waiting(errors.REBALANCE_IN_PROGRESS)
+        coordinator.replace_group(shard, group, fresh, entries)
+        for member in fresh.members.values():
+            protocol.arm_session(fresh, member)
+        return fresh
+
 
 
 def check_upgrade(group: ClassicGroup, policy: str, max_size: int) -> None:
@@ -109,7 +150,7 @@ def to_consumer(group: ClassicGroup, topic_ids: Mapping[str, uuid.UUID],
             assigned={t: {p: epoch for p in ps} for t, ps in assigned.items()},
             classic=ClassicMetadata(m.session_timeout_ms, tuple(m.protocols)))
         fresh.target[m.member_id] = {t: set(ps) for t, ps in assigned.items()}
-    entries = [group_records.group_tombstone(gid)]
+    entries = [classic_records.group_tombstone(gid)]
     entries += [records.member(gid, m) for m in fresh.members.values()]
     entries.append(records.group_epoch(fresh))
     entries += [records.target_member(gid, mid, parts) for mid, parts in fresh.target.items()]
@@ -136,6 +177,22 @@ def _read_assignment(data: bytes, topic_ids: Mapping[str, uuid.UUID]) -> dict[uu
 
 
 # -- downgrade --------------------------------------------------------------------------------
+
+
+def downgrade(coordinator: "GroupCoordinator", group: ConsumerGroup, leaving: set[str],
+              joining: ConsumerMember | None, replaced: ConsumerMember | None, *,
+              rebalance: bool) -> None:
+    """The group becomes a classic group of its classic members (and ``joining``, a classic
+    static member taking ``replaced``'s place); a classic rebalance follows when
+    ``rebalance``."""
+    names = {t.topic_id: name for name, t in coordinator.cluster.topics.items()}
+    classic, entries = to_classic(
+        group, leaving, joining, replaced.member_id if replaced else None, names,
+        coordinator.now)
+    shard = coordinator.shard_of(group.group_id)
+    coordinator.replace_group(shard, group, classic, entries)
+    coordinator.classic.adopt(classic, rebalance=rebalance)
+
 
 
 def may_downgrade(group: ConsumerGroup, leaving: set[str], policy: str, max_size: int) -> bool:
@@ -188,5 +245,5 @@ def to_classic(group: ConsumerGroup, leaving: set[str], joining: ConsumerMember 
         member.assignment = assignment_bytes(group.target.get(source, {}), names,
                                              member.metadata(classic.protocol_name))
     classic.state = classic.previous_state = GroupState.STABLE
-    entries.append(group_records.group_metadata_record(classic, classic.assignments(), now_ms))
+    entries.append(classic_records.group_metadata_record(classic, classic.assignments(), now_ms))
     return classic, entries

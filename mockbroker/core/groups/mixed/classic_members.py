@@ -16,6 +16,11 @@ Heartbeat and LeaveGroup is a member like any other, but speaks through the clas
 Instead of the rebalance timeout of a consumer-protocol member, a classic member has a join
 deadline (armed when it is told to rejoin), a sync deadline (after its JoinGroup) and its own
 session timeout.
+
+A JoinGroup to an empty consumer group makes it a classic group (any policy), and the classic
+protocol takes the join from there.  When members leave a consumer group and only classic
+members would be left, the group becomes a classic group instead, if the policy allows
+(:func:`~mockbroker.core.groups.mixed.migration.downgrade`).
 """
 
 from __future__ import annotations
@@ -23,32 +28,48 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
+from mockbroker.core.deferred import Deferred
 from mockbroker.core.errors import ApiException
-from mockbroker.core.groups.classic.group import JoinRequest, JoinResult, LeaveResult, SyncResult
-from mockbroker.core.groups.consumer import migration, records
+from mockbroker.core.groups.classic.group import ClassicGroup
+from mockbroker.core.groups.classic_api import CONSUMER_PROTOCOL_TYPE, UNKNOWN_MEMBER_ID, \
+    JoinRequest, JoinResult, LeaveResult, SyncResult
+from mockbroker.core.groups.consumer import records
 from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.groups.consumer.member import (ClassicMetadata, ConsumerMember,
                                                     MemberState, new_member_id)
+from mockbroker.core.groups.mixed import migration
 from mockbroker.core.groups.timers import TimerKey, TimerKind
 from wire import WireError, decode_embedded, errors
 
 if TYPE_CHECKING:
     from mockbroker.core.groups.consumer.protocol import ConsumerProtocol
-
-UNKNOWN_MEMBER_ID = ""
+    from mockbroker.core.groups.coordinator import GroupCoordinator
 
 
 class ClassicMembers:
-    def __init__(self, protocol: "ConsumerProtocol"):
-        self.protocol = protocol
+    """The classic protocol's requests to a consumer group (the table routes them here), and
+    what becomes of a consumer group whose last members of the consumer protocol leave."""
+
+    def __init__(self, coordinator: "GroupCoordinator"):
+        self.coordinator = coordinator
+
+    @property
+    def protocol(self) -> "ConsumerProtocol":
+        """The consumer protocol, which moves a classic member like any other."""
+        return self.coordinator.consumer
 
     @property
     def settings(self) -> dict:
-        return self.protocol.settings
+        return self.coordinator.settings
 
     # -- JoinGroup ------------------------------------------------------------------------------
 
-    def join(self, group: ConsumerGroup, req: JoinRequest) -> JoinResult:
+    def on_join(self, shard, group: ConsumerGroup, req: JoinRequest) -> JoinResult | Deferred:
+        if group.is_empty:
+            # an empty one becomes classic, keeping its committed offsets
+            fresh = ClassicGroup(req.group_id, self.coordinator.now)
+            self.coordinator.replace_group(shard, group, fresh)
+            return self.coordinator.classic.on_join(shard, fresh, req)
         try:
             return self._join(group, req)
         except ApiException as exc:
@@ -118,8 +139,8 @@ class ClassicMembers:
 
     @staticmethod
     def _joined(member: ConsumerMember) -> JoinResult:
-        return JoinResult(errors.NONE, member.member_id, member.member_epoch, "consumer",
-                          member.classic.protocol_name, leader="")
+        return JoinResult(errors.NONE, member.member_id, member.member_epoch,
+                          CONSUMER_PROTOCOL_TYPE, member.classic.protocol_name, leader="")
 
     def _join_downgrading(self, group: ConsumerGroup, replaced: ConsumerMember,
                           member: ConsumerMember, updated: ConsumerMember, owned,
@@ -135,7 +156,8 @@ class ClassicMembers:
             updated = self.protocol.reconcile(group, updated, False, owned, writes)
             del group.members[updated.member_id]
         self.protocol.write(group, writes)
-        self.protocol.downgrade(group, set(), updated, replaced, rebalance=rebalance)
+        migration.downgrade(self.coordinator, group, set(), updated, replaced,
+                            rebalance=rebalance)
         return self._joined(updated)
 
     @staticmethod
@@ -151,7 +173,7 @@ class ClassicMembers:
 
     def _owned(self, subscription) -> dict[uuid.UUID, set[int]]:
         """The partitions the member's Subscription says it still owns, by topic id."""
-        topics = self.protocol.coordinator.cluster.topics
+        topics = self.coordinator.cluster.topics
         owned: dict[uuid.UUID, set[int]] = {}
         for entry in subscription.owned_partitions or ():
             if entry.topic in topics:
@@ -180,9 +202,11 @@ class ClassicMembers:
             f"A new rebalance is triggered in group {group.group_id} and member "
             f"{member.member_id} should rejoin to catch up."))
 
-    def sync(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
-             generation_id: int, protocol_type: str | None,
-             protocol_name: str | None) -> SyncResult:
+    def on_sync(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
+                generation_id: int, protocol_type: str | None, protocol_name: str | None,
+                assignments: dict[str, bytes]) -> SyncResult:
+        """A classic member's SyncGroup: the partitions it holds now (the server assigns, so
+        what a member sends as assignments is not read)."""
         if group.is_empty:
             return SyncResult(errors.UNKNOWN_MEMBER_ID)
         try:
@@ -198,13 +222,12 @@ class ClassicMembers:
             return SyncResult(exc.error_code)
         self.protocol.timers.cancel(TimerKey(TimerKind.SYNC, group.group_id, member.member_id))
         self.protocol.arm_session(group, member)
-        names = {t.topic_id: name
-                 for name, t in self.protocol.coordinator.cluster.topics.items()}
+        names = {t.topic_id: name for name, t in self.coordinator.cluster.topics.items()}
         data = migration.assignment_bytes(member.assigned, names, member.classic.protocols[0][1])
         return SyncResult(errors.NONE, data, protocol_type, protocol_name)
 
-    def heartbeat(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
-                  generation_id: int) -> int:
+    def on_heartbeat(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
+                     generation_id: int) -> int:
         """The error code of a classic Heartbeat (REBALANCE_IN_PROGRESS: rejoin)."""
         try:
             member = self._classic_member(group, member_id, instance_id, generation_id)
@@ -218,7 +241,8 @@ class ClassicMembers:
             return self._rejoin(group, member).error_code
         return errors.NONE
 
-    def leave(self, group: ConsumerGroup, members: list[tuple[str, str | None]]) -> LeaveResult:
+    def on_leave(self, group: ConsumerGroup,
+                 members: list[tuple[str, str | None]]) -> LeaveResult:
         """Each named member leaves (static members may be named by instance id alone)."""
         results: list[int] = []
         leaving: set[str] = set()
@@ -233,6 +257,19 @@ class ClassicMembers:
             results.append(errors.NONE)
         self.protocol.fence(group, leaving)
         return LeaveResult(errors.NONE, results)
+
+    # -- members leaving -------------------------------------------------------------------------
+
+    def leaving(self, group: ConsumerGroup, member_ids: set[str]) -> bool:
+        """Members of ``group`` are about to leave or be fenced: when only classic members
+        would be left, the group becomes a classic group of them instead, if
+        ``group.consumer.migration.policy`` allows (online downgrade).  True if it did."""
+        if not migration.may_downgrade(group, member_ids,
+                                       self.settings["group_consumer_migration_policy"],
+                                       self.settings["group_max_size"]):
+            return False
+        migration.downgrade(self.coordinator, group, member_ids, None, None, rebalance=True)
+        return True
 
 
 def _validate(group: ConsumerGroup, member_id: str, instance_id: str | None, *,
