@@ -64,7 +64,8 @@ setup_jars() {
   local version artifact
   version=$(.venv/bin/python -c 'from wire.definitions import KAFKA_VERSION; print(KAFKA_VERSION)')
   mkdir -p .cache/jars
-  for artifact in kafka-clients kafka-group-coordinator kafka-transaction-coordinator; do
+  for artifact in kafka-clients kafka-group-coordinator kafka-transaction-coordinator \
+      kafka-share-coordinator; do
     if [ ! -f ".cache/jars/$artifact-$version.jar" ]; then
       ensure_maven
       log "fetching org.apache.kafka:$artifact:$version"

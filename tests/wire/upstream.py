@@ -11,7 +11,8 @@ from wire.definitions import KAFKA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 JAR_DIR = Path(os.environ.get("MOCKBROKER_JAR_DIR", ROOT / ".cache" / "jars"))
-ARTIFACTS = ("kafka-clients", "kafka-group-coordinator", "kafka-transaction-coordinator")
+ARTIFACTS = ("kafka-clients", "kafka-group-coordinator", "kafka-transaction-coordinator",
+             "kafka-share-coordinator")
 
 
 def kafka_jars() -> list[Path]:

@@ -19,6 +19,22 @@ TOPIC_PARTITIONS = [
     F('assignment_epochs', '[]int32', '0+', nullable='0+', default=None, tag=0, tagged='0+'),
 ]
 
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS = [
+    F('topic_id', 'uuid', '0+'),
+    F('partitions', '[]int32', '0+'),
+]
+
+TOPIC_PARTITIONS_INFO = [
+    F('topic_id', 'uuid', '0+'),
+    F('topic_name', 'string', '0+'),
+    F('partitions', '[]int32', '0+'),
+]
+
+TOPIC_INFO = [
+    F('topic_id', 'uuid', '0+'),
+    F('topic_name', 'string', '0+'),
+]
+
 REQUEST_HEADER = M('RequestHeader', 'header', '1-2', '2+', [
     F('request_api_key', 'int16', '0+'),
     F('request_api_version', 'int16', '0+'),
@@ -186,3 +202,108 @@ CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE = M('ConsumerGroupRegularExpressionValue
     F('version', 'int64', '0+'),
     F('timestamp', 'int64', '0+'),
 ], api_key=16)
+
+SHARE_GROUP_METADATA_KEY = M('ShareGroupMetadataKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+], api_key=11)
+
+SHARE_GROUP_METADATA_VALUE = M('ShareGroupMetadataValue', 'coordinator-value', '0', '0+', [
+    F('epoch', 'int32', '0+'),
+    F('metadata_hash', 'int64', '0+'),
+], api_key=11)
+
+SHARE_GROUP_MEMBER_METADATA_KEY = M('ShareGroupMemberMetadataKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('member_id', 'string', '0'),
+], api_key=10)
+
+SHARE_GROUP_MEMBER_METADATA_VALUE = M('ShareGroupMemberMetadataValue', 'coordinator-value', '0', '0+', [
+    F('rack_id', 'string', '0+', nullable='0+'),
+    F('client_id', 'string', '0+'),
+    F('client_host', 'string', '0+'),
+    F('subscribed_topic_names', '[]string', '0+'),
+], api_key=10)
+
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = M('ShareGroupTargetAssignmentMetadataKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+], api_key=12)
+
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = M('ShareGroupTargetAssignmentMetadataValue', 'coordinator-value', '0', '0+', [
+    F('assignment_epoch', 'int32', '0+'),
+    F('assignment_timestamp', 'int64', '0+', tag=0, tagged='0+', ignorable=True),
+], api_key=12)
+
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = M('ShareGroupTargetAssignmentMemberKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('member_id', 'string', '0'),
+], api_key=13)
+
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = M('ShareGroupTargetAssignmentMemberValue', 'coordinator-value', '0', '0+', [
+    F('topic_partitions', '[]TopicPartition', '0+', fields=[
+        F('topic_id', 'uuid', '0+'),
+        F('partitions', '[]int32', '0+'),
+    ]),
+], api_key=13)
+
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = M('ShareGroupCurrentMemberAssignmentKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('member_id', 'string', '0'),
+], api_key=14)
+
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = M('ShareGroupCurrentMemberAssignmentValue', 'coordinator-value', '0', '0+', [
+    F('member_epoch', 'int32', '0+'),
+    F('previous_member_epoch', 'int32', '0+'),
+    F('state', 'int8', '0+'),
+    F('assigned_partitions', '[]TopicPartitions', '0+', fields=SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS),
+], api_key=14)
+
+SHARE_GROUP_STATE_PARTITION_METADATA_KEY = M('ShareGroupStatePartitionMetadataKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+], api_key=15)
+
+SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = M('ShareGroupStatePartitionMetadataValue', 'coordinator-value', '0', '0+', [
+    F('initializing_topics', '[]TopicPartitionsInfo', '0+', fields=TOPIC_PARTITIONS_INFO),
+    F('initialized_topics', '[]TopicPartitionsInfo', '0+', fields=TOPIC_PARTITIONS_INFO),
+    F('deleting_topics', '[]TopicInfo', '0+', fields=TOPIC_INFO),
+], api_key=15)
+
+SHARE_SNAPSHOT_KEY = M('ShareSnapshotKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('topic_id', 'uuid', '0'),
+    F('partition', 'int32', '0'),
+], api_key=0)
+
+SHARE_SNAPSHOT_VALUE = M('ShareSnapshotValue', 'coordinator-value', '0', '0+', [
+    F('snapshot_epoch', 'int32', '0+'),
+    F('state_epoch', 'int32', '0+'),
+    F('leader_epoch', 'int32', '0+'),
+    F('start_offset', 'int64', '0+'),
+    F('delivery_complete_count', 'int32', '0+', default=-1, tag=0, tagged='0+'),
+    F('create_timestamp', 'int64', '0+'),
+    F('write_timestamp', 'int64', '0+'),
+    F('state_batches', '[]StateBatch', '0+', fields=[
+        F('first_offset', 'int64', '0+'),
+        F('last_offset', 'int64', '0+'),
+        F('delivery_state', 'int8', '0+'),
+        F('delivery_count', 'int16', '0+'),
+    ]),
+], api_key=0)
+
+SHARE_UPDATE_KEY = M('ShareUpdateKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('topic_id', 'uuid', '0'),
+    F('partition', 'int32', '0'),
+], api_key=1)
+
+SHARE_UPDATE_VALUE = M('ShareUpdateValue', 'coordinator-value', '0', '0+', [
+    F('snapshot_epoch', 'int32', '0+'),
+    F('leader_epoch', 'int32', '0+'),
+    F('start_offset', 'int64', '0+'),
+    F('delivery_complete_count', 'int32', '0+', default=-1, tag=0, tagged='0+'),
+    F('state_batches', '[]StateBatch', '0+', fields=[
+        F('first_offset', 'int64', '0+'),
+        F('last_offset', 'int64', '0+'),
+        F('delivery_state', 'int8', '0+'),
+        F('delivery_count', 'int16', '0+'),
+    ]),
+], api_key=1)

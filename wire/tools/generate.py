@@ -1,7 +1,7 @@
 """Write :mod:`wire.definitions` from Apache Kafka's message specs.
 
 Kafka publishes its message specs as JSON resources inside its jars (``common/message/*.json``
-in ``kafka-clients``, ``kafka-group-coordinator`` and ``kafka-transaction-coordinator``).  This
+in ``kafka-clients`` and the group, transaction and share coordinators' jars).  This
 tool reads them from those jars and writes the facts a codec needs (names, types, version
 ranges, nullability, tags, defaults) in our own compact form, one module per API, dropping
 everything else, and an index of them by API key.  It is run by hand when we move to a newer
@@ -9,11 +9,12 @@ Kafka; ``tests/wire/test_conformance.py`` holds the result against the jars on e
 
     python -m wire.tools.generate --jar .cache/jars/kafka-clients-4.4.0.jar \
         --jar .cache/jars/kafka-group-coordinator-4.4.0.jar \
-        --jar .cache/jars/kafka-transaction-coordinator-4.4.0.jar --kafka-version 4.4.0
+        --jar .cache/jars/kafka-transaction-coordinator-4.4.0.jar \
+        --jar .cache/jars/kafka-share-coordinator-4.4.0.jar --kafka-version 4.4.0
 
-Those three jars hold every spec we generate from: the requests and responses of every API a
+Those four jars hold every spec we generate from: the requests and responses of every API a
 broker listener serves, and the embedded formats in EMBEDDED (the share coordinator's jar holds
-only its own log records, which a broker we mock never writes).
+its own log records, ``ShareSnapshot`` and ``ShareUpdate`` in ``__share_group_state``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ EMBEDDED = (
     "ConsumerGroupTargetAssignmentMemberKey", "ConsumerGroupTargetAssignmentMemberValue",
     "ConsumerGroupCurrentMemberAssignmentKey", "ConsumerGroupCurrentMemberAssignmentValue",
     "ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue",
+    "ShareGroupMetadataKey", "ShareGroupMetadataValue",
+    "ShareGroupMemberMetadataKey", "ShareGroupMemberMetadataValue",
+    "ShareGroupTargetAssignmentMetadataKey", "ShareGroupTargetAssignmentMetadataValue",
+    "ShareGroupTargetAssignmentMemberKey", "ShareGroupTargetAssignmentMemberValue",
+    "ShareGroupCurrentMemberAssignmentKey", "ShareGroupCurrentMemberAssignmentValue",
+    "ShareGroupStatePartitionMetadataKey", "ShareGroupStatePartitionMetadataValue",
+    "ShareSnapshotKey", "ShareSnapshotValue", "ShareUpdateKey", "ShareUpdateValue",
 )
 
 _LINE_COMMENT = re.compile(r"^\s*//.*$", re.M)
@@ -97,7 +105,10 @@ def _default_literal(field: dict) -> str | None:
 
 
 class _Writer:
-    def __init__(self, common: dict[str, dict]):
+    """Writes fields; ``common`` maps a struct name of the spec being written to the constant
+    that holds its fields (``used_common`` collects the constants it refers to)."""
+
+    def __init__(self, common: dict[str, str]):
         self.common = common
         self.used_common: list[str] = []
 
@@ -127,9 +138,10 @@ class _Writer:
             head = f"{indent}F({', '.join(args)}, fields=["
             return [head, *self.fields(f["fields"], indent + "    "), f"{indent}]),"]
         if element in self.common:
-            if element not in self.used_common:
-                self.used_common.append(element)
-            return [f"{indent}F({', '.join(args)}, fields={_const(element)}),"]
+            const = self.common[element]
+            if const not in self.used_common:
+                self.used_common.append(const)
+            return [f"{indent}F({', '.join(args)}, fields={const}),"]
         return [f"{indent}F({', '.join(args)}),"]
 
     def message(self, var: str, spec: dict, kind: str) -> list[str]:
@@ -146,36 +158,48 @@ def _const(struct_name: str) -> str:
 
 def render(specs: list[tuple[str, dict]], api: tuple[int, str, dict] | None,
            title: str, kafka_version: str) -> str:
-    """One definition module: a docstring, common structs, then each message."""
-    common: dict[str, dict] = {}
-    for _, spec in specs:
+    """One definition module: a docstring, common structs, then each message.
+
+    Specs written into one module may each have a common struct of the same name
+    (``TopicPartitions``); they share one constant when their fields agree, and a later one that
+    differs gets a constant named after its spec."""
+    structs: dict[str, dict] = {}  # constant -> the struct it holds
+    bodies = []
+    for var, spec in specs:
+        names: dict[str, str] = {}
         for struct in spec.get("commonStructs", ()):
-            common[struct["name"]] = struct
-    writer = _Writer(common)
-    bodies = [writer.message(var, spec, spec["type"]) for var, spec in specs]
+            const = _const(struct["name"])
+            if structs.get(const, struct)["fields"] != struct["fields"]:
+                const = f"{_const(spec['name'])}_{const}"
+            structs[const] = struct
+            names[struct["name"]] = const
+        writer = _Writer(names)
+        bodies.append((writer, writer.message(var, spec, spec["type"])))
     # Common structs may refer to each other: emit them in dependency order.
     ordered: list[str] = []
+    writers: dict[str, _Writer] = {}
 
-    def visit(name: str) -> None:
-        if name in ordered:
+    def visit(const: str, names: dict[str, str]) -> None:
+        if const in ordered:
             return
-        for inner in _struct_refs(common[name]["fields"]):
-            if inner in common:
-                visit(inner)
-        ordered.append(name)
+        for inner in _struct_refs(structs[const]["fields"]):
+            if inner in names:
+                visit(names[inner], names)
+        writers[const] = _Writer(names)
+        ordered.append(const)
 
-    for name in list(writer.used_common):
-        visit(name)
+    for writer, _ in bodies:
+        for const in list(writer.used_common):
+            visit(const, writer.common)
     lines = [f'"""{title}: generated by wire.tools.generate from Apache Kafka {kafka_version}\'s'
              f' message specs."""', "", "from wire.schema import " +
              ("Api, F, M" if api else "F, M"), ""]
-    for name in ordered:
-        struct_writer = _Writer(common)
-        lines.append(f"{_const(name)} = [")
-        lines.extend(struct_writer.fields(common[name]["fields"], "    "))
+    for const in ordered:
+        lines.append(f"{const} = [")
+        lines.extend(writers[const].fields(structs[const]["fields"], "    "))
         lines.append("]")
         lines.append("")
-    for body in bodies:
+    for _, body in bodies:
         lines.extend(body)
         lines.append("")
     if api:
