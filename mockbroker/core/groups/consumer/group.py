@@ -3,9 +3,8 @@ target assignment the members reconcile towards.
 
 The group's state is derived, as Kafka derives it: Empty with no members, Assigning while the
 group epoch is ahead of the target assignment's, Reconciling while a member has not reached
-the target, else Stable.  A new group starts at epoch 1; every change of a subscription, of the
-subscribed topics' partitions, or of the membership bumps it, and the next heartbeat computes
-a new target assignment at that epoch.
+the target, else Stable.  Its epochs, members and target are those of every new-style group
+(:class:`~mockbroker.core.groups.modern.group.ModernGroup`).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from enum import Enum
 
 from mockbroker.core.groups.classic_api import CONSUMER_PROTOCOL_TYPE
 from mockbroker.core.groups.consumer.member import ConsumerMember, MemberState
+from mockbroker.core.groups.modern.group import ModernGroup
 
 
 class ConsumerGroupState(str, Enum):
@@ -25,26 +25,9 @@ class ConsumerGroupState(str, Enum):
     DEAD = "Dead"
 
 
-class ConsumerGroup:
+class ConsumerGroup(ModernGroup[ConsumerMember]):
     type = "consumer"
     protocol_type = CONSUMER_PROTOCOL_TYPE
-
-    def __init__(self, group_id: str, now_ms: int):
-        self.group_id = group_id
-        self.group_epoch = 1
-        self.assignment_epoch = 0
-        self.assignment_timestamp = 0
-        #: the subscribed topics as last seen (id, name, partitions), to notice changes
-        self.metadata_hash = 0
-        self.members: dict[str, ConsumerMember] = {}
-        #: member id -> {topic id: partitions}: what each member should end up with
-        self.target: dict[str, dict[uuid.UUID, set[int]]] = {}
-        self.offsets: dict = {}
-        self.pending_offsets: dict = {}
-        self.dead = False
-        self.created_ms = now_ms
-
-    # -- what the shared parts ask of a group (groups.Group) ------------------------------------
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -52,44 +35,11 @@ class ConsumerGroup:
             return ConsumerGroupState.DEAD
         if not self.members:
             return ConsumerGroupState.EMPTY
-        if self.group_epoch > self.assignment_epoch:
+        if self.assigning:
             return ConsumerGroupState.ASSIGNING
         if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
             return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
-
-    @property
-    def is_dead(self) -> bool:
-        return self.dead
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.members
-
-    @property
-    def deletable_when_offsets_expire(self) -> bool:
-        return not self.members
-
-    def deleted(self, now_ms: int) -> None:
-        self.dead = True
-
-    def unloaded(self, now_ms: int) -> None:
-        self.dead = True
-
-    def converted(self, now_ms: int) -> None:
-        self.dead = True
-
-    def offset_expiry_base(self) -> tuple[bool, int | None]:
-        return True, None
-
-    def subscribed_topics(self) -> set[str] | None:
-        return {t for m in self.members.values() for t in m.subscribed_topic_names}
-
-    def may_expire_offset_of(self, topic: str) -> bool:
-        return topic not in self.subscribed_topics()
-
-    def consumes(self, topic: str, subscribed: set[str] | None = None) -> bool:
-        return topic in (self.subscribed_topics() if subscribed is None else subscribed)
 
     # -- ownership ----------------------------------------------------------------------------
 

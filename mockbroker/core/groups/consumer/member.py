@@ -11,13 +11,14 @@ which it was handed to the member.
 
 from __future__ import annotations
 
-import base64
 import uuid
 from enum import IntEnum
 from typing import Callable
 
 from msgspec import Struct, field
 from msgspec.structs import replace
+
+from mockbroker.core.groups.modern.member import ModernMember
 
 #: topic id -> {partition: the epoch at which the member got it}
 Partitions = dict[uuid.UUID, dict[int, int]]
@@ -45,20 +46,12 @@ class MemberState(IntEnum):
     UNKNOWN = 127
 
 
-class ConsumerMember(Struct):
-    member_id: str
+class ConsumerMember(ModernMember):
     instance_id: str | None = None
-    rack_id: str | None = None
-    client_id: str = ""
-    client_host: str = ""
-    subscribed_topic_names: list[str] = field(default_factory=list)
     subscribed_topic_regex: str | None = None
     rebalance_timeout_ms: int = -1
     server_assignor: str | None = None
-    member_epoch: int = 0
-    previous_member_epoch: int = 0
     state: MemberState = MemberState.STABLE
-    assigned: Partitions = field(default_factory=dict)
     pending_revocation: Partitions = field(default_factory=dict)
     #: set for a member that uses the classic protocol (JoinGroup and SyncGroup)
     classic: ClassicMetadata | None = None
@@ -86,11 +79,6 @@ class ConsumerMember(Struct):
         for topic, ps in self.pending_revocation.items():
             out.setdefault(topic, {}).update(ps)
         return out
-
-
-def new_member_id() -> str:
-    """A member id as Kafka makes one (``Uuid.randomUuid().toString()``: URL-safe base64)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 class Fenced(Exception):

@@ -22,10 +22,10 @@ from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.consumer import records
 from mockbroker.core.groups.consumer.assignors import ASSIGNORS, AssignorError, MemberSpec
 from mockbroker.core.groups.consumer.group import ConsumerGroup
-from mockbroker.core.groups.consumer.regex import TopicRegexError, compile_topic_regex
-from mockbroker.core.groups.consumer.member import (ConsumerMember, Fenced, MemberState,
-                                                    new_member_id, reconcile)
-from mockbroker.core.groups.records import append as append_records
+from mockbroker.core.groups.consumer.member import ConsumerMember, Fenced, MemberState, reconcile
+from mockbroker.core.groups.modern.member import new_member_id
+from mockbroker.core.groups.modern.protocol import ModernProtocol
+from mockbroker.core.groups.modern.regex import TopicRegexError, compile_topic_regex
 from mockbroker.core.groups.timers import TimerKey, TimerKind
 from wire import errors
 
@@ -73,21 +73,10 @@ def _invalid(message: str) -> ApiException:
     return ApiException(errors.INVALID_REQUEST, message)
 
 
-class ConsumerProtocol:
-    def __init__(self, coordinator: "GroupCoordinator"):
-        self.coordinator = coordinator
-
-    @property
-    def now(self) -> int:
-        return self.coordinator.now
-
-    @property
-    def settings(self) -> dict:
-        return self.coordinator.settings
-
-    @property
-    def timers(self):
-        return self.coordinator.timers
+class ConsumerProtocol(ModernProtocol):
+    records = records
+    settings_prefix = "group_consumer_"
+    member_timers = MEMBER_TIMERS
 
     def assignors(self) -> list[str]:
         """``group.consumer.assignors``: the first is the default."""
@@ -143,7 +132,7 @@ class ConsumerProtocol:
         if req.member_epoch in (LEAVE, STATIC_LEAVE):
             return self._leave(shard, req)
         group = self._group(shard, req)
-        limit = self.settings["group_consumer_max_size"]
+        limit = self.setting("max_size")
         if len(group.members) >= limit and req.member_id not in group.members:
             raise ApiException(errors.GROUP_MAX_SIZE_REACHED, (
                 f"The consumer group has reached its maximum capacity of {limit} members."))
@@ -170,7 +159,7 @@ class ConsumerProtocol:
         changed = updated.assigned != member.assigned or new_member
         return HeartbeatResult(
             member_id=updated.member_id, member_epoch=updated.member_epoch,
-            heartbeat_interval_ms=self.settings["group_consumer_heartbeat_interval_ms"],
+            heartbeat_interval_ms=self.setting("heartbeat_interval_ms"),
             assignment={t: sorted(ps) for t, ps in updated.assigned.items()}
             if req.member_epoch == 0 or full or changed else None)
 
@@ -187,12 +176,8 @@ class ConsumerProtocol:
         if new_member or _metadata(updated) != _metadata(member):
             writes.append(records.member(group.group_id, updated))
         group.members[updated.member_id] = updated
-        metadata_hash = self.metadata_hash(group)
-        if subscription_changed or metadata_hash != group.metadata_hash:
-            group.group_epoch += 1
-            group.metadata_hash = metadata_hash
-            writes.append(records.group_epoch(group))
-        self._maybe_new_target(group, writes)
+        self.bump_if_changed(group, subscription_changed, writes)
+        self.maybe_new_target(group, writes)
         return self.reconcile(group, updated, subscription_changed, owned, writes,
                               always_record=new_member)
 
@@ -207,7 +192,7 @@ class ConsumerProtocol:
             try:
                 updated = reconcile(
                     member, group.assignment_epoch, group.target.get(member.member_id, {}),
-                    self._subscribed_ids(member), subscription_changed, owned,
+                    self.subscribed_ids(member), subscription_changed, owned,
                     lambda t, p: owners.get((t, p), -1))
             except Fenced as exc:
                 raise ApiException(errors.FENCED_MEMBER_EPOCH, str(exc)) from None
@@ -289,7 +274,7 @@ class ConsumerProtocol:
         """A static member back under a new member id takes the slot of the one that left."""
         writes.extend(records.member_tombstones(group.group_id, old.member_id))
         del group.members[old.member_id]
-        self._cancel(group, old.member_id)
+        self.cancel_timers(group, old.member_id)
         target = group.target.pop(old.member_id, {})
         group.target[member_id] = target
         replacement = old.copy(member_id=member_id, member_epoch=0, previous_member_epoch=0)
@@ -298,59 +283,23 @@ class ConsumerProtocol:
         writes.append(records.target_member(group.group_id, member_id, target))
         return replacement
 
-    # -- subscriptions and the target assignment -------------------------------------------------
+    # -- the target assignment --------------------------------------------------------------------
 
-    def _subscribed_names(self, member: ConsumerMember) -> set[str]:
-        names = set(member.subscribed_topic_names)
-        if member.subscribed_topic_regex:
-            pattern = compile_topic_regex(member.subscribed_topic_regex)
-            names |= {t for t, topic in self.coordinator.cluster.topics.items()
-                      if not topic.internal and pattern.fullmatch(t)}
-        return names
-
-    def _subscribed_ids(self, member: ConsumerMember) -> set[uuid.UUID]:
+    def compute_target(self, group: ConsumerGroup) -> dict:
+        """The assignor most members name (else the default) over the members' topics."""
         topics = self.coordinator.cluster.topics
-        return {topics[n].topic_id for n in self._subscribed_names(member) if n in topics}
-
-    def metadata_hash(self, group: ConsumerGroup) -> int:
-        """What the group's subscribed topics look like now: a change (a topic created or
-        deleted, partitions added) asks for a new target assignment, as Kafka's metadata hash
-        does."""
-        topics = self.coordinator.cluster.topics
-        names = set().union(*(self._subscribed_names(m) for m in group.members.values()))
-        seen = tuple(sorted((n, topics[n].topic_id.int, len(topics[n].partitions))
-                            for n in names if n in topics))
-        return hash(seen) & ((1 << 63) - 1) if seen else 0
-
-    def _maybe_new_target(self, group: ConsumerGroup, writes: list) -> None:
-        if group.assignment_epoch >= group.group_epoch:
-            return
-        interval = self.settings["group_consumer_assignment_interval_ms"]
-        if group.assignment_timestamp and interval and \
-                self.now < group.assignment_timestamp + interval:
-            return  # Kafka computes at most one target per interval; a later heartbeat does
-        topics = self.coordinator.cluster.topics
-        specs = [MemberSpec(m.member_id, m.instance_id, frozenset(self._subscribed_ids(m)))
+        specs = [MemberSpec(m.member_id, m.instance_id, frozenset(self.subscribed_ids(m)))
                  for m in group.members.values()]
         partitions = {topics[n].topic_id: len(topics[n].partitions)
-                      for m in group.members.values() for n in self._subscribed_names(m)
+                      for m in group.members.values() for n in self.subscribed_names(m)
                       if n in topics}
         assignor = group.preferred_assignor(self.assignors()[0])
         try:
-            target = ASSIGNORS[assignor](specs, partitions, group.target)
+            return ASSIGNORS[assignor](specs, partitions, group.target)
         except AssignorError as exc:
             raise ApiException(errors.UNKNOWN_SERVER_ERROR, (
                 f"Failed to compute a new target assignment for epoch {group.group_epoch}: "
                 f"{exc}")) from None
-        for member_id, parts in target.items():
-            parts = {t: ps for t, ps in parts.items() if ps}
-            if parts != group.target.get(member_id) or member_id not in group.target:
-                writes.append(records.target_member(group.group_id, member_id, parts))
-            target[member_id] = parts
-        group.target = target
-        group.assignment_epoch = group.group_epoch
-        group.assignment_timestamp = self.now
-        writes.append(records.target_epoch(group))
 
     # -- leaving, timeouts ------------------------------------------------------------------------
 
@@ -369,48 +318,10 @@ class ConsumerProtocol:
             self.fence(group, {member.member_id})
         return HeartbeatResult(member_id=req.member_id, member_epoch=req.member_epoch)
 
-    def fence(self, group: ConsumerGroup, member_ids: set[str]) -> None:
-        """Members leave or are fenced: their records get tombstones and the group a new
-        epoch; the next heartbeat of another member computes the new target.  What serves
-        another protocol's members in the group may convert it instead (when only members of
-        the classic protocol would be left, it becomes a classic group, if
-        ``group.consumer.migration.policy`` allows: an online downgrade)."""
-        member_ids = {m for m in member_ids if m in group.members}
-        if not member_ids:
-            return
-        if self.coordinator.members_leaving(group, member_ids):
-            return  # the group became a group of another type instead
-        writes: list = []
-        for member_id in member_ids:
-            del group.members[member_id]
-            group.target.pop(member_id, None)
-            self._cancel(group, member_id)
-            writes += records.member_tombstones(group.group_id, member_id)
-        group.group_epoch += 1
-        group.metadata_hash = self.metadata_hash(group)
-        self.write(group, writes + [records.group_epoch(group)])
-
-    def _cancel(self, group: ConsumerGroup, member_id: str) -> None:
-        for kind in MEMBER_TIMERS:
-            self.timers.cancel(TimerKey(kind, group.group_id, member_id))
-
-    def arm_session(self, group: ConsumerGroup, member: ConsumerMember) -> None:
-        timeout = member.classic.session_timeout_ms if member.uses_classic \
-            else self.settings["group_consumer_session_timeout_ms"]
-        self.arm_fence(group, member.member_id, TimerKind.HEARTBEAT, timeout)
-
-    def arm_fence(self, group: ConsumerGroup, member_id: str, kind: TimerKind, delay_ms: int, *,
-                  if_absent: bool = False) -> None:
-        """The member is fenced in ``delay_ms`` unless the timer is cancelled or replaced."""
-        key = TimerKey(kind, group.group_id, member_id)
-        if if_absent and key in self.timers:
-            return
-
-        def expire() -> None:
-            if self.coordinator.is_live(group):
-                self.fence(group, {member_id})
-
-        self.timers.schedule(key, delay_ms, expire)
+    def session_timeout_ms(self, group: ConsumerGroup, member: ConsumerMember) -> int:
+        """A classic member's own session timeout, else the group's."""
+        return member.classic.session_timeout_ms if member.uses_classic \
+            else self.setting("session_timeout_ms")
 
     def _arm_revocation(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         key = TimerKey(TimerKind.REVOCATION, group.group_id, member.member_id)
@@ -495,18 +406,6 @@ class ConsumerProtocol:
                                  for t, ps in owned.items()]
         return held
 
-    def expire_member(self, group: ConsumerGroup, member_id: str) -> None:
-        """As if the member's session had timed out (admin)."""
-        self.fence(group, {member_id})
-
-    @staticmethod
-    def force_rebalance(group: ConsumerGroup) -> None:
-        """Refused (admin): the coordinator computes the assignment, and nothing makes the
-        members rebalance but a change of membership or of their topics."""
-        raise ApiException(errors.INVALID_REQUEST,
-                           f"group {group.group_id!r} is a {group.type} group: its members "
-                           f"rebalance by themselves (expire one instead)")
-
     def loaded(self, group: ConsumerGroup) -> None:
         """A new coordinator gives every member a fresh session, and a member that was
         revoking its rebalance timeout."""
@@ -514,11 +413,6 @@ class ConsumerProtocol:
             self.arm_session(group, member)
             if not member.uses_classic:
                 self._arm_revocation(group, member)
-
-    def write(self, group: ConsumerGroup, entries: list) -> None:
-        partition = self.coordinator.placement.partition(group.group_id)
-        append_records(partition, self.now, entries)
-        self.coordinator.cluster.notify_append(partition)
 
 
 def _metadata(member: ConsumerMember) -> tuple:

@@ -35,9 +35,9 @@ from mockbroker.core.groups.classic_api import CONSUMER_PROTOCOL_TYPE, UNKNOWN_M
     JoinRequest, JoinResult, LeaveResult, SyncResult
 from mockbroker.core.groups.consumer import records
 from mockbroker.core.groups.consumer.group import ConsumerGroup
-from mockbroker.core.groups.consumer.member import (ClassicMetadata, ConsumerMember,
-                                                    MemberState, new_member_id)
+from mockbroker.core.groups.consumer.member import ClassicMetadata, ConsumerMember, MemberState
 from mockbroker.core.groups.mixed import migration
+from mockbroker.core.groups.modern.member import new_member_id
 from mockbroker.core.groups.timers import TimerKey, TimerKind
 from wire import WireError, decode_embedded, errors
 
