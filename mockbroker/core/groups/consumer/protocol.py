@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import uuid
-from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
@@ -28,9 +27,6 @@ from mockbroker.core.groups.modern.protocol import ModernProtocol
 from mockbroker.core.groups.modern.regex import TopicRegexError, compile_topic_regex
 from mockbroker.core.groups.timers import TimerKey, TimerKind
 from wire import errors
-
-if TYPE_CHECKING:
-    from mockbroker.core.groups.coordinator import GroupCoordinator
 
 LEAVE, STATIC_LEAVE = -1, -2
 #: the name of the protocol whose requests this module serves, as the table routes them
