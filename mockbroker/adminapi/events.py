@@ -30,9 +30,19 @@ EVENT_TYPES = {
     "broker_started": "a broker came back (broker)",
     "leader_changed": "a partition got a new leader (topic, partition, leader, "
                       "previous_leader, leader_epoch)",
-    "coordinator_moved": "a group or transaction coordinator moved with the leader of its "
-                         "internal partition (kind: group or transaction, partition, broker, "
-                         "previous_broker)",
+    "coordinator_moved": "a group, transaction or share coordinator moved with the leader of "
+                         "its internal partition (kind: group, transaction or share, partition, "
+                         "broker, previous_broker)",
+    "share_acquired": "a share group member acquired records (group, topic, partition, "
+                      "member_id, ranges: [[first, last], ...])",
+    "share_acknowledged": "a share group member acknowledged records (group, topic, partition, "
+                          "member_id, batches: [[first, last, [types]], ...]; types 0 gap, "
+                          "1 accept, 2 release, 3 reject, 4 renew)",
+    "share_released": "a share group member's records went back when its share session ended "
+                      "(group, topic, partition, member_id, ranges, archived: those at the "
+                      "delivery limit)",
+    "share_lock_expired": "acquisition locks of a share partition expired (group, topic, "
+                          "partition, ranges, archived: those at the delivery limit)",
     "rule_fired": "a control rule (fault) acted on a request (rule, action, api, broker, "
                   "client_id, error)",
     "transaction_state": "a transactional id changed state (transactional_id, from, to, "

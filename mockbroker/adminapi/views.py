@@ -36,8 +36,9 @@ BrokerState = Literal["up", "down"]
 #: a classic group's state, in Kafka's names (``GroupState`` of the coordinator)
 GroupState = Literal["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
                      "Assigning", "Reconciling"]
-#: "classic" (JoinGroup and SyncGroup) or "consumer" (KIP-848, ConsumerGroupHeartbeat)
-GroupType = Literal["classic", "consumer"]
+#: "classic" (JoinGroup and SyncGroup), "consumer" (KIP-848, ConsumerGroupHeartbeat) or
+#: "share" (KIP-932, ShareGroupHeartbeat)
+GroupType = Literal["classic", "consumer", "share"]
 #: what a rule does to a request it picks (the table of :mod:`mockbroker.adminapi.actions`)
 FaultAction = Literal[actions.names()]  # type: ignore[valid-type]
 #: what ``POST /faults`` may ask for: every action but the in-process callback
@@ -152,6 +153,36 @@ class RecordView:
 # -- groups ----------------------------------------------------------------------------------
 
 @_view
+class InFlightView:
+    """A run of a share partition's in-flight records in one state."""
+
+    first_offset: int
+    last_offset: int
+    state: Literal["Available", "Acquired", "Acknowledged", "Archived"]
+    delivery_count: int
+    member_id: str | None = describe("the member holding them while acquired", default=None)
+    lock_deadline_ms: int | None = describe(
+        "when their acquisition lock expires, on the broker clock (while acquired)",
+        default=None)
+
+
+@_view
+class SharePartitionView:
+    """A share partition of a share group, as its leader holds it."""
+
+    topic: str
+    partition: int
+    leader: int
+    start_offset: int = describe("the share-partition start offset: every record before it "
+                                 "is acknowledged or archived")
+    end_offset: int = describe("the next offset the share group has not fetched yet")
+    high_watermark: int
+    lag: int = describe("records from the start offset to the high watermark not yet "
+                        "acknowledged or archived")
+    in_flight: list[InFlightView] = describe("the records between the start and end offsets")
+
+
+@_view
 class MemberView:
     member_id: str
     client_id: str
@@ -177,7 +208,8 @@ class MemberView:
 class GroupView:
     group_id: str
     state: GroupState
-    type: GroupType = describe("classic, or consumer (KIP-848)", default="classic")
+    type: GroupType = describe("classic, consumer (KIP-848) or share (KIP-932)",
+                               default="classic")
     group_epoch: int | None = describe("consumer groups: the group epoch", default=None)
     assignment_epoch: int | None = describe(
         "consumer groups: the epoch of the target assignment", default=None)
@@ -192,6 +224,9 @@ class GroupView:
         "{topic: {partition: metadata of the committed offset}}", default_factory=dict)
     lag: dict[str, dict[int, int]] = describe(
         "{topic: {partition: high watermark - committed offset}}", default_factory=dict)
+    share_partitions: list[SharePartitionView] | None = describe(
+        "share groups: each share partition its leader serves, with its in-flight records",
+        default=None)
 
     def assignment(self) -> dict[str, dict[str, list[int]]]:
         """{member id: {topic: [partitions]}}."""
@@ -555,7 +590,7 @@ class EventWait:
 VIEWS: tuple[type, ...] = (
     Error, Status, FaultSpec, FaultView, BrokerView, BrokerLatency, TargetBroker,
     PartitionView, TopicView, NewTopic, Deleted, HeaderView, RecordView, MemberView,
-    GroupView, GroupLoadingView, GroupSummaryView, LoggedRequestView, Removed,
+    InFlightView, SharePartitionView, GroupView, GroupLoadingView, GroupSummaryView, LoggedRequestView, Removed,
     TransactionView, AclView, AclsView, UserView, EventView, RebalanceView, ClockView,
     ClockAdvance, GroupWait, RecordsWait, LagWait, EventWait,
 )

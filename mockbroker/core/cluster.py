@@ -35,9 +35,10 @@ from mockbroker.core.names import colliding_topic, topic_name_error
 from mockbroker.core.log.retention import LogRetention
 from wire import errors
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 #: the internal topics whose partitions' leaders coordinate something, and what
-COORDINATOR_TOPICS = {"__consumer_offsets": "group", "__transaction_state": "transaction"}
+COORDINATOR_TOPICS = {"__consumer_offsets": "group", "__transaction_state": "transaction",
+                      "__share_group_state": "share"}
 
 
 class Broker(Struct):

@@ -21,7 +21,7 @@ from mockbroker.adminapi.actions import passive_names
 from mockbroker.core.clock import Clock
 from mockbroker.core.cluster import Broker, Cluster
 from mockbroker.core.groups.coordinator import GroupCoordinator
-from mockbroker.core.coordinators.placement import TRANSACTION_TOPIC
+from mockbroker.core.coordinators.placement import SHARE_STATE_TOPIC, TRANSACTION_TOPIC
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred, as_deferred, later
 from mockbroker.core.context import InjectedError, RequestContext
 from mockbroker.core.control.rules import ControlTable, apply
@@ -39,6 +39,8 @@ from wire.apis import API_NAMES
 
 if TYPE_CHECKING:
     from mockbroker.core.datapath.fetch_sessions import FetchSessions
+    from mockbroker.core.share.coordinator import ShareCoordinator
+    from mockbroker.core.share.manager import SharePartitions
     from mockbroker.core.transactions.coordinator import TransactionCoordinator
 
 log = logging.getLogger("mockbroker.core")
@@ -85,6 +87,8 @@ class Core:
         self.security = Security(security, self.cluster.clock)
         self.registry = registry
         self.groups = GroupCoordinator(self.cluster, self.settings)
+        self.groups.share_states_of = lambda: self.share_states
+        self.groups.share_partitions_of = lambda: self.__dict__.get("share_partitions")
         self.producers = ProducerIds()
         # the transaction coordinator is built by the first request that needs it, or by the
         # creation of __transaction_state, whose partitions it must load
@@ -111,10 +115,46 @@ class Core:
         coordinator.offsets_marker_listeners.append(self.groups.on_transaction_marker)
         return coordinator
 
+    @cached_property
+    def share_states(self) -> ShareCoordinator:
+        """The share coordinator (KIP-932): every share partition's state, over
+        ``__share_group_state``; built when first needed."""
+        from mockbroker.core.share.coordinator import ShareCoordinator
+
+        coordinator = ShareCoordinator(self.cluster, self.settings)
+        topic = self.cluster.topics.get(coordinator.topic_name)
+        if topic is not None:  # created before: its partitions load now
+            coordinator.partitions_added(topic, topic.partitions)
+        return coordinator
+
+    @cached_property
+    def share_partitions(self) -> SharePartitions:
+        """The share partitions and share sessions of every broker, made with the first
+        ShareFetch."""
+        from mockbroker.core.share.manager import SharePartitions
+
+        partitions = SharePartitions(self.cluster, self.settings, self.share_states)
+        partitions.listeners.append(self._share_event)
+        return partitions
+
+    def _share_event(self, sp, kind: str, detail: dict) -> None:
+        self.events.emit("share_" + kind, group=sp.group_id, topic=sp.partition.topic.name,
+                         partition=sp.index, **detail)
+
     def _partitions_added(self, topic, partitions) -> None:
-        # once built, the transaction coordinator follows its topic itself
+        # once built, the transaction and share coordinators follow their topics themselves
         if topic.name == TRANSACTION_TOPIC and "transactions" not in self.__dict__:
             self.transactions.partitions_added(topic, partitions)
+        elif topic.name == SHARE_STATE_TOPIC and "share_states" not in self.__dict__:
+            self.share_states.partitions_added(topic, partitions)
+
+    def connection_closed(self, conn: "Connection") -> None:
+        """A client connection ended: the share sessions it opened end with it, and what
+        their members held is released."""
+        shares = self.__dict__.get("share_partitions")
+        if shares is not None:
+            shares.connection_closed(conn.broker_id, conn.connection_id)
+            self.watch.look(None)
 
     @cached_property
     def fetch_sessions(self) -> FetchSessions:
@@ -137,6 +177,9 @@ class Core:
         listener closes (with every connection)."""
         self.cluster.stop_broker(node_id)
         self.fetch_sessions.close_broker(node_id)
+        shares = self.__dict__.get("share_partitions")
+        if shares is not None:
+            shares.broker_stopped(node_id)
         for watcher in list(self.broker_watchers):
             watcher(node_id, False)
 

@@ -3,8 +3,10 @@
 Kafka 4.4 finalizes, on a fresh cluster, ``metadata.version`` 33, ``transaction.version`` 2 (the
 Java producer then speaks transaction version 2: implicit partitions, an epoch bump at every
 EndTxn), ``group.version`` 1, and ``share.version``, ``streams.version`` and
-``eligible.leader.replicas.version``.  We report the features whose meaning we serve; share
-groups, streams groups and eligible leader replicas are not, so they are not claimed.  A
+``eligible.leader.replicas.version``.  We report the features whose meaning we serve:
+``share.version`` at level 1 (share groups; Kafka 4.4's level 2 adds the share groups'
+dead-letter queue, which is not served yet); streams groups and eligible leader replicas are
+not served, so they are not claimed.  A
 finalized level is reported as min = max = the level, and a feature at level 0 is left out,
 as Kafka does.
 """
@@ -27,6 +29,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("metadata.version", 7, 33, 33),
     Feature("transaction.version", 0, 2, 2),
     Feature("group.version", 0, 1, 1),
+    Feature("share.version", 0, 1, 1),
 )
 
 #: Kafka's epoch of the finalized features is the metadata offset that set them; ours never move

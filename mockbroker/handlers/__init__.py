@@ -63,6 +63,10 @@ SERVED = {
     66: Served("list_transactions", 0, 2),
     68: Served("consumer_group_heartbeat", 0, 1),
     69: Served("consumer_group_describe", 0, 1),
+    76: Served("share_group_heartbeat", 1, 1),
+    77: Served("share_group_describe", 1, 1),
+    78: Served("share_fetch", 1, 2),
+    79: Served("share_acknowledge", 1, 2),
     75: Served("describe_topic_partitions", 0, 0),
 }
 

@@ -105,3 +105,51 @@ def _broker_checks(core, ctx, resource: AlterResource,
         if code != errors.NONE:
             return code, message
     return None
+
+
+# -- share requests ------------------------------------------------------------------------------
+
+#: the longest member id KafkaApis takes in a share request (a UUID's text)
+SHARE_MEMBER_ID_MAX = 36
+#: ShareAcquireMode's record-limit mode (ShareFetch v2)
+RECORD_LIMIT = 1
+
+
+def share_ask(core, ctx, request, *, fetch: bool):
+    """A ShareFetch or ShareAcknowledge as the share partitions read it
+    (:class:`~mockbroker.core.share.manager.FetchAsk`), with the topics the principal may not
+    READ."""
+    from mockbroker.core.share.manager import FetchAsk, PartitionAsk
+    from mockbroker.core.share.state import AckType
+
+    acl = access(core, ctx)
+    by_id = core.cluster.topics_by_id
+    named = {t.topic_id for t in request.topics}
+    denied = frozenset(t for t in named if t in by_id and not acl.topic(AclOperation.READ, by_id[t].name))
+    renew = ctx.api_version >= 2 and request.is_renew_ack
+    return FetchAsk(
+        request.group_id, request.member_id, request.share_session_epoch,
+        [PartitionAsk(t.topic_id, p.partition_index,
+                      [(b.first_offset, b.last_offset, list(b.acknowledge_types))
+                       for b in p.acknowledgement_batches])
+         for t in request.topics for p in t.partitions],
+        max_ack_type=AckType.RENEW if ctx.api_version >= 2 else AckType.REJECT,
+        renew=renew, fetch=fetch, denied=denied,
+        **({} if not fetch else dict(
+            forget=[(t.topic_id, i) for t in request.forgotten_topics_data
+                    for i in t.partitions],
+            max_wait_ms=request.max_wait_ms, min_bytes=request.min_bytes,
+            max_records=request.max_records, batch_size=request.batch_size,
+            record_limit=ctx.api_version >= 2 and request.share_acquire_mode == RECORD_LIMIT)))
+
+
+def share_refusal(core, ctx, request) -> tuple[int, str | None] | None:
+    """The top-level refusals of a ShareFetch or ShareAcknowledge before its session is looked
+    at, in KafkaApis' order, or None."""
+    if request.group_id is None:
+        return errors.INVALID_REQUEST, "Invalid group id in the request."
+    if not access(core, ctx).group(AclOperation.READ, request.group_id):
+        return errors.GROUP_AUTHORIZATION_FAILED, None
+    if not request.member_id or len(request.member_id) > SHARE_MEMBER_ID_MAX:
+        return errors.INVALID_REQUEST, "Invalid member id in the request."
+    return None

@@ -95,6 +95,11 @@ WHERE: dict[str, dict[int, tuple[str, ...]]] = {
     "ConsumerGroupHeartbeat": {0: ("error_code",)},
     "ConsumerGroupDescribe": {0: ("groups.error_code",)},
     "DescribeTopicPartitions": {0: ("topics.error_code",)},
+    "ShareGroupHeartbeat": {1: ("error_code",)},
+    "ShareGroupDescribe": {1: ("groups.error_code",)},
+    # Kafka's error answer of both share requests is the top-level error, with no partitions
+    "ShareFetch": {1: ("error_code",)},
+    "ShareAcknowledge": {1: ("error_code",)},
 }
 
 #: (API name, version) → why its response has no place for an error, and a rule for the API is

@@ -132,6 +132,17 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
          "Whether a classic group with members becomes a consumer group when a member of the "
          "consumer protocol joins it (upgrade), and a consumer group left with only classic "
          "members becomes a classic group (downgrade).", setting=_MOCK),
+    _key("group.share.max.size", I, 200, Range(1, 1000),
+         "Most members a share group may have.", setting=_MOCK),
+    _key("group.share.max.share.sessions", I, 2000, Range(1),
+         "Most share sessions a broker holds at once.", setting=_MOCK),
+    _key("share.coordinator.state.topic.num.partitions", I, 50, Range(1),
+         "Partitions of the __share_group_state topic.", setting=_MOCK),
+    _key("share.coordinator.state.topic.replication.factor", SH, 3, Range(1),
+         "Replication factor of the __share_group_state topic.", setting=_MOCK),
+    _key("share.coordinator.snapshot.update.records.per.snapshot", I, 500, Range(0, 500),
+         "Share updates written between two snapshots of a share partition's state.",
+         setting=_MOCK),
     _key("transaction.state.log.num.partitions", I, 50, Range(1),
          "Partitions of the __transaction_state topic.", setting=_MOCK),
     _key("transaction.state.log.replication.factor", SH, 3, Range(1),

@@ -48,7 +48,11 @@ class ShareAutoOffsetReset(Struct, frozen=True):
 #: them); Kafka's defaults
 _SETTINGS = frozenset({"group.consumer.session.timeout.ms",
                        "group.consumer.heartbeat.interval.ms",
-                       "group.consumer.assignment.interval.ms"})
+                       "group.consumer.assignment.interval.ms",
+                       "group.share.session.timeout.ms", "group.share.heartbeat.interval.ms",
+                       "group.share.assignment.interval.ms",
+                       "group.share.record.lock.duration.ms", "group.share.delivery.count.limit",
+                       "group.share.partition.max.record.locks"})
 
 
 def _broker(name: str, type_, default, doc: str, dynamic: bool = False) -> ConfigKey:
@@ -299,6 +303,10 @@ def validate_group_overrides(overrides: dict[str, str], broker: dict[str, str]
         group_key = GROUP_CONFIGS[name]
         if group_key.only_if_set and name not in overrides:
             continue
+        if name not in overrides and group_key.synonym is not None:
+            # the broker's own value: Kafka's broker keeps it within its bounds; the mock's
+            # settings may go below them (short timeouts for tests), which is no group's fault
+            continue
         value = parsed[name]
         high = int(broker[group_key.high])
         if group_key.low is None:
@@ -320,3 +328,12 @@ def validate_group_overrides(overrides: dict[str, str], broker: dict[str, str]
 
 #: a group config without a broker synonym reports itself, at its default, as its synonym
 SELF_SYNONYM_SOURCE = ConfigSource.DEFAULT_CONFIG
+
+
+def group_value(state, group_id: str, name: str, broker_id: int) -> Any:
+    """Group config ``name`` of ``group_id`` as the group works by it now, parsed: its
+    override, else its broker synonym's value on ``broker_id``, else its default."""
+    overrides = state.group_configs.get(group_id, {})
+    raw = overrides[name] if name in overrides else \
+        group_default(name, state.effective(broker_id))
+    return GROUP_CONFIGS[name].key.parse(raw)

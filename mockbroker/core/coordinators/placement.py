@@ -21,6 +21,7 @@ from wire import errors
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_TOPIC = "__transaction_state"
+SHARE_STATE_TOPIC = "__share_group_state"
 
 
 def java_string_hashcode(text: str) -> int:

@@ -57,6 +57,10 @@ class GroupCoordinator(ShardedCoordinator[Shard]):
 
     def __init__(self, cluster: Cluster, settings: dict, *, load_delay_ms: int = 0):
         self.timers = GroupTimers(cluster.timers, cluster.events)
+        #: () -> the share coordinator, and () -> the brokers' share partitions (None before
+        #: the first ShareFetch): given by the core, as share groups need them
+        self.share_states_of = None
+        self.share_partitions_of = None
         super().__init__(cluster, settings, load_delay_ms=load_delay_ms)
         self._schedule_retention_check()
 
@@ -96,6 +100,21 @@ class GroupCoordinator(ShardedCoordinator[Shard]):
         from mockbroker.core.groups.admin import GroupAdmin
 
         return GroupAdmin(self)
+
+    @property
+    def share_states(self):
+        """The share coordinator, where a share group's partitions get their state."""
+        return self.share_states_of()
+
+    @property
+    def share_partitions(self):
+        """The share partitions the brokers serve (None before any ShareFetch)."""
+        return self.share_partitions_of() if self.share_partitions_of else None
+
+    @cached_property
+    def share(self):
+        """ShareGroupHeartbeat and ShareGroupDescribe: KIP-932's protocol."""
+        return self.protocol("share")
 
     # -- where groups live -----------------------------------------------------------------------
 

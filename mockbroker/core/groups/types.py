@@ -6,8 +6,8 @@ differs between types (a :class:`~mockbroker.core.groups.GroupType`: its name, i
 its records and their tombstones, its snapshot for the group watch, its views for the admin
 API, its ListGroups entry, its rebalancing states), and one entry in :data:`TABLE`.  What joins
 two types (mixed groups, migration) registers the requests it serves between them, in the
-packages :data:`BETWEEN` loads.  A new type (KIP-932's share groups) is one package and one
-line of :data:`TABLE`.
+packages :data:`BETWEEN` loads.  A new type is one package and one
+line of :data:`TABLE`, as KIP-932's share groups are.
 
 The coordinator routes by this table (one lookup per request: :meth:`GroupTypes.route`); the
 handlers, the admin API and the group watch ask the coordinator, and none of them branches on a
@@ -41,12 +41,19 @@ def _consumer() -> "GroupType":
     return ConsumerType()
 
 
+def _share() -> "GroupType":
+    from mockbroker.core.groups.share.grouptype import ShareType
+
+    return ShareType()
+
+
 #: Kafka's name of each group type -> what loads its declaration.  Replay rebuilds each type's
 #: groups in this order, and should two types' records both hold a group id the later one wins
 #: (they cannot: a conversion writes tombstones for the old type's records).
 TABLE: dict[str, Callable[[], "GroupType"]] = {
     "classic": _classic,
     "consumer": _consumer,
+    "share": _share,
 }
 
 #: A group known only by its committed offsets (a simple consumer's, an admin tool's) is a group

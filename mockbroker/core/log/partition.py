@@ -237,6 +237,20 @@ class PartitionLog:
             total += size
         return out, total
 
+    def stored_from(self, offset: int, upper: int | None = None):
+        """The stored batches from the one holding ``offset``, in order, none starting at or
+        past ``upper`` (default: the high watermark): a share partition reads their offsets
+        and headers."""
+        upper = self.high_watermark if upper is None else upper
+        if offset >= upper:
+            return
+        batches = self.batches
+        for j in range(self._index_of(max(offset, self.log_start_offset)), len(batches)):
+            batch = batches[j]
+            if batch.base_offset >= upper:
+                return
+            yield batch
+
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int, int] | None:
         """The first record whose timestamp is at least ``timestamp``: (offset, its timestamp,
         the leader epoch of its batch)."""

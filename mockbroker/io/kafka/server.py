@@ -254,6 +254,10 @@ class BrokerListener:
             else:
                 stream.close()
             self._connections.discard(task)
+            try:
+                self.core.connection_closed(conn)  # its share sessions end with it
+            except Exception:
+                log.exception("failed to end the sessions of a closed connection")
 
     def _on_frame(self, stream: ConnectionStream, conn: Connection, queued: "_Queued",
                   sender: asyncio.Task, handed: collections.deque):

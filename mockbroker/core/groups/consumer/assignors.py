@@ -20,7 +20,7 @@ import uuid
 
 from msgspec import Struct
 
-from mockbroker.core.coordinators.placement import java_string_hashcode
+from mockbroker.core.groups.modern.javaorder import string_order as java_hashmap_order
 
 Target = dict[str, dict[uuid.UUID, set[int]]]
 
@@ -33,21 +33,6 @@ class MemberSpec(Struct, frozen=True):
     member_id: str
     instance_id: str | None
     subscribed: frozenset[uuid.UUID]
-
-
-def java_hashmap_order(keys: list[str]) -> list[str]:
-    """``keys`` in the iteration order of a Java ``HashMap`` they were put into in this order:
-    by bucket (``hash ^ hash >>> 16`` masked by the table size, which doubles from 16 while
-    the map is over three quarters full), then by insertion within a bucket."""
-    capacity = 16
-    while len(keys) > capacity * 0.75:
-        capacity *= 2
-
-    def bucket(key: str) -> int:
-        h = java_string_hashcode(key) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return [key for _, _, key in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
 
 
 def _topic_order(topics: set[uuid.UUID]) -> list[uuid.UUID]:
