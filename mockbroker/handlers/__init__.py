@@ -67,6 +67,9 @@ SERVED = {
     77: Served("share_group_describe", 1, 1),
     78: Served("share_fetch", 1, 2),
     79: Served("share_acknowledge", 1, 2),
+    90: Served("describe_share_group_offsets", 0, 1),
+    91: Served("alter_share_group_offsets", 0, 0),
+    92: Served("delete_share_group_offsets", 0, 0),
     75: Served("describe_topic_partitions", 0, 0),
 }
 

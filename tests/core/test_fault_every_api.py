@@ -100,6 +100,9 @@ WHERE: dict[str, dict[int, tuple[str, ...]]] = {
     # Kafka's error answer of both share requests is the top-level error, with no partitions
     "ShareFetch": {1: ("error_code",)},
     "ShareAcknowledge": {1: ("error_code",)},
+    "DescribeShareGroupOffsets": {0: ("groups.error_code",)},
+    "AlterShareGroupOffsets": {0: ("error_code",)},
+    "DeleteShareGroupOffsets": {0: ("error_code",)},
 }
 
 #: (API name, version) → why its response has no place for an error, and a rule for the API is

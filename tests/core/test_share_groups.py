@@ -615,3 +615,90 @@ def test_a_share_fetch_for_a_topic_this_broker_does_not_lead_names_the_leader(ve
     assert p.error_code == errors.NOT_LEADER_OR_FOLLOWER
     assert p.current_leader.leader_id == h.leader(0)
     assert [n.node_id for n in answer.node_endpoints] == [h.leader(0)]
+
+
+# -- the admin APIs of share group offsets --------------------------------------------------------
+
+def describe_offsets(h: Share, topics=None) -> dict[int, tuple[int, int]]:
+    cls = wire.request_class(90)
+    answer = send(h.core, 90, 1, broker=h.coordinator(), groups=[
+        cls.DescribeShareGroupOffsetsRequestGroup(
+            group_id=GROUP, topics=None if topics is None else [
+                cls.DescribeShareGroupOffsetsRequestTopic(topic_name=t, partitions=ps)
+                for t, ps in topics.items()])])
+    group = answer.groups[0]
+    assert group.error_code == errors.NONE
+    return {p.partition_index: (p.start_offset, p.lag)
+            for t in group.topics for p in t.partitions}
+
+
+def test_describe_share_group_offsets_shows_the_start_offset_and_lag():
+    h = Share(partitions=2)
+    h.produce(b"a", b"b", b"c")
+    m = member_id()
+    h.join(m)
+    # the partitions have a share state, but no start yet: nothing fetched
+    assert describe_offsets(h) == {0: (-1, -1), 1: (-1, -1)}
+    h.fetch(m, 0, partitions=(0, 1))
+    h.fetch(m, 1, partitions=(0, 1), acks={0: [(0, 0, [ACCEPT])]}, max_records=0)
+    h.fetch(m, 2, partitions=(0, 1), acks={0: [(1, 1, [ACCEPT])]}, max_records=0)
+    # as Kafka: the start written with the last acknowledgement, lag past what is done
+    assert describe_offsets(h, {TOPIC: [0]}) == {0: (1, 1)}
+    assert describe_offsets(h, {"nothing": [0]}) == {0: (-1, -1)}
+
+
+def test_alter_share_group_offsets_moves_an_empty_groups_start():
+    h = Share()
+    h.produce(b"a", b"b", b"c", b"d")
+    m = member_id()
+    opened(h, m)
+    cls = wire.request_class(91)
+
+    def alter(offset: int):
+        return send(h.core, 91, 0, broker=h.coordinator(), group_id=GROUP, topics=[
+            cls.AlterShareGroupOffsetsRequestTopic(topic_name=TOPIC, partitions=[
+                cls.AlterShareGroupOffsetsRequestPartition(partition_index=0,
+                                                           start_offset=offset)])])
+
+    busy = alter(2)
+    assert (busy.error_code, busy.error_message) == (errors.NON_EMPTY_GROUP,
+                                                     "The group is not empty.")
+    h.heartbeat(m, epoch=-1, topics=None)
+    h.ack(m, -1, {0: [(0, 0, [ACCEPT])]})
+    done = alter(2)
+    assert done.error_code == errors.NONE
+    assert [(p.partition_index, p.error_code) for t in done.responses
+            for p in t.partitions] == [(0, errors.NONE)]
+    assert describe_offsets(h) == {0: (2, 2)}
+    again = member_id()
+    h.join(again)
+    assert values(h.fetch(again, 0)) == [b"c", b"d"]
+
+
+def test_delete_share_group_offsets_and_delete_groups():
+    h = Share()
+    h.produce(b"a")
+    m = member_id()
+    opened(h, m)
+    cls = wire.request_class(92)
+
+    def delete(*names):
+        return send(h.core, 92, 0, broker=h.coordinator(), group_id=GROUP, topics=[
+            cls.DeleteShareGroupOffsetsRequestTopic(topic_name=n) for n in names])
+
+    assert delete(TOPIC).error_code == errors.NON_EMPTY_GROUP
+    h.heartbeat(m, epoch=-1, topics=None)
+    answer = delete(TOPIC, "nothing")
+    assert [(t.topic_name, t.error_code, t.error_message) for t in answer.responses] == [
+        (TOPIC, errors.NONE, None),
+        ("nothing", errors.UNKNOWN_TOPIC_OR_PARTITION,
+         "This server does not host this topic-partition.")]
+    assert describe_offsets(h) == {}
+    assert h.core.share_states.peek(GROUP, h.topic_id, 0) is None
+    assert [(t.topic_name, t.error_code, t.error_message) for t in delete(TOPIC).responses] \
+        == [(TOPIC, errors.UNKNOWN_TOPIC_OR_PARTITION,
+             "There is no offset information to delete.")]
+    # the group itself, and with it any share state it has
+    h.join(member_id())
+    deleted = send(h.core, 42, 2, broker=h.coordinator(), groups_names=[GROUP]).results[0]
+    assert deleted.error_code == errors.NON_EMPTY_GROUP

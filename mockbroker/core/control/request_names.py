@@ -47,7 +47,8 @@ def _walk_names(cluster, struct, found: set, depth: int) -> None:
             if isinstance(item, str):
                 found.add((item, None))
                 continue
-            topic = topic_name(cluster, item, "name") or topic_name(cluster, item, "topic")
+            topic = topic_name(cluster, item, "name") or topic_name(cluster, item, "topic") \
+                or topic_name(cluster, item, "topic_name")
             partitions = getattr(item, "partitions", None) or getattr(item, "partition_indexes",
                                                                       None) or ()
             if not partitions:

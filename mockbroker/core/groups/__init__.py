@@ -137,6 +137,9 @@ class GroupProtocol(Protocol):
     def validate_offset_fetch(self, group, member_id: str | None, member_epoch: int) -> None:
         """ApiException when an OffsetFetch's member may not read the group's offsets."""
 
+    # optional: ``deleting(group)``, called as an empty group is deleted, for what the type
+    # keeps of its groups beyond their records (a share group's share state)
+
 
 class GroupType(Protocol):
     """What a group type declares, once, to the table of group types (:mod:`.types`): the

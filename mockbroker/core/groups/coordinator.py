@@ -210,6 +210,9 @@ class GroupCoordinator(ShardedCoordinator[Shard]):
         """Tombstones for the group's offsets and metadata; the group is Dead and gone."""
         from mockbroker.core.groups import records
 
+        deleting = getattr(self.protocol(group.type), "deleting", None)
+        if deleting is not None:
+            deleting(group)  # what the group keeps elsewhere goes first (share state)
         partition = self.placement.partition(group.group_id)
         records.append(partition, self.now, [
             records.offset_tombstone(group.group_id, topic, index)

@@ -143,7 +143,8 @@ class ShareCoordinator(ShardedCoordinator[Shard]):
             raise ApiException(errors.FENCED_STATE_EPOCH, "Initialize operation has a stale "
                                "state epoch.")
         now = self.now
-        state = ShareState(state_epoch, -1, start_offset, create_timestamp=now,
+        state = ShareState(state_epoch, 0, start_offset,
+                           -1 if start_offset == UNINITIALIZED else 0, create_timestamp=now,
                            write_timestamp=now,
                            snapshot_epoch=0 if old is None else old.snapshot_epoch + 1)
         shard.states[key] = state

@@ -219,6 +219,11 @@ class SharePartitions:
 
         self._locks[key] = self.cluster.timers.call_later(max(deadline - self.now, 0), expire)
 
+    def forget(self, group_id: str, topic_id: uuid.UUID, index: int) -> None:
+        """The share partition's state was set or deleted at the share coordinator: this
+        leader lets it go, and the next fetch reads it again."""
+        self._drop((group_id, topic_id, index))
+
     def _drop(self, key: Key) -> None:
         self.partitions.pop(key, None)
         timer = self._locks.pop(key, None)

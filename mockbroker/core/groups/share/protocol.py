@@ -42,6 +42,17 @@ class Heartbeat(Struct):
     client_host: str = ""
 
 
+class ShareOffsets(Struct):
+    """A partition of DescribeShareGroupOffsets' answer (-1: not known)."""
+
+    topic: str
+    topic_id: uuid.UUID | None
+    partition: int
+    start_offset: int = -1
+    leader_epoch: int = -1
+    lag: int = -1
+
+
 class HeartbeatResult(Struct):
     member_id: str | None = None
     member_epoch: int = 0
@@ -273,28 +284,108 @@ class ShareProtocol(ModernProtocol):
                 group.initializing.pop(topic_id, None)
         self.write(group, [records.partitions(group)])
 
-    def set_start_offsets(self, group: ShareGroup, offsets: dict[uuid.UUID, dict[int, int]]
-                          ) -> dict[tuple[uuid.UUID, int], int]:
-        """AlterShareGroupOffsets: each partition's share state starts again at the offset
-        given (an empty group only).  Returns the error code of each partition that failed."""
+    # -- the admin APIs of share group offsets ---------------------------------------------------
+
+    def offsets(self, broker_id: int, group_id: str,
+                topics: list[tuple[str, list[int]]] | None) -> list[ShareOffsets]:
+        """DescribeShareGroupOffsets for one group: each partition's start offset, leader
+        epoch and lag as the share coordinator's summary gives them (-1 where the share
+        partition has no start yet).  ``topics`` None: every partition with a share state.
+        ApiException when this broker is not the group's coordinator."""
+        shard = self.coordinator.shard_for(group_id, broker_id)
+        cluster = self.coordinator.cluster
+        if topics is None:
+            group = shard.groups.get(group_id)
+            if group is None or group.is_dead or group.type != SHARE:
+                return []
+            by_id = cluster.topics_by_id
+            topics = [(by_id[t].name, sorted(ps)) for t, ps in sorted(
+                group.initialized.items(), key=lambda kv: group.topic_names.get(kv[0], ""))
+                if t in by_id]
+        out = []
+        for name, partitions in topics:
+            topic = cluster.topics.get(name)
+            for p in partitions:
+                if topic is None:
+                    out.append(ShareOffsets(name, None, p))
+                    continue
+                summary = self.coordinator.share_states.peek(group_id, topic.topic_id, p)
+                entry = ShareOffsets(name, topic.topic_id, p)
+                if summary is not None:
+                    entry.start_offset, entry.leader_epoch = summary.start_offset, \
+                        max(summary.leader_epoch, 0)
+                    if summary.start_offset >= 0 and summary.delivery_complete_count >= 0 \
+                            and p < len(topic.partitions):
+                        entry.lag = topic.partitions[p].log.high_watermark - \
+                            summary.start_offset - summary.delivery_complete_count
+                out.append(entry)
+        return out
+
+    def alter_offsets(self, broker_id: int, group_id: str,
+                      offsets: dict[uuid.UUID, dict[int, int]]
+                      ) -> dict[tuple[uuid.UUID, int], int]:
+        """AlterShareGroupOffsets: an empty share group (made if there is none) starts each
+        partition's share state again at the offset given.  Returns the error of each
+        partition that failed; ApiException for the whole request."""
+        shard = self.coordinator.shard_for(group_id, broker_id)
+        group = self._group(shard, group_id, create=True)
+        if group.members:
+            raise ApiException(errors.NON_EMPTY_GROUP, "The group is not empty.")
         failed: dict[tuple[uuid.UUID, int], int] = {}
         done: dict[uuid.UUID, set[int]] = {}
         by_id = self.coordinator.cluster.topics_by_id
         for topic_id, partitions in offsets.items():
             group.topic_names[topic_id] = by_id[topic_id].name
             for p, offset in partitions.items():
+                if p >= len(by_id[topic_id].partitions):
+                    failed[(topic_id, p)] = errors.UNKNOWN_TOPIC_OR_PARTITION
+                    continue
                 try:
-                    self.coordinator.share_states.initialize(group.group_id, topic_id, p,
+                    self.coordinator.share_states.initialize(group_id, topic_id, p,
                                                              group.group_epoch, offset)
                 except ApiException as exc:
                     failed[(topic_id, p)] = exc.error_code
                     continue
+                self._forget_served(group_id, topic_id, p)
                 done.setdefault(topic_id, set()).add(p)
         self.initialized(group, done)
         return failed
 
-    def forget_topics(self, group: ShareGroup, topic_ids: set[uuid.UUID]) -> None:
-        """DeleteShareGroupOffsets: the topics' share state goes."""
+    def delete_offsets(self, broker_id: int, group_id: str, names: list[str]
+                       ) -> dict[str, tuple[int, str | None]]:
+        """DeleteShareGroupOffsets: the named topics' share state goes (an empty share group
+        only).  Returns each topic's (error, message); ApiException for the whole request."""
+        shard = self.coordinator.shard_for(group_id, broker_id)
+        group = self._group(shard, group_id, create=False)
+        if group.members:
+            raise ApiException(errors.NON_EMPTY_GROUP, "The group is not empty.")
+        topics = self.coordinator.cluster.topics
+        out: dict[str, tuple[int, str | None]] = {}
+        gone: set[uuid.UUID] = set()
+        for name in names:
+            topic = topics.get(name)
+            if topic is None:
+                out[name] = (errors.UNKNOWN_TOPIC_OR_PARTITION,
+                             "This server does not host this topic-partition.")
+            elif topic.topic_id not in group.initialized and \
+                    topic.topic_id not in group.initializing:
+                out[name] = (errors.UNKNOWN_TOPIC_OR_PARTITION,
+                             "There is no offset information to delete.")
+            else:
+                gone.add(topic.topic_id)
+                out[name] = (errors.NONE, None)
+        if gone:
+            self.forget_topics(group, gone)
+        return out
+
+    def deleting(self, group: ShareGroup) -> None:
+        """DeleteGroups of an empty share group: every share state it has goes with it."""
+        self.forget_topics(group, set(group.initialized) | set(group.initializing),
+                           write=False)
+
+    def forget_topics(self, group: ShareGroup, topic_ids: set[uuid.UUID], *,
+                      write: bool = True) -> None:
+        """The topics' share state goes, at the share coordinator and on the leaders."""
         for topic_id in topic_ids:
             for p in group.initialized.pop(topic_id, set()) | \
                     group.initializing.pop(topic_id, set()):
@@ -302,7 +393,16 @@ class ShareProtocol(ModernProtocol):
                     self.coordinator.share_states.delete(group.group_id, topic_id, p)
                 except ApiException:
                     pass
-        self.write(group, [records.partitions(group)])
+                self._forget_served(group.group_id, topic_id, p)
+        if write:
+            self.write(group, [records.partitions(group)])
+
+    def _forget_served(self, group_id: str, topic_id: uuid.UUID, partition: int) -> None:
+        """A leader serving the share partition lets it go: the next fetch reads the state
+        the share coordinator has now."""
+        served = self.coordinator.share_partitions
+        if served is not None:
+            served.forget(group_id, topic_id, partition)
 
     # -- what the shared parts ask ----------------------------------------------------------------
 
