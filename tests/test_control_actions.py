@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import wire
+from wire import records
 from mockbroker import AdminError
 from mockbroker.admin import AdminClient
 from mockbroker.adminapi import actions as table
@@ -379,11 +380,41 @@ def _move_transaction_coordinator(core):
     return {"coordinator_moved": {"kind": "transaction", "broker": target}}
 
 
+def _expire_share_locks(core):
+    core.cluster.broker_configs.group_configs["sg"] = {"share.auto.offset.reset": "earliest"}
+    leader = core.cluster.topics["orders"].partitions[0].leader
+    produce = wire.request_class(0)
+    send(core, 0, 9, broker=leader, acks=-1, timeout_ms=1000, topic_data=[
+        produce.TopicProduceData(name="orders", partition_data=[produce.PartitionProduceData(
+            index=0, records=records.encode_batch([(b"k", b"job", [], 1)]))])])
+    member = "m-1"
+    node = _coordinator(core, "sg", 0)
+    for epoch in (0, None):
+        answer = send(core, 76, 1, broker=node, group_id="sg", member_id=member,
+                      member_epoch=answer.member_epoch if epoch is None else 0,
+                      subscribed_topic_names=["orders"])
+        core.clock.advance(0)
+    fetch = wire.request_class(78)
+    topic_id = core.cluster.topics["orders"].topic_id
+    got = send(core, 78, 1, broker=leader, group_id="sg", member_id=member,
+               share_session_epoch=0, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+               max_records=10, batch_size=10, topics=[fetch.FetchTopic(
+                   topic_id=topic_id, partitions=[fetch.FetchPartition(partition_index=0)])])
+    assert [a.first_offset for t in got.responses for p in t.partitions
+            for a in p.acquired_records] == [0]
+    core.control.add({"api": "Metadata", "action": "expire_share_locks", "target_group": "sg"})
+    _metadata(core, 0)
+    (held,) = core.share_partitions.find("sg", topic_id, 0).records()
+    assert (held.state.label, held.delivery_count, held.member) == ("Available", 1, "")
+    return {"share_lock_expired": {"group": "sg", "topic": "orders", "partition": 0,
+                                   "ranges": [[0, 0]]}}
+
+
 #: each control action, carried out by a rule: what the user sees checked inside, and the
 #: events it must have caused
 SCENARIOS = {f.__name__.lstrip("_"): f for f in (
     _stop_broker, _start_broker, _move_leader, _move_coordinator, _expire_member,
-    _abort_transaction, _move_transaction_coordinator)}
+    _expire_share_locks, _abort_transaction, _move_transaction_coordinator)}
 
 
 def test_every_control_action_has_an_end_to_end_test():

@@ -114,6 +114,9 @@ ACTIONS: tuple[Action, ...] = (
                        "from __consumer_offsets"),
     Action(name="expire_member", kind=Kind.CONTROL, passive=False, targets=(_GROUP, _MEMBER),
            description="remove a member from its group as if its session had timed out"),
+    Action(name="expire_share_locks", kind=Kind.CONTROL, passive=False, targets=(_GROUP,),
+           description="expire every acquisition lock of a share group's records now: they "
+                       "are delivered again (or archived at the delivery limit)"),
     Action(name="abort_transaction", kind=Kind.CONTROL, passive=False, targets=(_TRANSACTION,),
            description="time a transactional id's open transaction out now: its producer is "
                        "fenced and the transaction aborted"),
@@ -125,6 +128,10 @@ ACTIONS: tuple[Action, ...] = (
            api="ConsumerGroupHeartbeat",
            description="handle a member's ConsumerGroupHeartbeat as if it still owned the "
                        "partitions it is revoking, as a consumer slow to give them up would"),
+    Action(name="hold_acknowledgements", kind=Kind.REQUEST, passive=False,
+           description="handle a share member's ShareFetch or ShareAcknowledge as if it "
+                       "carried no acknowledgements, as a consumer that never acknowledges "
+                       "would: its records stay acquired until their locks expire"),
     Action(name="expire_session", kind=Kind.REQUEST, passive=False,
            description="end the SASL session of the request's connection: its next request "
                        "closes it, and the client authenticates again"),

@@ -702,3 +702,36 @@ def test_delete_share_group_offsets_and_delete_groups():
     h.join(member_id())
     deleted = send(h.core, 42, 2, broker=h.coordinator(), groups_names=[GROUP]).results[0]
     assert deleted.error_code == errors.NON_EMPTY_GROUP
+
+
+# -- steering it ----------------------------------------------------------------------------------
+
+def test_a_held_member_acknowledges_nothing_and_its_records_come_back_after_the_lock():
+    h = Share()
+    h.produce(b"a")
+    m = member_id()
+    opened(h, m)
+    rule = h.core.control.add({"api": "ShareFetch", "action": "hold_acknowledgements",
+                               "count": None})
+    answer = h.fetch(m, 1, acks={0: [(0, 0, [ACCEPT])]}, max_records=0)
+    # the client is told nothing went wrong; the broker never saw the acknowledgement
+    assert answer.error_code == errors.NONE
+    assert h.states() == [(0, 0, "Acquired", 1, m)]
+    h.core.clock.advance(LOCK_MS)
+    assert h.states() == [(0, 0, "Available", 1, "")]
+    h.core.control.remove(rule.id)
+    again = h.fetch(m, 2)
+    assert acquired(again) == [(0, 0, 2)]
+
+
+def test_events_tell_what_happened_to_the_records():
+    h = Share()
+    h.produce(b"a", b"b")
+    m = member_id()
+    mark = h.core.events.last_seq
+    opened(h, m)
+    h.fetch(m, 1, acks={0: [(0, 0, [ACCEPT]), (1, 1, [RELEASE])]}, max_records=0)
+    seen = [(e["type"], e.get("ranges") or e.get("batches"))
+            for e in h.core.events.since(mark) if e["type"].startswith("share_")]
+    assert seen == [("share_acquired", [[0, 1]]),
+                    ("share_acknowledged", [[0, 0, [ACCEPT]], [1, 1, [RELEASE]]])]

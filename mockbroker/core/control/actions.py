@@ -13,6 +13,8 @@ and every function an action of that kind: a new entry without its function fail
 
 from __future__ import annotations
 
+import copy
+
 import logging
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -108,7 +110,27 @@ def _move_transaction_coordinator(core, rule: Rule) -> None:
                              rule.target_broker)
 
 
+@applies("expire_share_locks")
+def _expire_share_locks(core, rule: Rule) -> None:
+    core.share_partitions.expire_locks(rule.target_group)
+
+
 # -- request actions: the connection or the body changes ---------------------------------------
+
+@rewrites("hold_acknowledgements")
+def _hold_acknowledgements(core, rule: Rule, ctx: RequestContext, body: Any) -> Any:
+    if not hasattr(body, "share_session_epoch"):
+        log.info("rule %d: hold_acknowledgements did nothing: a %s carries no share "
+                 "acknowledgements", rule.id, type(body).__name__)
+        return body
+    held = copy.deepcopy(body)
+    for topic in held.topics:
+        for partition in topic.partitions:
+            partition.acknowledgement_batches = []
+    if getattr(held, "is_renew_ack", False):
+        held.is_renew_ack = False
+    return held
+
 
 @rewrites("expire_session")
 def _expire_session(core, rule: Rule, ctx: RequestContext, body: Any) -> Any:

@@ -96,8 +96,6 @@ class SharePartitions:
         self.coordinator = coordinator
         self.partitions: dict[Key, SharePartition] = {}
         self.sessions = ShareSessions(lambda: settings["group_share_max_share_sessions"])
-        #: (group id, member id) -> partitions whose acknowledgements are held back (control)
-        self.held: set[tuple[str, str]] = set()
         self._locks: dict[Key, object] = {}
         #: called on every share-partition change (acquire, acknowledge, release, expiry)
         self.listeners: list[Callable[[SharePartition, str, dict], None]] = []
@@ -309,8 +307,6 @@ class SharePartitions:
         sp = self.find(ask.group_id, p.topic_id, p.index)
         if sp is None:
             return errors.UNKNOWN_TOPIC_OR_PARTITION, None
-        if (ask.group_id, ask.member_id) in self.held:
-            return errors.NONE, None  # held back (a control action): as if never sent
         try:
             sp.acknowledge(ask.member_id, p.acks)
         except ApiException as exc:

@@ -251,7 +251,7 @@ class SharePartition:
         if got:
             self._merge()
             self._emit("acquired", member_id=member,
-                       ranges=[(a.first_offset, a.last_offset) for a in got])
+                       ranges=[[a.first_offset, a.last_offset] for a in got])
         return sorted(got, key=lambda a: a.first_offset)
 
     def _catch_up_with_log(self) -> None:
@@ -368,7 +368,7 @@ class SharePartition:
         self._merge()
         self._advance_start()
         self._emit("acknowledged", member_id=member,
-                   batches=[(f, l, list(t)) for f, l, t in batches])
+                   batches=[[f, l, list(t)] for f, l, t in batches])
 
     def _acknowledge_batch(self, member: str, first: int, last: int, types: list[int],
                            config: ShareConfig, changed: list) -> None:
@@ -456,7 +456,8 @@ class SharePartition:
             pass  # the state moves on even when the write fails, as in Kafka
         self._merge()
         self._advance_start()
-        self._emit(kind, ranges=changed, archived=archived, **detail)
+        self._emit(kind, ranges=[list(r) for r in changed],
+                   archived=[list(r) for r in archived], **detail)
         return count
 
     def _write(self, batches: list[StateBatch]) -> None:
