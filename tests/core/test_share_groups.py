@@ -735,3 +735,24 @@ def test_events_tell_what_happened_to_the_records():
             for e in h.core.events.since(mark) if e["type"].startswith("share_")]
     assert seen == [("share_acquired", [[0, 1]]),
                     ("share_acknowledged", [[0, 0, [ACCEPT]], [1, 1, [RELEASE]]])]
+
+
+def test_the_group_view_shows_each_share_partition_and_its_records_in_flight():
+    from mockbroker.core.observe import inspect
+
+    h = Share()
+    h.produce(b"a", b"b", b"c")
+    m = member_id()
+    opened(h, m)
+    h.fetch(m, 1, acks={0: [(0, 0, [ACCEPT]), (1, 1, [RELEASE])]}, max_records=0)
+    shard = h.core.groups.shard_of(GROUP)
+    view = inspect.group_view(h.core, shard, h.core.groups.find_group(GROUP))
+    assert (view.type, view.state, view.protocol) == ("share", "Stable", "simple")
+    assert [mv.assignment for mv in view.members] == [{TOPIC: [0]}]
+    (sp,) = view.share_partitions
+    assert (sp.topic, sp.partition, sp.start_offset, sp.end_offset, sp.high_watermark,
+            sp.lag) == (TOPIC, 0, 1, 3, 3, 2)
+    assert [(r.first_offset, r.last_offset, r.state, r.delivery_count, r.member_id,
+             r.lock_deadline_ms) for r in sp.in_flight] == [
+        (1, 1, "Available", 1, None, None),
+        (2, 2, "Acquired", 1, m, h.core.clock.now_ms() + LOCK_MS)]

@@ -337,3 +337,24 @@ def test_the_page_reads_its_token_from_its_address(page: Page):
         cluster.admin.create_topic("later", 1)
         expect(page.locator('#topics-list [data-topic="later"]')).to_be_visible()
         assert page.script_errors == []
+
+
+def test_the_dashboard_shows_a_share_groups_records_in_flight(page: Page):
+    from tests.share_client import RawShareConsumer
+    from tests.test_share_connections import GROUP as SHARE_GROUP, TOPIC as JOBS, _joined, \
+        _prepared
+
+    with MockCluster(topics={JOBS: 1}) as cluster:
+        _prepared(cluster)
+        consumer: RawShareConsumer = _joined(cluster)
+        assert consumer.fetch([0], ) == {0: [(0, b"a"), (1, b"b")]}
+        consumer.fetch([0], acks={0: [(0, 0, [1])]})  # the first accepted
+        page.goto(cluster.admin_url + "/")
+        group = page.locator(f'article.group[data-group="{SHARE_GROUP}"]')
+        expect(group).to_contain_text("share")
+        row = group.locator(f'table.share-partitions tr[data-partition="{JOBS}-0"]')
+        expect(row.locator(".run.acquired")).to_have_text("1 Acquired ×1")
+        expect(row.locator("td").nth(3)).to_have_text("1")  # the start offset
+        consumer.close()  # the connection drops: what it held goes back
+        expect(row.locator(".run.available")).to_have_text("1 Available ×1")
+        assert page.script_errors == []

@@ -5,7 +5,9 @@ Two kinds of series:
 - the cluster as Kafka's exporter (danielqsj/kafka_exporter) shows a Kafka cluster, under its
   names and labels, so that dashboards and alerts written for it work unchanged:
   ``kafka_brokers``, ``kafka_topic_partition_*`` (internal topics left out, as ``GET /topics``
-  leaves them out) and ``kafka_consumergroup_*``.  Committed offsets and lag are those of
+  leaves them out) and ``kafka_consumergroup_*``; share groups, which the exporter does not
+  know, as ``mockbroker_sharegroup_*`` (start offset, lag and acquired records per share
+  partition).  Committed offsets and lag are those of
   ``GET /groups/{group_id}`` (:func:`mockbroker.core.observe.inspect.group_view`), never computed
   again here, so the two always agree;
 - the broker's own traffic, counted by :class:`RequestMetrics` as the listeners time it (the
@@ -134,6 +136,24 @@ def _groups(out: _Writer, core) -> None:
                "Sum of a consumer group's lag in a topic.", per_topic("lag"))
     out.family("kafka_consumergroup_members", "gauge", "Number of members of a consumer group.",
                [({"consumergroup": v.group_id}, len(v.members)) for v in views])
+    shared = [(v.group_id, p) for v in views for p in v.share_partitions or ()]
+
+    def per_share_partition(value) -> Iterator[tuple[dict[str, str], float]]:
+        for group_id, p in shared:
+            yield ({"sharegroup": group_id, "topic": p.topic, "partition": str(p.partition)},
+                   value(p))
+
+    out.family("mockbroker_sharegroup_start_offset", "gauge",
+               "Share-partition start offset of a share group: every record before it is "
+               "acknowledged or archived.", per_share_partition(lambda p: p.start_offset))
+    out.family("mockbroker_sharegroup_lag", "gauge",
+               "Records of a share partition from its start offset to the high watermark not "
+               "yet acknowledged or archived.", per_share_partition(lambda p: p.lag))
+    out.family("mockbroker_sharegroup_records_acquired", "gauge",
+               "Records of a share partition delivered and locked now.",
+               per_share_partition(lambda p: sum(r.last_offset - r.first_offset + 1
+                                                 for r in p.in_flight
+                                                 if r.state == "Acquired")))
 
 
 def _requests(out: _Writer, metrics: RequestMetrics) -> None:

@@ -333,7 +333,8 @@ async function refreshGroups() {
 }
 
 function renderGroup(group, rebalances) {
-  const consumer = group.type === "consumer";
+  // a group of epochs (consumer and share groups) rather than generations (classic)
+  const consumer = group.group_epoch !== null && group.group_epoch !== undefined;
   const epoch = consumer ? `group epoch ${orNone(group.group_epoch)}, assignment epoch `
     + orNone(group.assignment_epoch) : `generation ${group.generation}`;
   const head = h("h3", {}, group.group_id, " ",
@@ -376,6 +377,11 @@ function renderGroup(group, rebalances) {
         h("td", { class: `num lag${lag ? " behind" : ""}` }, orNone(lag))));
     }
   }
+  if (group.share_partitions) {
+    article.append(renderSharePartitions(group.share_partitions));
+    article.append(renderTimeline(group, rebalances));
+    return article;
+  }
   article.append(h("table", { class: "offsets" },
     h("caption", {}, `committed offsets · total lag `,
       h("span", { class: "total-lag" }, totalLag)),
@@ -385,6 +391,26 @@ function renderGroup(group, rebalances) {
 
   article.append(renderTimeline(group, rebalances));
   return article;
+}
+
+function renderSharePartitions(partitions) {
+  // a share group's records in flight, per share partition, as its leader holds them
+  const inFlight = (runs) => runs.length ? runs.map((r) => h("span", {
+    class: `run ${r.state.toLowerCase()}`,
+    title: r.member_id ? `held by ${r.member_id} until ${time(r.lock_deadline_ms)}` : r.state,
+  }, `${r.first_offset}${r.last_offset !== r.first_offset ? `–${r.last_offset}` : ""} `
+    + `${r.state} ×${r.delivery_count}`)) : h("span", { class: "muted" }, "none");
+  return h("table", { class: "share-partitions" },
+    h("caption", {}, "share partitions"),
+    h("thead", {}, row(["topic", "partition", "leader", "start", "end", "lag", "in flight"]
+      .map((n) => h("th", {}, n)))),
+    h("tbody", {}, partitions.length ? partitions.map((p) => row([
+      p.topic, h("td", { class: "num" }, p.partition), h("td", { class: "num" }, p.leader),
+      h("td", { class: "num" }, p.start_offset), h("td", { class: "num" }, p.end_offset),
+      h("td", { class: `num lag${p.lag ? " behind" : ""}` }, p.lag),
+      h("td", { class: "in-flight" }, inFlight(p.in_flight)),
+    ], { "data-partition": `${p.topic}-${p.partition}` })) : h("tr", { class: "empty" },
+      h("td", { colspan: 7 }, "nothing fetched yet"))));
 }
 
 function renderTimeline(group, rebalances) {
@@ -405,7 +431,7 @@ function renderTimeline(group, rebalances) {
     end = Math.max(end, state.clock ? state.clock.now_ms : Date.now());
   }
   const span = Math.max(end - start, 1);
-  const label = group.type === "consumer" ? "epoch" : "gen";
+  const label = group.group_epoch !== null && group.group_epoch !== undefined ? "epoch" : "gen";
   box.append(h("div", { class: "axis" }, h("span", {}),
     h("div", { class: "ends" }, h("span", {}, time(start)), h("span", {}, time(end))),
     h("span", {}, `${duration(end - start)} shown`)));
