@@ -81,6 +81,12 @@ class RawShareConsumer:
                                                                          bytes(r.value)))
         return out
 
+    def leave(self) -> None:
+        """Leave the group (a heartbeat at epoch -1)."""
+        answer = self._call(HEARTBEAT, 1, group_id=self.group, member_id=self.member_id,
+                            member_epoch=-1)
+        assert answer.error_code == 0, answer
+
     def close(self) -> None:
         """Drop the connection, as a consumer that dies does."""
         self.sock.close()
