@@ -11,6 +11,9 @@
 //	    prints each record's value on a line of its own
 //	franz-client consumer-group BOOTSTRAP TOPIC GROUP COUNT
 //	    the same with KIP-848's consumer group protocol
+//	franz-client share BOOTSTRAP TOPIC GROUP COUNT
+//	    joins share group GROUP (KIP-932), reads COUNT records, accepts each, and prints each
+//	    as a line "<partition> <delivery count> <value>"; then leaves
 //	franz-client txn BOOTSTRAP TOPIC TRANSACTIONAL_ID
 //	    three transactions of six records each, record i to partition i%3 with the value
 //	    "<outcome>-<i>": "committed" and "committed-again" are committed, "aborted" aborted
@@ -188,6 +191,28 @@ func consume(ctx context.Context, cl *kgo.Client, count int, each func(*kgo.Reco
 	}
 }
 
+func share(bootstrap, topic, group string, count int) {
+	cl := client(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic), kgo.ShareGroup(group))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for seen := 0; seen < count; {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			fail(fmt.Errorf("read %d of %d records: %w", seen, count, err))
+		}
+		fetches.EachError(func(t string, p int32, err error) { fail(err) })
+		fetches.EachRecord(func(r *kgo.Record) {
+			fmt.Printf("%d %d %s\n", r.Partition, r.DeliveryCount(), r.Value)
+			seen++
+		})
+	}
+	cl.MarkAcks(kgo.AckAccept)
+	if err := cl.FlushAcks(ctx); err != nil {
+		fail(err)
+	}
+}
+
 func txn(bootstrap, topic, id string) {
 	cl := client(kgo.SeedBrokers(bootstrap), kgo.TransactionalID(id),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -318,12 +343,14 @@ func main() {
 		group(args[1], args[2], args[3], number(args[4]), false)
 	case len(args) == 5 && args[0] == "consumer-group":
 		group(args[1], args[2], args[3], number(args[4]), true)
+	case len(args) == 5 && args[0] == "share":
+		share(args[1], args[2], args[3], number(args[4]))
 	case len(args) == 4 && args[0] == "txn":
 		txn(args[1], args[2], args[3])
 	case len(args) == 3 && args[0] == "admin":
 		admin(args[1], args[2])
 	default:
-		fail(fmt.Errorf("usage: franz-client produce|read|group|consumer-group|txn|admin " +
+		fail(fmt.Errorf("usage: franz-client produce|read|group|consumer-group|share|txn|admin " +
 			"BOOTSTRAP TOPIC [GROUP|TRANSACTIONAL_ID] [COUNT]"))
 	}
 }
