@@ -33,6 +33,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 MODULE = "tests.clients.test_conformance"
+#: the modules whose tests take a target and a client as the conformance scenarios do
+#: (``test_name[target-client]``): the conformance module, and the share groups' own
+SCENARIO_MODULES = {MODULE, "tests.clients.test_share_groups", "tests.clients.test_share_tools",
+                    "tests.clients.test_share_go", "tests.clients.test_share_confluent"}
 #: test function -> the capability it shows
 CAPABILITIES = {
     "test_records_come_back_with_keys_headers_and_offsets": "produce / consume",
@@ -52,6 +56,8 @@ CAPABILITIES = {
     "test_kafka_configs_adds_describes_and_deletes_a_topic_config": "admin",
     "test_kafka_transactions_lists_and_describes_an_open_transaction": "transactions",
     "test_spark_writes_reads_and_streams_records": "Spark",
+    "test_kafka_share_groups_lists_describes_resets_and_deletes": "share groups",
+    "test_a_franz_go_share_consumer_reads_and_accepts_every_record": "share groups",
 }
 #: tests of other modules that show a capability for one client: (module, test) -> (client,
 #: capability); they run on mockbroker alone, their marker says why
@@ -75,15 +81,17 @@ ELSEWHERE = {
     ("tests.clients.test_security", "test_kafkajs_over_sasl_and_ssl"): ("kafkajs", "SASL / TLS"),
 }
 COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
-           "transactions", "admin", "SASL / TLS", "Spark"]
+           "share groups", "transactions", "admin", "SASL / TLS", "Spark"]
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "kafka-streams", "franz-go",
            "kafkajs", "kcat", "kafka-tools"]
 #: what a client does not have at all: kafka-python, aiokafka and kafkajs speak only the classic
-#: group protocol, and so does Debian's kcat (its librdkafka predates ``group.protocol``); kcat
-#: and Kafka Streams administer nothing; Spark's Kafka connector is built on the Java client, so
-#: its scenario is the java row's
+#: group protocol, and so does Debian's kcat (its librdkafka predates ``group.protocol``); none
+#: of them, nor Kafka Streams, has a share consumer; kcat and Kafka Streams administer nothing;
+#: Spark's Kafka connector is built on the Java client, so its scenario is the java row's
 ABSENT = {("kafka-python", "groups, consumer protocol"), ("aiokafka", "groups, consumer protocol"),
           ("kafkajs", "groups, consumer protocol"), ("kcat", "groups, consumer protocol"),
+          *((client, "share groups") for client in ("kafka-python", "aiokafka", "kafkajs",
+                                                    "kcat", "kafka-streams")),
           ("kcat", "admin"), ("kafka-streams", "admin"),
           *((client, "Spark") for client in CLIENTS if client != "java")}
 TARGETS = ("mockbroker", "kafka")
@@ -100,7 +108,7 @@ def outcomes(report: Path) -> dict[tuple[str, str, str], str]:
         if mapped is not None:
             found[(f"{module}::{name}", mapped[0], "mockbroker")] = _outcome(case)
             continue
-        if module != MODULE:
+        if module not in SCENARIO_MODULES:
             continue
         match = _ID.match(case.get("name", ""))
         if match is None:
