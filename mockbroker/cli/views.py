@@ -53,7 +53,7 @@ active members." for an empty group, a warning for one that is rebalancing.  An 
 _TOPICS_EPILOG = """\
 One row per partition: TOPIC PARTITION LEADER REPLICAS ISR LOG-START-OFFSET HIGH-WATERMARK
 LAST-STABLE-OFFSET RECORDS (records = high watermark - log start offset); internal topics
-(__consumer_offsets, __transaction_state) only with --internal.
+(__consumer_offsets, __transaction_state, __share_group_state) only with --internal.
 
 """ + _ADMIN_EPILOG
 
@@ -79,7 +79,7 @@ def view_parsers(sub) -> None:
         description="The topics of a running mockbroker, one row per partition.",
         epilog=_TOPICS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     topics.add_argument("--internal", action="store_true",
-                        help="include __consumer_offsets and __transaction_state")
+                        help="include the internal topics (__consumer_offsets, ...)")
     for parser in (groups, topics):
         parser.add_argument("--admin-url", type=_admin_url, default=None, metavar="URL",
                             help=f"the admin API (default: ${ADMIN_URL_VARIABLE}, else "
