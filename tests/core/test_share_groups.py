@@ -756,3 +756,27 @@ def test_the_group_view_shows_each_share_partition_and_its_records_in_flight():
              r.lock_deadline_ms) for r in sp.in_flight] == [
         (1, 1, "Available", 1, None, None),
         (2, 2, "Acquired", 1, m, h.core.clock.now_ms() + LOCK_MS)]
+
+
+def test_classic_requests_to_a_share_group_are_answered_as_kafka_answers_them():
+    h = Share()
+    h.heartbeat(member_id())
+    node = h.coordinator()
+    joined = send(h.core, 11, 9, broker=node, group_id=GROUP, session_timeout_ms=10_000,
+                  rebalance_timeout_ms=10_000, member_id="", protocol_type="consumer",
+                  protocols=[wire.request_class(11).JoinGroupRequestProtocol(
+                      name="range", metadata=b"")], reason=None)
+    assert (joined.error_code, joined.member_id) == (errors.INCONSISTENT_GROUP_PROTOCOL, "")
+    assert send(h.core, 14, 5, broker=node, group_id=GROUP, generation_id=1, member_id="x",
+                protocol_type="consumer", protocol_name="range",
+                assignments=[]).error_code == errors.UNKNOWN_MEMBER_ID
+    assert send(h.core, 12, 4, broker=node, group_id=GROUP, generation_id=1,
+                member_id="x").error_code == errors.UNKNOWN_MEMBER_ID
+    assert send(h.core, 13, 5, broker=node, group_id=GROUP, members=[
+        wire.request_class(13).MemberIdentity(member_id="x")]).error_code == \
+        errors.UNKNOWN_MEMBER_ID
+    committed = send(h.core, 8, 9, broker=node, group_id=GROUP, generation_id_or_member_epoch=-1,
+                     member_id="", topics=[wire.request_class(8).OffsetCommitRequestTopic(
+                         name=TOPIC, partitions=[wire.request_class(8).OffsetCommitRequestPartition(
+                             partition_index=0, committed_offset=1)])])
+    assert committed.topics[0].partitions[0].error_code == errors.GROUP_ID_NOT_FOUND

@@ -41,11 +41,21 @@ class ClassicProtocol(Rebalancer):
             return JoinResult(errors.INVALID_SESSION_TIMEOUT, req.member_id)
         try:
             shard = self.coordinator.shard_for(req.group_id, broker_id)
-            group = shard.groups.get(req.group_id)
-            server = self.coordinator.route(CLASSIC, group)
         except ApiException as exc:
             return JoinResult(exc.error_code, req.member_id)
+        group = shard.groups.get(req.group_id)
+        server = self._server(group)
+        if server is None:  # a group no classic member may join (a share group), as Kafka
+            return JoinResult(errors.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID)
         return server.on_join(shard, group, req)
+
+    def _server(self, group):
+        """What serves a classic request to ``group``, or None for a group of a type the
+        classic protocol has nothing to do with (Kafka answers its members as unknown)."""
+        try:
+            return self.coordinator.route(CLASSIC, group)
+        except ApiException:
+            return None
 
     def on_join(self, shard, group: ClassicGroup | None, req: JoinRequest
                 ) -> JoinResult | Deferred:
@@ -203,10 +213,12 @@ class ClassicProtocol(Rebalancer):
                    ) -> SyncResult | Deferred:
         try:
             shard = self.coordinator.shard_for(group_id, broker_id)
-            group = shard.groups.get(group_id)
-            server = self.coordinator.route(CLASSIC, group)
         except ApiException as exc:
             return SyncResult(exc.error_code)
+        group = shard.groups.get(group_id)
+        server = self._server(group)
+        if server is None:
+            return SyncResult(errors.UNKNOWN_MEMBER_ID)
         return server.on_sync(group, member_id, group_instance_id, generation_id, protocol_type,
                               protocol_name, assignments)
 
@@ -265,8 +277,10 @@ class ClassicProtocol(Rebalancer):
                    group_instance_id: str | None, generation_id: int) -> int:
         shard = self.coordinator.shard_for(group_id, broker_id)
         group = shard.groups.get(group_id)
-        return self.coordinator.route(CLASSIC, group).on_heartbeat(
-            group, member_id, group_instance_id, generation_id)
+        server = self._server(group)
+        if server is None:
+            return errors.UNKNOWN_MEMBER_ID
+        return server.on_heartbeat(group, member_id, group_instance_id, generation_id)
 
     def on_heartbeat(self, group: ClassicGroup | None, member_id: str,
                      group_instance_id: str | None, generation_id: int) -> int:
@@ -292,10 +306,12 @@ class ClassicProtocol(Rebalancer):
         """Members leave: a top-level error, and one per member."""
         try:
             shard = self.coordinator.shard_for(group_id, broker_id)
-            group = shard.groups.get(group_id)
-            server = self.coordinator.route(CLASSIC, group)
         except ApiException as exc:
             return LeaveResult(exc.error_code)
+        group = shard.groups.get(group_id)
+        server = self._server(group)
+        if server is None:
+            return LeaveResult(errors.UNKNOWN_MEMBER_ID)
         return server.on_leave(group, members)
 
     def on_leave(self, group: ClassicGroup | None,
