@@ -57,6 +57,13 @@ SETTINGS = {
     "group.consumer.min.heartbeat.interval.ms": "500",
     "group.consumer.session.timeout.ms": "6000",
     "group.consumer.min.session.timeout.ms": "6000",
+    # share groups: a member is assigned its partitions on its second heartbeat, so heartbeats
+    # come often (the session timeout stays Kafka's 45 s: test_share_tools' member heartbeats
+    # only between tool runs); a group may lower its record lock duration
+    # (share.record.lock.duration.ms) to a second, for tests of locks that expire
+    "group.share.heartbeat.interval.ms": "500",
+    "group.share.min.heartbeat.interval.ms": "500",
+    "group.share.min.record.lock.duration.ms": "1000",
     # a transaction past its timeout is aborted within a moment, not after up to 10 s
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": "100",
 }

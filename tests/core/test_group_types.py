@@ -292,10 +292,11 @@ def test_a_third_type_is_listed_described_refused_and_shown_by_its_entry_alone(t
                      include_authorized_operations=False).groups[0]
     assert (described.error_code, described.error_message) == \
         (errors.GROUP_ID_NOT_FOUND, "Group toys is not a consumer group.")
-    # nothing serves the classic protocol, or the consumer protocol, in a toy group
+    # nothing serves the classic protocol, or the consumer protocol, in a toy group: a classic
+    # member is refused as Kafka refuses one at a group of a type it cannot join
     joined = core.groups.classic.join_group(broker, JoinRequest(
         "toys", "", None, "c", "/h", 10_000, 10_000, "consumer", [("range", b"")], 5))
-    assert joined.error_code == errors.GROUP_ID_NOT_FOUND
+    assert joined.error_code == errors.INCONSISTENT_GROUP_PROTOCOL
     beat = send(core, 68, 0, broker=broker, group_id="toys", member_id="", member_epoch=0,
                 rebalance_timeout_ms=30_000, subscribed_topic_names=["t"], topic_partitions=[])
     assert (beat.error_code, beat.error_message) == \
