@@ -804,3 +804,36 @@ def test_without_an_authorizer_everything_is_allowed_as_before():
     assert call(core, 35, 4, topics=None).error_code == errors.NONE
     assert [g.group_id for g in call(core, 16, 5, states_filter=[], types_filter=[]).groups] \
         == ["g"]
+
+
+# -- share groups --------------------------------------------------------------------------------
+
+def test_share_requests_need_read_on_the_group_and_on_each_topic():
+    core = secured()
+    orders = core.cluster.topics["orders"].topic_id
+    member = "0f2f6ad1-2c55-4d6e-9a3c-9e6c8d1a7b10"
+    beat = call(core, 76, 1, group_id="sg", member_id=member, member_epoch=0,
+                subscribed_topic_names=["orders"])
+    assert (beat.error_code, beat.error_message) == (errors.GROUP_AUTHORIZATION_FAILED, None)
+    grant(core, group_acl("sg", Op.READ))
+    beat = call(core, 76, 1, group_id="sg", member_id=member, member_epoch=0,
+                subscribed_topic_names=["orders"])
+    assert beat.error_code == errors.TOPIC_AUTHORIZATION_FAILED  # DESCRIBE on the topic
+    grant(core, topic_acl("orders", Op.DESCRIBE))
+    assert call(core, 76, 1, group_id="sg", member_id=member, member_epoch=0,
+                subscribed_topic_names=["orders"]).error_code == errors.NONE
+    cls = req(78)
+    fetch = dict(group_id="sg", member_id=member, share_session_epoch=0, max_wait_ms=0,
+                 min_bytes=1, max_bytes=1 << 20, max_records=10, batch_size=10,
+                 topics=[cls.FetchTopic(topic_id=orders, partitions=[
+                     cls.FetchPartition(partition_index=0)])])
+    # READ on the topic is needed to fetch from it (DESCRIBE is not enough)
+    refused = call(core, 78, 1, **fetch)
+    assert refused.error_code == errors.NONE
+    assert refused.responses[0].partitions[0].error_code == errors.TOPIC_AUTHORIZATION_FAILED
+    assert call(core, 78, 1, **{**fetch, "group_id": "other"}).error_code == \
+        errors.GROUP_AUTHORIZATION_FAILED
+    # READ on the group lets her describe it (READ implies DESCRIBE); not another group
+    described = call(core, 77, 1, group_ids=["other", "sg"], include_authorized_operations=False)
+    assert [(g.group_id, g.error_code) for g in described.groups] == [
+        ("other", errors.GROUP_AUTHORIZATION_FAILED), ("sg", errors.NONE)]
