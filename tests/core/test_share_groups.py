@@ -780,3 +780,20 @@ def test_classic_requests_to_a_share_group_are_answered_as_kafka_answers_them():
                          name=TOPIC, partitions=[wire.request_class(8).OffsetCommitRequestPartition(
                              partition_index=0, committed_offset=1)])])
     assert committed.topics[0].partitions[0].error_code == errors.GROUP_ID_NOT_FOUND
+
+
+def test_a_share_fetch_for_an_unknown_topic_or_a_group_of_another_type():
+    h = Share()
+    m = member_id()
+    cls = wire.request_class(FETCH)
+    unknown = send(h.core, FETCH, 1, broker=h.leader(), group_id=GROUP, member_id=m,
+                   share_session_epoch=0, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                   max_records=10, batch_size=10, topics=[cls.FetchTopic(
+                       topic_id=uuid.uuid4(), partitions=[cls.FetchPartition(partition_index=0)])])
+    assert unknown.responses[0].partitions[0].error_code == errors.UNKNOWN_TOPIC_ID
+    # a group that never had a share state of the partition (a consumer group, say): Kafka's
+    # share coordinator refuses the read, and the fetch answers an unknown server error
+    stranger = h.fetch(member_id(), 0, group_id="consumers")
+    assert stranger.error_code == errors.NONE
+    assert partition_error(stranger) == errors.UNKNOWN_SERVER_ERROR
+    assert partition_error(stranger, field="error_message") is None
