@@ -37,9 +37,14 @@ class Share:
     def __init__(self, partitions: int = 1, brokers: int = 1, **settings):
         self.core = make_core(brokers, group_share_assignment_interval_ms=0, **settings)
         self.topic = self.core.cluster.create_topic(TOPIC, partitions, min(brokers, 3))
-        self.core.cluster.broker_configs.group_configs[GROUP] = {
-            "share.auto.offset.reset": "earliest"}
+        self.configure(**{"share.auto.offset.reset": "earliest"})
         self.epochs: dict[str, int] = {}
+
+    def configure(self, **configs: str) -> None:
+        """Set group configs of the share group (as IncrementalAlterConfigs keeps them)."""
+        state = self.core.cluster.broker_configs
+        state.group_configs.setdefault(GROUP, {}).update(configs)
+        state.changed()
 
     @property
     def topic_id(self) -> uuid.UUID:
@@ -365,7 +370,7 @@ def test_a_lock_expires_on_the_broker_clock_and_the_record_is_delivered_again():
 
 def test_the_delivery_limit_archives_a_record_instead_of_releasing_it():
     h = Share()
-    h.core.cluster.broker_configs.group_configs[GROUP]["share.delivery.count.limit"] = "2"
+    h.configure(**{"share.delivery.count.limit": "2"})
     h.produce(b"poison")
     m = member_id()
     first = opened(h, m)
@@ -415,8 +420,7 @@ def test_a_dropped_connection_releases_what_its_sessions_held():
 
 def test_read_committed_share_groups_archive_aborted_transactions():
     h = Share()
-    h.core.cluster.broker_configs.group_configs[GROUP]["share.isolation.level"] = \
-        "read_committed"
+    h.configure(**{"share.isolation.level": "read_committed"})
     partition = h.topic.partitions[0]
     log, now = partition.log, h.core.clock.now_ms()
     pid = 4000

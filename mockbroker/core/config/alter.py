@@ -207,6 +207,7 @@ def _store_group_configs(cluster: ConfigCluster, name: str, broker_id: int,
         state.group_configs[name] = normalised
     else:
         state.group_configs.pop(name, None)
+    state.changed()  # what was worked out from the group's configs is stale
 
 
 

@@ -109,9 +109,15 @@ class SharePartitions:
     # -- the share partitions -------------------------------------------------------------------
 
     def config(self, group_id: str, broker_id: int | None = None) -> ShareConfig:
+        """The group's share configs now (worked out once until a config changes: every fetch
+        and acknowledgement reads them)."""
         state = self.cluster.broker_configs
         broker = self.cluster.controller_id if broker_id is None else broker_id
+        return state.kept(("share", group_id, broker),
+                          lambda: self._config(state, group_id, broker))
 
+    @staticmethod
+    def _config(state, group_id: str, broker: int) -> ShareConfig:
         def value(name: str):
             return group_value(state, group_id, name, broker)
 
