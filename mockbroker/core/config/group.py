@@ -44,15 +44,17 @@ class ShareAutoOffsetReset(Struct, frozen=True):
                            "'by_duration:<PnDTnHnMn.nS>'.")
 
 
-#: group coordinator configs that are also settings of the mock (the consumer protocol reads
-#: them); Kafka's defaults
-_SETTINGS = frozenset({"group.consumer.session.timeout.ms",
-                       "group.consumer.heartbeat.interval.ms",
-                       "group.consumer.assignment.interval.ms",
-                       "group.share.session.timeout.ms", "group.share.heartbeat.interval.ms",
-                       "group.share.assignment.interval.ms",
-                       "group.share.record.lock.duration.ms", "group.share.delivery.count.limit",
-                       "group.share.partition.max.record.locks"})
+#: group coordinator configs that are also settings of the mock, with Kafka's defaults: what
+#: the consumer and share protocols read, and the bounds of the groups' own configs (a test
+#: that lowers a timeout lowers its bound too, as on Kafka)
+_SETTINGS = frozenset(
+    f"group.{kind}.{bound}{name}"
+    for kind, names in (("consumer", ("session.timeout.ms", "heartbeat.interval.ms",
+                                      "assignment.interval.ms")),
+                        ("share", ("session.timeout.ms", "heartbeat.interval.ms",
+                                   "assignment.interval.ms", "record.lock.duration.ms",
+                                   "delivery.count.limit", "partition.max.record.locks")))
+    for name in names for bound in ("", "min.", "max."))
 
 
 def _broker(name: str, type_, default, doc: str, dynamic: bool = False) -> ConfigKey:
