@@ -153,3 +153,57 @@ def share_refusal(core, ctx, request) -> tuple[int, str | None] | None:
     if not request.member_id or len(request.member_id) > SHARE_MEMBER_ID_MAX:
         return errors.INVALID_REQUEST, "Invalid member id in the request."
     return None
+
+
+# -- the describe APIs of the new-style groups -------------------------------------------------
+
+#: KafkaApis' message for a group that shows topics the principal may not describe
+HIDDEN_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
+
+
+def described_groups(core, ctx, request, describe, described_cls, topics_of) -> list:
+    """ConsumerGroupDescribe's and ShareGroupDescribe's groups as KafkaApis answers them:
+    ``describe(core, ctx, group_id)`` each; with an authorizer, a group without DESCRIBE first
+    as GROUP_AUTHORIZATION_FAILED, the authorized operations asked for, and a group showing a
+    topic (``topics_of(described)``) the principal may not DESCRIBE answered
+    TOPIC_AUTHORIZATION_FAILED with Kafka's message and no members."""
+    from mockbroker.core.security.acls import ResourceType
+
+    acl = access(core, ctx)
+    if not acl.enforced:
+        return [describe(core, ctx, group_id) for group_id in request.group_ids]
+    refused, groups = [], []
+    for group_id in request.group_ids:
+        if not acl.group(AclOperation.DESCRIBE, group_id):
+            refused.append(described_cls(group_id=group_id,
+                                         error_code=errors.GROUP_AUTHORIZATION_FAILED))
+            continue
+        described = describe(core, ctx, group_id)
+        if request.include_authorized_operations and described.error_code == errors.NONE:
+            described.authorized_operations = acl.operations(ResourceType.GROUP, group_id)
+        groups.append(described)
+    groups = refused + groups
+    shown = {name for g in groups for name in topics_of(g)}
+    allowed = acl.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, shown)
+    return [g if all(name in allowed for name in topics_of(g))
+            else described_cls(group_id=g.group_id, error_code=errors.TOPIC_AUTHORIZATION_FAILED,
+                               error_message=HIDDEN_TOPICS, members=[])
+            for g in groups]
+
+
+def refusal_message(exc) -> str | None:
+    """The message a heartbeat's refusal carries: Kafka's, but none for the coordinator errors
+    (a client finds the coordinator again)."""
+    if exc.error_code in (errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE,
+                          errors.COORDINATOR_LOAD_IN_PROGRESS):
+        return None
+    return str(exc) or None
+
+
+def heartbeat_assignment(response_cls, assignment) -> object | None:
+    """A heartbeat answer's Assignment of {topic id: partitions}, topics by id order."""
+    if assignment is None:
+        return None
+    return response_cls.Assignment(topic_partitions=[
+        response_cls.TopicPartitions(topic_id=topic_id, partitions=partitions)
+        for topic_id, partitions in sorted(assignment.items(), key=lambda kv: kv[0].int)])

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.errors import ApiException
-from mockbroker.core.security.acls import AclOperation as Op, ResourceType
-from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import described_groups
 from wire import errors, response_class
 
 API_KEY = 69
@@ -27,8 +26,6 @@ ERRORS = (KeyedShape("group_ids", None, "groups", "group_id"),)
 #: a consumer group, 1 for a member of the consumer protocol
 CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
 NO_OPERATIONS = -(1 << 31)
-#: KafkaApis' message for a group that shows topics the principal may not describe
-HIDDEN_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
 
 
 def _assignment(core, parts) -> object:
@@ -75,28 +72,7 @@ def _describe(core, ctx, group_id: str):
 
 @REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
-    acl = access(core, ctx)
-    if not acl.enforced:
-        return RESPONSE(throttle_time_ms=0, groups=[
-            _describe(core, ctx, group_id) for group_id in request.group_ids])
-    refused, groups = [], []
-    for group_id in request.group_ids:
-        if not acl.group(Op.DESCRIBE, group_id):
-            refused.append(RESPONSE.DescribedGroup(
-                group_id=group_id, error_code=errors.GROUP_AUTHORIZATION_FAILED))
-            continue
-        described = _describe(core, ctx, group_id)
-        if request.include_authorized_operations and described.error_code == errors.NONE:
-            described.authorized_operations = acl.operations(ResourceType.GROUP, group_id)
-        groups.append(described)
-    groups = refused + groups
-    shown = {tp.topic_name for g in groups for m in g.members
-             for a in (m.assignment, m.target_assignment) for tp in a.topic_partitions}
-    described_topics = acl.allowed(Op.DESCRIBE, ResourceType.TOPIC, shown)
-    return RESPONSE(throttle_time_ms=0, groups=[
-        g if all(tp.topic_name in described_topics for m in g.members
-                 for a in (m.assignment, m.target_assignment) for tp in a.topic_partitions)
-        else RESPONSE.DescribedGroup(group_id=g.group_id,
-                                     error_code=errors.TOPIC_AUTHORIZATION_FAILED,
-                                     error_message=HIDDEN_TOPICS, members=[])
-        for g in groups])
+    return RESPONSE(throttle_time_ms=0, groups=described_groups(
+        core, ctx, request, _describe, RESPONSE.DescribedGroup,
+        lambda g: {tp.topic_name for m in g.members
+                   for a in (m.assignment, m.target_assignment) for tp in a.topic_partitions}))

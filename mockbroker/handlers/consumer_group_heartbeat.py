@@ -13,6 +13,7 @@ from mockbroker.core.groups.consumer.protocol import Heartbeat
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import heartbeat_assignment, refusal_message
 from wire import errors, response_class
 
 API_KEY = 68
@@ -42,18 +43,10 @@ def handle(core, ctx, request):
     try:
         result = core.groups.consumer.heartbeat(ctx.broker_id, heartbeat)
     except ApiException as exc:
-        message = str(exc) if exc.error_code not in (
-            errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE,
-            errors.COORDINATOR_LOAD_IN_PROGRESS) else None
         return RESPONSE(throttle_time_ms=0, error_code=exc.error_code,
-                        error_message=message or None, member_id=None, member_epoch=0,
+                        error_message=refusal_message(exc), member_id=None, member_epoch=0,
                         heartbeat_interval_ms=0, assignment=None)
-    assignment = None
-    if result.assignment is not None:
-        assignment = RESPONSE.Assignment(topic_partitions=[
-            RESPONSE.TopicPartitions(topic_id=topic_id, partitions=partitions)
-            for topic_id, partitions in sorted(result.assignment.items(),
-                                               key=lambda kv: kv[0].int)])
+    assignment = heartbeat_assignment(RESPONSE, result.assignment)
     return RESPONSE(throttle_time_ms=0, error_code=errors.NONE, error_message=None,
                     member_id=result.member_id, member_epoch=result.member_epoch,
                     heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=assignment)

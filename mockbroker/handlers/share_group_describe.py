@@ -15,16 +15,14 @@ from __future__ import annotations
 from mockbroker.core.control.error_responses import KeyedShape
 from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.share.assignor import NAME as ASSIGNOR
-from mockbroker.core.security.acls import AclOperation as Op, ResourceType
-from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import described_groups
 from wire import errors, response_class
 
 API_KEY = 77
 RESPONSE = response_class(API_KEY)
 ERRORS = (KeyedShape("group_ids", None, "groups", "group_id"),)
 NO_OPERATIONS = -(1 << 31)
-HIDDEN_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
 
 
 def _describe(core, ctx, group_id: str):
@@ -59,28 +57,6 @@ def _describe(core, ctx, group_id: str):
 
 @REGISTRY.handler(API_KEY, errors=ERRORS)
 def handle(core, ctx, request):
-    acl = access(core, ctx)
-    if not acl.enforced:
-        return RESPONSE(throttle_time_ms=0, groups=[
-            _describe(core, ctx, group_id) for group_id in request.group_ids])
-    refused, groups = [], []
-    for group_id in request.group_ids:
-        if not acl.group(Op.DESCRIBE, group_id):
-            refused.append(RESPONSE.DescribedGroup(
-                group_id=group_id, error_code=errors.GROUP_AUTHORIZATION_FAILED))
-            continue
-        described = _describe(core, ctx, group_id)
-        if request.include_authorized_operations and described.error_code == errors.NONE:
-            described.authorized_operations = acl.operations(ResourceType.GROUP, group_id)
-        groups.append(described)
-    groups = refused + groups
-    shown = {tp.topic_name for g in groups for m in g.members
-             for tp in m.assignment.topic_partitions}
-    described_topics = acl.allowed(Op.DESCRIBE, ResourceType.TOPIC, shown)
-    return RESPONSE(throttle_time_ms=0, groups=[
-        g if all(tp.topic_name in described_topics for m in g.members
-                 for tp in m.assignment.topic_partitions)
-        else RESPONSE.DescribedGroup(group_id=g.group_id,
-                                     error_code=errors.TOPIC_AUTHORIZATION_FAILED,
-                                     error_message=HIDDEN_TOPICS, members=[])
-        for g in groups])
+    return RESPONSE(throttle_time_ms=0, groups=described_groups(
+        core, ctx, request, _describe, RESPONSE.DescribedGroup,
+        lambda g: {tp.topic_name for m in g.members for tp in m.assignment.topic_partitions}))

@@ -14,6 +14,7 @@ from mockbroker.core.groups.share.protocol import Heartbeat
 from mockbroker.core.security.acls import AclOperation as Op, ResourceType
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
+from mockbroker.handlers._common import heartbeat_assignment, refusal_message
 from wire import errors, response_class
 
 API_KEY = 76
@@ -39,16 +40,8 @@ def handle(core, ctx, request):
     try:
         result = core.groups.share.heartbeat(ctx.broker_id, heartbeat)
     except ApiException as exc:
-        message = str(exc) if exc.error_code not in (
-            errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE,
-            errors.COORDINATOR_LOAD_IN_PROGRESS) else None
-        return _refused(exc.error_code, message or None)
-    assignment = None
-    if result.assignment is not None:
-        assignment = RESPONSE.Assignment(topic_partitions=[
-            RESPONSE.TopicPartitions(topic_id=topic_id, partitions=partitions)
-            for topic_id, partitions in sorted(result.assignment.items(),
-                                               key=lambda kv: kv[0].int)])
+        return _refused(exc.error_code, refusal_message(exc))
+    assignment = heartbeat_assignment(RESPONSE, result.assignment)
     return RESPONSE(throttle_time_ms=0, error_code=errors.NONE, error_message=None,
                     member_id=result.member_id, member_epoch=result.member_epoch,
                     heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=assignment)

@@ -10,6 +10,7 @@ as they load), only when asked for.
 from __future__ import annotations
 
 from mockbroker.core.groups import GroupSnapshot, Listed, MemberSnapshot
+from mockbroker.core.groups.modern.group import assignment_by_name
 from mockbroker.core.groups.consumer import records
 from mockbroker.core.groups.consumer.group import ConsumerGroup, ConsumerGroupState
 
@@ -83,11 +84,3 @@ class ConsumerType:
             generation=group.group_epoch, protocol_type=group.protocol_type,
             coordinator=coordinator_id, members=len(group.members))
 
-
-def assignment_by_name(coordinator, parts) -> dict[str, list[int]]:
-    """{topic name: sorted partitions} of an assignment kept by topic id; a topic deleted since
-    is left out."""
-    by_id = coordinator.cluster.topics_by_id
-    return {by_id[t].name: sorted(ps) for t, ps in sorted(
-        parts.items(), key=lambda kv: by_id[kv[0]].name if kv[0] in by_id else "")
-        if t in by_id and ps}

@@ -10,7 +10,6 @@ epoch (``ConsumerGroupTargetAssignmentMetadata``), 7 a member's target partition
 
 from __future__ import annotations
 
-import struct
 import uuid
 from typing import Any
 
@@ -19,6 +18,7 @@ from msgspec import Struct, field
 from mockbroker.core.groups.consumer.group import ConsumerGroup
 from mockbroker.core.groups.consumer.member import (ClassicMetadata, ConsumerMember,
                                                     MemberState, Partitions)
+from mockbroker.core.groups.modern import records as modern_records
 from wire import decode_embedded, embedded_codec
 
 GROUP_EPOCH, MEMBER, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT = 3, 5, 6, 7, 8
@@ -27,17 +27,14 @@ _NAMES = {GROUP_EPOCH: "ConsumerGroupMetadata", MEMBER: "ConsumerGroupMemberMeta
           TARGET_EPOCH: "ConsumerGroupTargetAssignmentMetadata",
           TARGET_MEMBER: "ConsumerGroupTargetAssignmentMember",
           CURRENT_ASSIGNMENT: "ConsumerGroupCurrentMemberAssignment"}
-_SHORT = struct.Struct(">h")
 
 
 def _key(kind: int, **fields) -> bytes:
-    codec = embedded_codec(_NAMES[kind] + "Key", 0)
-    return _SHORT.pack(kind) + bytes(codec.encode(codec.cls(**fields)))
+    return modern_records.key(kind, _NAMES[kind], **fields)
 
 
 def _value(kind: int, **fields) -> bytes:
-    codec = embedded_codec(_NAMES[kind] + "Value", 0)
-    return _SHORT.pack(0) + bytes(codec.encode(codec.cls(**fields)))
+    return modern_records.value(_NAMES[kind], **fields)
 
 
 def group_epoch(group: ConsumerGroup) -> tuple[bytes, bytes]:

@@ -81,3 +81,12 @@ class ModernGroup(Generic[M]):
     def assigning(self) -> bool:
         """The group epoch is ahead of the target's: a new target is due."""
         return self.group_epoch > self.assignment_epoch
+
+
+def assignment_by_name(coordinator, parts) -> dict[str, list[int]]:
+    """{topic name: sorted partitions} of an assignment kept by topic id (for the observers);
+    a topic deleted since is left out."""
+    by_id = coordinator.cluster.topics_by_id
+    return {by_id[t].name: sorted(ps) for t, ps in sorted(
+        parts.items(), key=lambda kv: by_id[kv[0]].name if kv[0] in by_id else "")
+        if t in by_id and ps}

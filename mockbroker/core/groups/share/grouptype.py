@@ -8,6 +8,7 @@ Loaded by the table on first use; the protocol and the admin API's views only wh
 from __future__ import annotations
 
 from mockbroker.core.groups import GroupSnapshot, Listed, MemberSnapshot
+from mockbroker.core.groups.modern.group import assignment_by_name
 from mockbroker.core.groups.share import records
 from mockbroker.core.groups.share.group import ShareGroup
 
@@ -78,14 +79,6 @@ class ShareType:
             generation=group.group_epoch, protocol_type=group.protocol_type,
             coordinator=coordinator_id, members=len(group.members))
 
-
-def assignment_by_name(coordinator, parts) -> dict[str, list[int]]:
-    """{topic name: sorted partitions} of an assignment kept by topic id; a topic deleted since
-    is left out."""
-    by_id = coordinator.cluster.topics_by_id
-    return {by_id[t].name: sorted(ps) for t, ps in sorted(
-        parts.items(), key=lambda kv: by_id[kv[0]].name if kv[0] in by_id else "")
-        if t in by_id and ps}
 
 
 def share_partitions(coordinator, group: ShareGroup) -> list[dict]:

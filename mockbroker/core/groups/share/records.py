@@ -11,10 +11,10 @@ assignment's epoch (``ShareGroupTargetAssignmentMetadata``), 13 a member's targe
 
 from __future__ import annotations
 
-import struct
 import uuid
 
 from mockbroker.core.groups.share.group import ShareGroup, ShareMember
+from mockbroker.core.groups.modern import records as modern_records
 from wire import decode_embedded, embedded_codec
 
 MEMBER, GROUP_EPOCH, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT, PARTITIONS = range(10, 16)
@@ -24,17 +24,14 @@ _NAMES = {MEMBER: "ShareGroupMemberMetadata", GROUP_EPOCH: "ShareGroupMetadata",
           TARGET_MEMBER: "ShareGroupTargetAssignmentMember",
           CURRENT_ASSIGNMENT: "ShareGroupCurrentMemberAssignment",
           PARTITIONS: "ShareGroupStatePartitionMetadata"}
-_SHORT = struct.Struct(">h")
 
 
 def _key(kind: int, **fields) -> bytes:
-    codec = embedded_codec(_NAMES[kind] + "Key", 0)
-    return _SHORT.pack(kind) + bytes(codec.encode(codec.cls(**fields)))
+    return modern_records.key(kind, _NAMES[kind], **fields)
 
 
 def _value(kind: int, **fields) -> bytes:
-    codec = embedded_codec(_NAMES[kind] + "Value", 0)
-    return _SHORT.pack(0) + bytes(codec.encode(codec.cls(**fields)))
+    return modern_records.value(_NAMES[kind], **fields)
 
 
 def _cls(kind: int):
