@@ -46,8 +46,8 @@ twice by the tool, which then stops before another is read, so it shows as lag t
 checks are printed below the figures, for either target.
 
 Before the measured rounds, ``--warmup`` passes (one by default) read 100 B and 10 KiB records
-from 12 partitions on each target (the sizes and the most partitions measured), uncounted: a JVM broker compiles its data path during its
-first minute or so of load.  Each round reads each case once on each target; which target goes
+from 12 partitions on each target (the sizes and the most partitions measured), uncounted: a
+JVM broker compiles its data path during its first minute or so of load.  Each round reads each case once on each target; which target goes
 first swaps from one round to the next (mockbroker, other; other, mockbroker; ...), so a slow
 spell of the machine falls on both.  The medians are printed, with the ratio mockbroker /
 other and the lowest and highest ratio of single runs (round i of one target over round i of

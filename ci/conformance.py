@@ -58,6 +58,16 @@ CAPABILITIES = {
     "test_spark_writes_reads_and_streams_records": "Spark",
     "test_kafka_share_groups_lists_describes_resets_and_deletes": "share groups",
     "test_a_franz_go_share_consumer_reads_and_accepts_every_record": "share groups",
+    "test_implicit_acknowledgement_delivers_each_record_once": "share groups",
+    "test_two_consumers_share_one_partition_and_get_each_record_once": "share groups",
+    "test_explicit_release_reject_and_the_delivery_limit": "share groups",
+    "test_records_a_killed_consumer_held_go_to_another_delivered_again": "share groups",
+    "test_records_a_consumer_holds_past_their_lock_go_to_another": "share groups",
+    "test_a_read_committed_share_group_skips_aborted_transactions": "share groups",
+    "test_with_the_defaults_records_produced_before_it_joined_never_reach_a_new_consumer":
+        "share groups",
+    "test_with_share_auto_offset_reset_earliest_on_the_group_it_gets_every_record":
+        "share groups",
 }
 #: tests of other modules that show a capability for one client: (module, test) -> (client,
 #: capability); they run on mockbroker alone, their marker says why

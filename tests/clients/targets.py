@@ -67,9 +67,8 @@ SETTINGS = {
     # a transaction past its timeout is aborted within a moment, not after up to 10 s
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": "100",
 }
-#: the same, as MockCluster settings (mockbroker has no separate minimums for consumer groups)
-MOCK_SETTINGS = {name.replace(".", "_"): int(value) for name, value in SETTINGS.items()
-                 if ".min." not in name or name == "group.min.session.timeout.ms"}
+#: the same, as MockCluster settings (the bounds of group configs included)
+MOCK_SETTINGS = {name.replace(".", "_"): int(value) for name, value in SETTINGS.items()}
 
 
 class Target:

@@ -5,18 +5,12 @@ mockbroker alone."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from mockbroker import MockCluster
 from tests.clients.helpers import wait_for
 from tests.clients.targets import MOCK_SETTINGS
-from tests.clients.test_streams_eos import (CLASSPATH, START_TIMEOUT_S, StreamsApp,
-                                            create_topics, names)
+from tests.clients.test_streams_eos import START_TIMEOUT_S, StreamsApp, create_topics, names
 
 pytestmark = pytest.mark.mockbroker_only("not-served")
 
@@ -37,20 +31,3 @@ def test_a_streams_app_asking_for_streams_groups_is_told_they_are_not_served(sta
            "protocol" in failed, app.lines
     assert "state RUNNING" not in app.lines
 
-
-def test_a_share_consumer_is_told_share_groups_are_not_served(stack):
-    """KIP-932's share groups (``KafkaShareConsumer``): its first poll throws the Java client's
-    error for a cluster without the share group protocol."""
-    cluster = stack.enter_context(MockCluster(topics={"jobs": 1}, **MOCK_SETTINGS))
-    source = Path(__file__).with_name("java") / "ShareGroupProbe.java"
-    jars = [p for p in CLASSPATH if p.name.startswith(("kafka-clients-", "slf4j-api-"))]
-    assert all(p.exists() for p in jars) and shutil.which("java"), \
-        f"the probe needs java and {jars} (bash ci/dev.sh setup fetches them)"
-    done = subprocess.run(["java", "-cp", os.pathsep.join(map(str, jars)), str(source),
-                           cluster.bootstrap_servers, "workers", "jobs", "30"],
-                          capture_output=True, text=True, timeout=START_TIMEOUT_S)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.splitlines() == [
-        "failed org.apache.kafka.common.errors.UnsupportedVersionException: The cluster does "
-        "not support the share group protocol using ShareGroupHeartbeat API version 1 or later. "
-        "This version of the API was introduced in Apache Kafka v4.1."], done.stdout
