@@ -10,7 +10,9 @@ import uuid
 import wire
 from wire import records
 
-HEARTBEAT, FETCH = 76, 78
+HEARTBEAT, FETCH, FIND_COORDINATOR = 76, 78, 10
+#: NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS
+COORDINATOR_ERRORS = (16, 15, 14)
 
 
 class RawShareConsumer:
@@ -42,11 +44,17 @@ class RawShareConsumer:
         return data
 
     def heartbeat(self) -> list[int]:
-        """One heartbeat (joining first); the partitions it is assigned, if it was told."""
+        """One heartbeat (joining first); the partitions it is assigned, if it was told.  A
+        coordinator not found yet (Kafka answers so until ``__consumer_offsets`` exists, which
+        a FindCoordinator creates) gets a FindCoordinator, as a client sends, and no
+        partitions."""
         answer = self._call(HEARTBEAT, 1, group_id=self.group, member_id=self.member_id,
                             member_epoch=self.member_epoch,
                             subscribed_topic_names=[self.topic] if self.member_epoch == 0
                             else None)
+        if answer.error_code in COORDINATOR_ERRORS:
+            self._call(FIND_COORDINATOR, 4, key_type=0, coordinator_keys=[self.group])
+            return []
         assert answer.error_code == 0, answer
         self.member_epoch = answer.member_epoch
         return [] if answer.assignment is None else \
