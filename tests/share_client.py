@@ -15,6 +15,18 @@ HEARTBEAT, FETCH, FIND_COORDINATOR = 76, 78, 10
 COORDINATOR_ERRORS = (16, 15, 14)
 
 
+def acquired_records(partition) -> list[tuple[int, bytes]]:
+    """(offset, value) of the records a ShareFetch answer's partition acquired, as a client
+    keeps them: the data records of its batches within its acquired ranges."""
+    ranges = [(a.first_offset, a.last_offset) for a in partition.acquired_records]
+    out = []
+    for header, batch in records.split_batches(bytes(partition.records or b"")):
+        if not header.is_control:
+            out += [(r.offset, bytes(r.value)) for r in records.decode_records(batch)
+                    if any(lo <= r.offset <= hi for lo, hi in ranges)]
+    return out
+
+
 class RawShareConsumer:
     def __init__(self, bootstrap: str, group: str, topic: str, topic_id: uuid.UUID):
         host, port = bootstrap.split(",")[0].rsplit(":", 1)
@@ -79,14 +91,9 @@ class RawShareConsumer:
         out: dict[int, list[tuple[int, bytes]]] = {}
         for topic in answer.responses:
             for p in topic.partitions:
-                ranges = [(a.first_offset, a.last_offset) for a in p.acquired_records]
-                for header, batch in records.split_batches(bytes(p.records or b"")):
-                    if header.is_control:
-                        continue
-                    for r in records.decode_records(batch):
-                        if any(lo <= r.offset <= hi for lo, hi in ranges):
-                            out.setdefault(p.partition_index, []).append((r.offset,
-                                                                         bytes(r.value)))
+                got = acquired_records(p)
+                if got:
+                    out.setdefault(p.partition_index, []).extend(got)
         return out
 
     def leave(self) -> None:

@@ -17,6 +17,7 @@ from mockbroker.core.dispatch import Connection
 from mockbroker.core.share.coordinator import state_key
 from mockbroker.core.share.state import TABLE, AckType, Event, RecordState
 from tests.core.harness import make_core, send, settled
+from tests.share_client import acquired_records
 from wire import errors, records
 
 HEARTBEAT, DESCRIBE, FETCH, ACK = 76, 77, 78, 79
@@ -139,17 +140,8 @@ def acquired(answer, partition: int = 0) -> list[tuple[int, int, int]]:
 def values(answer) -> list[bytes]:
     """The record values the answer carries, of its acquired offsets only (as a client keeps
     them)."""
-    out = []
-    for topic in answer.responses:
-        for p in topic.partitions:
-            ranges = [(a.first_offset, a.last_offset) for a in p.acquired_records]
-            for header, batch in records.split_batches(bytes(p.records or b"")):
-                if header.is_control:
-                    continue
-                for r in records.decode_records(batch):
-                    if any(lo <= r.offset <= hi for lo, hi in ranges):
-                        out.append(bytes(r.value))
-    return out
+    return [value for topic in answer.responses for p in topic.partitions
+            for _, value in acquired_records(p)]
 
 
 def partition_error(answer, partition: int = 0, field: str = "error_code"):
