@@ -11,6 +11,7 @@ records module: ``group_epoch``, ``target_member``, ``target_epoch``, ``member_t
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Iterable
 
 from mockbroker.core.groups.modern.group import ModernGroup
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from mockbroker.core.groups.coordinator import GroupCoordinator
 
 
-class ModernProtocol:
+class ModernProtocol(ABC):
     #: the type's records module (see the module's docstring)
     records = None
     #: the type's broker settings: "group_consumer_" for ``group.consumer.*``
@@ -88,9 +89,9 @@ class ModernProtocol:
 
     # -- the target assignment --------------------------------------------------------------------
 
+    @abstractmethod
     def compute_target(self, group: ModernGroup) -> dict[str, Units]:
         """The type's assignor: member id -> {key: units} for the group as it is now."""
-        raise NotImplementedError
 
     def maybe_new_target(self, group: ModernGroup, writes: list) -> bool:
         """A new target assignment at the group epoch, if one is due and the assignment
