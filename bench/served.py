@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -104,3 +106,22 @@ def produce_all(producer, topic: str, payload: bytes, n: int,
                 break
             except BufferError:  # its queue is full: let it send
                 producer.poll(0.005)
+
+
+def read_frame(sock: socket.socket) -> bytes:
+    """One response frame from a broker's socket, without its size prefix."""
+    head = b""
+    while len(head) < 4:
+        chunk = sock.recv(4 - len(head))
+        if not chunk:
+            raise ConnectionError("closed")
+        head += chunk
+    (size,) = struct.unpack(">i", head)
+    data = bytearray(size)
+    view, got = memoryview(data), 0
+    while got < size:
+        n = sock.recv_into(view[got:])
+        if not n:
+            raise ConnectionError("closed")
+        got += n
+    return bytes(data)

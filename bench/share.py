@@ -47,9 +47,10 @@ checks are printed below the figures, for either target.
 
 Before the measured rounds, ``--warmup`` passes (one by default) read 100 B and 10 KiB records
 from 12 partitions on each target (the sizes and the most partitions measured), uncounted: a
-JVM broker compiles its data path during its first minute or so of load.  Each round reads each case once on each target; which target goes
-first swaps from one round to the next (mockbroker, other; other, mockbroker; ...), so a slow
-spell of the machine falls on both.  The medians are printed, with the ratio mockbroker /
+JVM broker compiles its data path during its first minute or so of load.  Each round reads each
+case once on each target; which target goes first swaps from one round to the next
+(mockbroker, other; other, mockbroker; ...), so a slow spell of the machine falls on both.  The
+medians are printed, with the ratio mockbroker /
 other and the lowest and highest ratio of single runs (round i of one target over round i of
 the other: a range that spans 1 is no clear difference), and for each case whether the
 targets are met: a rate at least the other's (ratio >= 1.0) and less broker CPU per record
@@ -74,7 +75,6 @@ import os
 import shutil
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
@@ -93,7 +93,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import wire  # noqa: E402
 from bench.procstat import cpu_seconds, listening_pid  # noqa: E402
-from bench.served import make_topic, produce_all, served  # noqa: E402
+from bench.served import make_topic, produce_all, read_frame, served  # noqa: E402
 
 SIZES = (100, 10240)
 PARTITIONS = (1, 12)
@@ -193,24 +193,6 @@ def share_settings(bootstrap: str) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------- the check afterwards
-
-
-def read_frame(sock: socket.socket) -> bytes:
-    head = b""
-    while len(head) < 4:
-        chunk = sock.recv(4 - len(head))
-        if not chunk:
-            raise ConnectionError("closed")
-        head += chunk
-    (size,) = struct.unpack(">i", head)
-    data = bytearray(size)
-    view, got = memoryview(data), 0
-    while got < size:
-        got_now = sock.recv_into(view[got:])
-        if not got_now:
-            raise ConnectionError("closed")
-        got += got_now
-    return bytes(data)
 
 
 def ask(address: tuple[str, int], api: int, version: int, body):

@@ -90,7 +90,6 @@ import re
 import shutil
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import time
@@ -110,7 +109,8 @@ sys.path.insert(0, str(ROOT))
 import wire  # noqa: E402
 from mockbroker.admin import AdminClient as MockbrokerAdmin  # noqa: E402
 from bench.procstat import cpu_seconds, listening_pid, rss_bytes  # noqa: E402
-from bench.served import make_topic, produce_all, ready_fields, serve_argv, served  # noqa: E402
+from bench.served import (make_topic, produce_all, read_frame, ready_fields,  # noqa: E402
+                          serve_argv, served)
 
 WORKLOADS = ("produce", "consume", "roundtrip", "startup", "rss", "metadata")
 CLIENTS = ("confluent", "kafka-python", "java")
@@ -510,24 +510,6 @@ def rss_round(args, tally: Tally, target: Target) -> str | None:
 
 
 # ---------------------------------------------------------------- Metadata at 10,000 partitions
-
-
-def read_frame(sock: socket.socket) -> bytes:
-    head = b""
-    while len(head) < 4:
-        chunk = sock.recv(4 - len(head))
-        if not chunk:
-            raise ConnectionError("closed")
-        head += chunk
-    (size,) = struct.unpack(">i", head)
-    data = bytearray(size)
-    view, got = memoryview(data), 0
-    while got < size:
-        n = sock.recv_into(view[got:])
-        if not n:
-            raise ConnectionError("closed")
-        got += n
-    return bytes(data)
 
 
 def metadata_all(bootstrap: str, requests: int) -> tuple[int, list[float]]:
