@@ -43,6 +43,10 @@ EVENT_TYPES = {
                       "delivery limit)",
     "share_lock_expired": "acquisition locks of a share partition expired (group, topic, "
                           "partition, ranges, archived: those at the delivery limit)",
+    "share_dead_lettered": "records a share group gave up on (rejected, or at the delivery "
+                           "limit) went to its dead-letter queue, and are archived (group, "
+                           "topic, partition, ranges, reason, queue: the queue's topic, error: "
+                           "why the queue refused them, or null)",
     "rule_fired": "a control rule (fault) acted on a request (rule, action, api, broker, "
                   "client_id, error)",
     "transaction_state": "a transactional id changed state (transactional_id, from, to, "

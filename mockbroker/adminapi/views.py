@@ -158,7 +158,7 @@ class InFlightView:
 
     first_offset: int
     last_offset: int
-    state: Literal["Available", "Acquired", "Acknowledged", "Archived"]
+    state: Literal["Available", "Acquired", "Acknowledged", "Archiving", "Archived"]
     delivery_count: int
     member_id: str | None = describe("the member holding them while acquired", default=None)
     lock_deadline_ms: int | None = describe(

@@ -4,9 +4,8 @@ Kafka 4.4 finalizes, on a fresh cluster, ``metadata.version`` 33, ``transaction.
 Java producer then speaks transaction version 2: implicit partitions, an epoch bump at every
 EndTxn), ``group.version`` 1, and ``share.version``, ``streams.version`` and
 ``eligible.leader.replicas.version``.  We report the features whose meaning we serve:
-``share.version`` at level 1 (share groups; Kafka 4.4's level 2 adds the share groups'
-dead-letter queue, which is not served yet); streams groups and eligible leader replicas are
-not served, so they are not claimed.  A
+``share.version`` at level 2 (share groups, and from level 2 their dead-letter queue); streams
+groups and eligible leader replicas are not served, so they are not claimed.  A
 finalized level is reported as min = max = the level, and a feature at level 0 is left out,
 as Kafka does.
 """
@@ -29,7 +28,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("metadata.version", 7, 33, 33),
     Feature("transaction.version", 0, 2, 2),
     Feature("group.version", 0, 1, 1),
-    Feature("share.version", 0, 1, 1),
+    Feature("share.version", 0, 2, 2),
 )
 
 #: Kafka's epoch of the finalized features is the metadata offset that set them; ours never move
@@ -44,3 +43,12 @@ def supported(api_version: int) -> list[Feature]:
 
 def finalized() -> list[Feature]:
     return [f for f in FEATURES if f.finalized > 0]
+
+
+def level(name: str) -> int:
+    """The finalized level of feature ``name`` (0 for one the cluster does not report)."""
+    return next((f.finalized for f in FEATURES if f.name == name), 0)
+
+
+#: ``share.version`` from which share groups have a dead-letter queue (KIP-1191)
+SHARE_DEAD_LETTER_LEVEL = 2

@@ -320,3 +320,68 @@ def test_a_read_committed_share_group_skips_aborted_transactions(stack, target, 
     # c1 c2 marker x1 x2 marker c3 marker
     assert member.records == [Record(0, 0, 1, "c1"), Record(0, 1, 1, "c2"),
                               Record(0, 6, 1, "c3")]
+
+
+def read_topic(target, topic: str, count: int) -> list:
+    """The first ``count`` records of partition 0 of ``topic``: (key, value, headers)."""
+    consumer = ck.Consumer({"bootstrap.servers": target.bootstrap_servers,
+                            "group.id": target.unique("dlq-reader"), "logger": RDKAFKA_LOG,
+                            "enable.auto.commit": False})
+    consumer.assign([ck.TopicPartition(topic, 0, 0)])
+    got: list = []
+
+    def read():
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            got.append((message.key(), message.value(), message.headers()))
+        return len(got) >= count
+    try:
+        wait_for(read, f"{count} records in {topic}", timeout=JVM_TIMEOUT_S)
+    finally:
+        consumer.close()
+    return got
+
+
+@pytest.mark.parametrize("client", ["java"])
+def test_rejected_and_exhausted_records_go_to_the_dead_letter_queue(stack, target, client):
+    """A group with a dead-letter queue (KIP-1191, on by default in Kafka 4.4): a record the
+    consumer rejects, and one it releases as often as the delivery limit (2) allows, reach the
+    queue's topic with the headers that say where they came from and why, and the original's
+    key and value (``errors.deadletterqueue.copy.record.enable``) but not its headers; the
+    consumer never sees either again."""
+    topic = target.create_topic("share-dlq", 1)
+    queue = target.create_topic("dlq.share", 1, **{"errors.deadletterqueue.group.enable": "true"})
+    group = share_group(target, "share-dlq", **{
+        "share.delivery.count.limit": "2", "errors.deadletterqueue.topic.name": queue,
+        "errors.deadletterqueue.copy.record.enable": "true"})
+    producer = ck.Producer({"bootstrap.servers": target.bootstrap_servers,
+                            "logger": RDKAFKA_LOG})
+    for key, value in ((b"ka", b"a"), (b"kb", b"b"), (b"kc", b"c")):
+        producer.produce(topic, value, key, partition=0, headers=[("origin", b"test")])
+    assert producer.flush(TIMEOUT_S) == 0
+    member = worker(stack, target, group, topic, "dlq", **EXPLICIT)
+    first = member.wait_records(3, "the first deliveries")
+    member.ack(first[0], how="reject")
+    member.ack(first[1], how="release")
+    member.ack(first[2], how="accept")
+    member.send("commit")
+    member.wait_acked(first)
+    again = member.wait_records(4, "the released record again")[3]
+    assert again == Record(0, 1, 2, "b")
+    member.ack(again, how="release")  # its second delivery: the limit
+    member.send("commit")
+    member.wait_acked([again])
+
+    def context(offset: int, count: int, why: str) -> list:
+        return [("__dlq.errors.topic", topic.encode()), ("__dlq.errors.partition", b"0"),
+                ("__dlq.errors.offset", str(offset).encode()),
+                ("__dlq.errors.group", group.encode()),
+                ("__dlq.errors.delivery.count", str(count).encode()),
+                ("__dlq.errors.message", why.encode())]
+    assert read_topic(target, queue, 2) == [
+        (b"ka", b"a", context(0, 1, "Offset rejected by client.")),
+        (b"kb", b"b", context(1, 2, "Offset delivery count exceeded the threshold."))]
+    produce(target, topic, ["d"])
+    member.wait_records(5, "the record produced after")
+    member.close()
+    assert member.records[4] == Record(0, 3, 1, "d")  # a and b never came back

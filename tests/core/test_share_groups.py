@@ -156,9 +156,12 @@ def partition_error(answer, partition: int = 0, field: str = "error_code"):
 
 def test_the_table_has_a_row_for_every_event_from_acquired_and_only_acquire_from_available():
     assert {event for (state, event) in TABLE if state is RecordState.ACQUIRED} == \
-        set(Event) - {Event.ACQUIRE}
+        set(Event) - {Event.ACQUIRE, Event.DEAD_LETTERED}
     assert [event for (state, event) in TABLE if state is RecordState.AVAILABLE] == \
         [Event.ACQUIRE]
+    # Archiving only waits for the dead-letter queue
+    assert [(event, target) for (state, event), target in TABLE.items()
+            if state is RecordState.ARCHIVING] == [(Event.DEAD_LETTERED, RecordState.ARCHIVED)]
     assert not any(state.terminal for state, _ in TABLE)
 
 

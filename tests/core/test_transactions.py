@@ -686,10 +686,10 @@ def test_api_versions_reports_the_finalized_transaction_and_group_versions():
     v4 = send(h.core, 18, 4, client_software_name="t", client_software_version="1")
     assert {(f.name, f.min_version_level, f.max_version_level) for f in v4.finalized_features} \
         == {("metadata.version", 33, 33), ("transaction.version", 2, 2),
-            ("group.version", 1, 1), ("share.version", 1, 1)}
+            ("group.version", 1, 1), ("share.version", 2, 2)}
     assert {(f.name, f.min_version, f.max_version) for f in v4.supported_features} == \
         {("metadata.version", 7, 33), ("transaction.version", 0, 2), ("group.version", 0, 1),
-         ("share.version", 0, 1)}
+         ("share.version", 0, 2)}
     # before v4 Kafka leaves out every feature whose supported minimum is 0
     v3 = send(h.core, 18, 3, client_software_name="t", client_software_version="1")
     assert [(f.name, f.min_version) for f in v3.supported_features] == [("metadata.version", 7)]

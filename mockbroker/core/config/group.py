@@ -147,6 +147,12 @@ GROUP_BROKER_KEYS: tuple[ConfigKey, ...] = tuple(
          "The task assignors streams groups may use, the first being the default.", False),
         ("group.streams.rack.aware.assignment.tags", LS, [],
          "Client tags standby tasks are spread over by default.", False),
+        ("errors.deadletterqueue.auto.create.topics.enable", B, False,
+         "Whether a share group's dead-letter queue topic is created when it does not exist.",
+         True),
+        ("errors.deadletterqueue.topic.name.prefix", S, "dlq.",
+         "The prefix every share group's dead-letter queue topic must have; empty for any "
+         "name.", True),
     ))
 
 
@@ -325,6 +331,10 @@ def validate_group_overrides(overrides: dict[str, str], broker: dict[str, str]
         raise ApiException(errors.INVALID_CONFIG, "streams.assignor.name "
                            f"'{parsed['streams.assignor.name']}' is not a registered task "
                            f"assignor. Registered assignors are: [{', '.join(assignors)}].")
+    dead_letter = parsed["errors.deadletterqueue.topic.name"]
+    if dead_letter.startswith("__"):
+        raise ApiException(errors.INVALID_CONFIG, "errors.deadletterqueue.topic.name: DLQ "
+                           "topic name must not start with '__'")
     return {name: GROUP_CONFIGS[name].key.to_string(parsed[name]) for name in overrides}
 
 

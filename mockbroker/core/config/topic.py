@@ -52,7 +52,8 @@ _COMPRESSION_TYPES = OneOf(("uncompressed", "zstd", "lz4", "snappy", "gzip", "pr
 _TIMESTAMP_TYPES = OneOf(("CreateTime", "LogAppendTime"))
 _CLEANUP_POLICIES = OneOf(("compact", "delete"))
 
-#: Topic configs, in the order Kafka 4.1's LogConfig defines them (the order it validates in).
+#: Topic configs, in the order Kafka's LogConfig defines them (the order it validates in): 4.1's,
+#: and 4.4's dead-letter queue switch.
 TOPIC_CONFIGS: dict[str, ConfigKey] = {k.name: k for k in (
     _key("segment.bytes", I, 1024 ** 3, Range(1024 * 1024),
          "Size of one log segment file."),
@@ -124,6 +125,8 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = {k.name: k for k in (
          "Whether copying segments to tiered storage is stopped."),
     _key("remote.log.delete.on.disable", B, False, None,
          "Whether turning tiered storage off deletes the remote data."),
+    _key("errors.deadletterqueue.group.enable", B, False, None,
+         "Whether share groups may use this topic as their dead-letter queue."),
 )}
 
 

@@ -81,7 +81,7 @@ def check_request_records(data: bytes | None) -> PartitionAppend | None:
     return split if isinstance(split, PartitionAppend) else None
 
 
-def _config_of(cluster: Cluster, partition: Partition, broker_id: int) -> "_TopicConfig":
+def topic_config(cluster: Cluster, partition: Partition, broker_id: int) -> "_TopicConfig":
     """The topic's config values on ``broker_id``, each resolved once until a config changes."""
     return cluster.broker_configs.kept(
         ("topic", partition.topic.topic_id, broker_id),
@@ -190,7 +190,7 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
     if error != errors.NONE:
         return PartitionAppend(error)
     header, view, tail = split
-    config = _config_of(cluster, partition, broker_id)
+    config = topic_config(cluster, partition, broker_id)
     refused = _check_batch(config, header, view, tail)
     if refused is not None:
         return refused

@@ -21,10 +21,12 @@ from typing import Callable
 
 from msgspec import Struct, field
 
+from mockbroker.core import features
 from mockbroker.core.config.group import group_value
 from mockbroker.core.deferred import Close, Deferred
 from mockbroker.core.errors import ApiException
 from mockbroker.core.share.coordinator import ShareCoordinator
+from mockbroker.core.share.deadletter import TOPIC_NAME, DeadLetterQueue
 from mockbroker.core.share.partition import Acquired, ShareConfig, SharePartition, StateBatch
 from mockbroker.core.share.sessions import FINAL, INITIAL, ShareSession, ShareSessions
 from mockbroker.core.share.state import AckType
@@ -99,6 +101,8 @@ class SharePartitions:
         self._locks: dict[Key, object] = {}
         #: called on every share-partition change (acquire, acknowledge, release, expiry)
         self.listeners: list[Callable[[SharePartition, str, dict], None]] = []
+        #: the share groups' dead-letter queues
+        self.dead_letters = DeadLetterQueue(self)
         cluster.leadership_listeners.append(self._leadership_changed)
         cluster.topic_deleted_listeners.append(self._topic_deleted)
 
@@ -127,7 +131,9 @@ class SharePartitions:
             max_locks=value("share.partition.max.record.locks"),
             auto_offset_reset=value("share.auto.offset.reset"),
             read_committed=value("share.isolation.level") == "read_committed",
-            renew_enabled=value("share.renew.acknowledge.enable"))
+            renew_enabled=value("share.renew.acknowledge.enable"),
+            dead_letter=features.level("share.version") >= features.SHARE_DEAD_LETTER_LEVEL
+            and value(TOPIC_NAME) != "")
 
     def find(self, group_id: str, topic_id: uuid.UUID, index: int) -> SharePartition | None:
         return self.partitions.get((group_id, topic_id, index))
@@ -172,7 +178,8 @@ class SharePartitions:
         if start < 0:
             start = self._reset_offset(partition, config.auto_offset_reset)
         sp = SharePartition(group_id, partition, now=lambda: self.now, config=lambda: config_of(),
-                            persist=self._persist, state_epoch=state.state_epoch,
+                            persist=self._persist, dead_letter=self.dead_letters.enqueue,
+                            state_epoch=state.state_epoch,
                             start_offset=start, batches=list(state.batches))
 
         def config_of() -> ShareConfig:
@@ -183,6 +190,10 @@ class SharePartitions:
         if state.start_offset < 0:
             # the resolved start is written now, so that a leader after this one starts there
             self._persist(sp, [])
+        waiting = sp.archiving()
+        if waiting:
+            # read back with records still on their way to the dead-letter queue: they go on
+            self.dead_letters.enqueue(sp, waiting)
         return sp
 
     def _reset_offset(self, partition, reset: str) -> int:

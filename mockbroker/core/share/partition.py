@@ -17,6 +17,9 @@ their acquisition lock.  Every change goes through the state table
   all of one partition's acknowledgements take effect or none.
 * **Locks** expire on the cluster's clock (a manual clock moves them only when it moves), and a
   member's session closing releases what it held.
+* **The dead-letter queue**: in a group that has one, a rejected record and one past its
+  delivery limit are Archiving, written so, and handed to ``dead_letter``; once the queue has
+  them (:meth:`SharePartition.dead_lettered`) they are Archived.
 * The start offset moves past the records that are done; the state is written to the share
   coordinator (``persist``) after every change but acquiring, as Kafka writes it.
 """
@@ -29,12 +32,13 @@ from typing import Callable
 from msgspec import Struct
 
 from mockbroker.core.errors import ApiException
-from mockbroker.core.share.state import (ACK_EVENTS, AckType, Event, RecordState,
-                                         next_state)
+from mockbroker.core.share.state import (ACK_EVENTS, AckType, DeadLetter, Event,
+                                         RecordState, dead_letter_reason, next_state)
 from wire import errors
 from wire.records import read_batch_header
 
-AVAILABLE, ACQUIRED = RecordState.AVAILABLE, RecordState.ACQUIRED
+AVAILABLE, ACQUIRED, ARCHIVING = RecordState.AVAILABLE, RecordState.ACQUIRED, \
+    RecordState.ARCHIVING
 
 
 class InFlight(Struct):
@@ -76,6 +80,15 @@ class StateBatch(Struct, frozen=True):
     delivery_count: int
 
 
+class DeadLetterRange(Struct, frozen=True):
+    """Records on their way to the group's dead-letter queue, and why."""
+
+    first_offset: int
+    last_offset: int
+    delivery_count: int
+    reason: DeadLetter
+
+
 class ShareConfig(Struct, frozen=True):
     """The group's settings a share partition works by (group configs over broker ones)."""
 
@@ -85,6 +98,8 @@ class ShareConfig(Struct, frozen=True):
     auto_offset_reset: str = "latest"
     read_committed: bool = False
     renew_enabled: bool = True
+    #: the group has a dead-letter queue (a topic named, and ``share.version`` 2)
+    dead_letter: bool = False
 
 
 def _invalid_state(message: str) -> ApiException:
@@ -95,6 +110,8 @@ class SharePartition:
     def __init__(self, group_id: str, partition, *, now: Callable[[], int],
                  config: Callable[[], ShareConfig],
                  persist: Callable[["SharePartition", list[StateBatch]], None],
+                 dead_letter: Callable[["SharePartition", list[DeadLetterRange]], None]
+                 = lambda sp, ranges: None,
                  state_epoch: int = 0, start_offset: int = 0,
                  batches: list[StateBatch] = ()):
         self.group_id = group_id
@@ -103,6 +120,7 @@ class SharePartition:
         self._now = now
         self.config = config
         self._persist = persist
+        self._dead_letter = dead_letter
         self.state_epoch = state_epoch
         self.leader_epoch = partition.leader_epoch
         self.start_offset = start_offset
@@ -353,9 +371,10 @@ class SharePartition:
         saved = self._snapshot()
         config = self.config()
         changed: list[tuple[int, int]] = []
+        queued: list[DeadLetterRange] = []
         try:
             for first, last, types in batches:
-                self._acknowledge_batch(member, first, last, types, config, changed)
+                self._acknowledge_batch(member, first, last, types, config, changed, queued)
         except ApiException:
             self._restore(saved)
             raise
@@ -369,9 +388,12 @@ class SharePartition:
         self._advance_start()
         self._emit("acknowledged", member_id=member,
                    batches=[[f, l, list(t)] for f, l, t in batches])
+        if queued:
+            self._dead_letter(self, queued)
 
     def _acknowledge_batch(self, member: str, first: int, last: int, types: list[int],
-                           config: ShareConfig, changed: list) -> None:
+                           config: ShareConfig, changed: list,
+                           queued: list[DeadLetterRange]) -> None:
         unknown = [t for t in types if t not in AckType._value2member_map_]
         if unknown:
             raise ApiException(errors.INVALID_REQUEST, f"Invalid acknowledge type: {unknown}")
@@ -404,10 +426,14 @@ class SharePartition:
                                              "the group.")
                     run.deadline = self._now() + config.lock_duration_ms
                     continue
-                run.state = next_state(run.state, ACK_EVENTS[ack], run.delivery_count,
-                                       config.delivery_limit)
+                event = ACK_EVENTS[ack]
+                run.state = next_state(run.state, event, run.delivery_count,
+                                       config.delivery_limit, config.dead_letter)
                 run.member, run.deadline = "", -1
                 changed.append((run.first, run.last))
+                if run.state is ARCHIVING:
+                    queued.append(DeadLetterRange(run.first, run.last, run.delivery_count,
+                                                  dead_letter_reason(event)))
 
     def _state_batches(self, ranges: list[tuple[int, int]]) -> list[StateBatch]:
         out = []
@@ -439,12 +465,17 @@ class SharePartition:
     def _let_go(self, which, event: Event, kind: str, **detail) -> int:
         config = self.config()
         changed, archived, count = [], [], 0
+        queued: list[DeadLetterRange] = []
         for run in self.runs:
             if run.state is ACQUIRED and which(run):
                 run.state = next_state(run.state, event, run.delivery_count,
-                                       config.delivery_limit)
+                                       config.delivery_limit, config.dead_letter)
                 if run.state is RecordState.ARCHIVED:
                     archived.append((run.first, run.last))
+                elif run.state is ARCHIVING:
+                    archived.append((run.first, run.last))
+                    queued.append(DeadLetterRange(run.first, run.last, run.delivery_count,
+                                                  DeadLetter.DELIVERY_LIMIT))
                 run.member, run.deadline = "", -1
                 changed.append((run.first, run.last))
                 count += run.size
@@ -458,7 +489,41 @@ class SharePartition:
         self._advance_start()
         self._emit(kind, ranges=[list(r) for r in changed],
                    archived=[list(r) for r in archived], **detail)
+        if queued:
+            self._dead_letter(self, queued)
         return count
+
+    # -- the dead-letter queue ------------------------------------------------------------------
+
+    def archiving(self) -> list[DeadLetterRange]:
+        """The records waiting for the dead-letter queue (a share partition read back with some
+        still Archiving resumes them, as Kafka does): those past the delivery limit, the rest
+        rejected."""
+        limit = self.config().delivery_limit
+        return [DeadLetterRange(r.first, r.last, r.delivery_count,
+                                DeadLetter.DELIVERY_LIMIT if r.delivery_count >= limit
+                                else DeadLetter.REJECTED)
+                for r in self.runs if r.state is ARCHIVING]
+
+    def dead_lettered(self, first: int, last: int, **detail) -> None:
+        """The dead-letter queue is done with [first, last] (written, or refused: the records
+        are archived either way, as in Kafka); ``detail`` goes into the event."""
+        changed = []
+        for run in self._span(first, last) if self.runs else []:
+            if run.state is ARCHIVING:
+                run.state = next_state(run.state, Event.DEAD_LETTERED, run.delivery_count,
+                                       self.config().delivery_limit)
+                changed.append((run.first, run.last))
+        if not changed:
+            self._merge()
+            return
+        try:
+            self._write(self._state_batches(changed))
+        except ApiException:
+            pass  # archived regardless, as in Kafka
+        self._merge()
+        self._advance_start()
+        self._emit("dead_lettered", ranges=[list(r) for r in changed], **detail)
 
     def _write(self, batches: list[StateBatch]) -> None:
         if batches:

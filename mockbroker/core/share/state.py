@@ -8,13 +8,16 @@ A record the share group has fetched is in flight until it reaches a terminal st
 | Available | 0 | may be delivered (again) |
 | Acquired | 1 | delivered to a member, locked until it acknowledges or the lock expires |
 | Acknowledged | 2 | accepted: done |
+| Archiving | 3 | on its way to the group's dead-letter queue |
 | Archived | 4 | rejected, a gap, past its delivery limit, or of an aborted transaction: done |
 
 The events are what a member does (acquire, and the acknowledgement types), what the broker
-does for it (its lock expires, its session goes), and what the log says (an aborted
-transaction).  Two rules sit beside the table, as in Kafka: a record that would become
-Available once its delivery count has reached the group's limit is Archived instead, and only
-acquiring counts a delivery.
+does for it (its lock expires, its session goes, it wrote the record to the dead-letter
+queue), and what the log says (an aborted transaction).  Three rules sit beside the table, as
+in Kafka: a record that would become Available once its delivery count has reached the group's
+limit is Archived instead; in a group with a dead-letter queue (KIP-1191, ``share.version`` 2)
+such a record, and a rejected one, is Archiving rather than Archived, until the broker has
+written it to the queue; and only acquiring counts a delivery.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class RecordState(IntEnum):
     AVAILABLE = 0
     ACQUIRED = 1
     ACKNOWLEDGED = 2
+    ARCHIVING = 3
     ARCHIVED = 4
 
     @property
@@ -61,10 +65,11 @@ class Event(Enum):
     LOCK_EXPIRED = "acquisition lock expired"
     MEMBER_GONE = "its member's session closed"
     ABORTED = "of an aborted transaction"
+    DEAD_LETTERED = "written to the dead-letter queue"
 
 
-A, Q, K, X = (RecordState.AVAILABLE, RecordState.ACQUIRED, RecordState.ACKNOWLEDGED,
-              RecordState.ARCHIVED)
+A, Q, K, D, X = (RecordState.AVAILABLE, RecordState.ACQUIRED, RecordState.ACKNOWLEDGED,
+                 RecordState.ARCHIVING, RecordState.ARCHIVED)
 
 #: (state, event) -> next state, before the delivery limit (:func:`next_state`)
 TABLE: dict[tuple[RecordState, Event], RecordState] = {
@@ -77,6 +82,7 @@ TABLE: dict[tuple[RecordState, Event], RecordState] = {
     (Q, Event.LOCK_EXPIRED): A,
     (Q, Event.MEMBER_GONE): A,
     (Q, Event.ABORTED): X,
+    (D, Event.DEAD_LETTERED): X,
 }
 
 #: the event each acknowledgement type is
@@ -85,14 +91,31 @@ ACK_EVENTS = {AckType.GAP: Event.GAP, AckType.ACCEPT: Event.ACCEPT,
               AckType.RENEW: Event.RENEW}
 
 
+class DeadLetter(Enum):
+    """Why a record goes to the dead-letter queue: the message its record there carries (the
+    ``__dlq.errors.message`` header), Kafka's words."""
+
+    REJECTED = "Offset rejected by client."
+    DELIVERY_LIMIT = "Offset delivery count exceeded the threshold."
+
+
 def next_state(state: RecordState, event: Event, delivery_count: int,
-               delivery_limit: int) -> RecordState:
+               delivery_limit: int, dead_letter: bool = False) -> RecordState:
     """The state ``event`` takes a record to: the table's, except that a record whose
-    delivery count has reached ``delivery_limit`` is Archived rather than made Available."""
+    delivery count has reached ``delivery_limit`` is Archived rather than made Available, and
+    that with a dead-letter queue (``dead_letter``) a rejected record and one at its limit are
+    Archiving (the queue gets them first)."""
     target = statetable.step(TABLE, state, event, "a share-partition record")
     if target is RecordState.AVAILABLE and delivery_count >= delivery_limit:
-        return RecordState.ARCHIVED
+        return RecordState.ARCHIVING if dead_letter else RecordState.ARCHIVED
+    if dead_letter and event is Event.REJECT:
+        return RecordState.ARCHIVING
     return target
+
+
+def dead_letter_reason(event: Event) -> DeadLetter:
+    """Why a record ``event`` made Archiving goes to the dead-letter queue."""
+    return DeadLetter.REJECTED if event is Event.REJECT else DeadLetter.DELIVERY_LIMIT
 
 
 def diagram() -> str:
@@ -101,4 +124,6 @@ def diagram() -> str:
     lines += [f"    {source.label} --> {target.label}: {event.value}"
               for (source, event), target in TABLE.items()]
     lines.append(f"    {Q.label} --> {X.label}: made available at the delivery limit")
+    lines.append(f"    {Q.label} --> {D.label}: rejected, or at the delivery limit, with a "
+                 "dead-letter queue")
     return "\n".join(lines) + "\n"
