@@ -278,7 +278,7 @@ def test_kafka_python_describes_topic_and_broker_configs(stack):
     assert modified["retention.ms"]["config_type"] == "LONG"
     every = admin.describe_configs([KPConfigResource("TOPIC", "t")], include_synonyms=True,
                                    config_filter="all")["topic"]["t"]
-    assert len(every) == 33
+    assert len(every) == 34
     assert every["segment.bytes"]["value"] == "1073741824"
     assert every["segment.bytes"]["config_source"] == "DEFAULT_CONFIG"
     assert every["max.message.bytes"]["value"] == "2000000"
