@@ -95,7 +95,7 @@ def test_the_fault_and_request_log_views_show_what_the_core_objects_do():
         "id": 4, "action": "error", "api": "Produce", "api_key": 0,
         "error": "NOT_LEADER_OR_FOLLOWER", "error_code": 6, "count": 2, "after": 0, "fired": 1,
         "broker": 1, "topic": "t", "partition": 0, "group": None, "client_id": "c",
-        "principal": None, "delay_ms": 5, "probability": 0.5, "chain": False,
+        "principal": None, "delay_ms": 5, "throttle_ms": 0, "probability": 0.5, "chain": False,
         "target_broker": None,
         "target_topic": None, "target_partition": None, "target_group": None,
         "target_member": None, "target_transaction": None}

@@ -36,7 +36,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 HTTP = [a for a in table.ACTIONS if a.http]
 CONTROL = [a.name for a in table.ACTIONS if a.kind is table.Kind.CONTROL]
 #: what the answer actions need besides targets
-NEEDS = {"error": {"error": "NOT_COORDINATOR"}, "delay": {"delay_ms": 10}}
+NEEDS = {"error": {"error": "NOT_COORDINATOR"}, "delay": {"delay_ms": 10},
+         "throttle": {"throttle_ms": 10}}
 #: a value of each target parameter that the core accepts (brokers 0..2)
 VALUES = {"broker": 1, "topic": "orders", "partition": 0, "group": "g", "member": "m-1",
           "transactional id": "payer"}

@@ -96,6 +96,10 @@ ACTIONS: tuple[Action, ...] = (
                        "API's own response (only the picked partitions fail)"),
     Action(name="delay", kind=Kind.ANSWER, passive=True,
            description="handle the request now, hold its answer back for delay_ms"),
+    Action(name="throttle", kind=Kind.ANSWER, passive=True,
+           description="handle the request as usual, answer it with throttle_time_ms set to "
+                       "throttle_ms and read nothing more from its connection for that long, "
+                       "as a broker throttling a client over its quota does"),
     Action(name="drop", kind=Kind.ANSWER, passive=True,
            description="handle the request, never answer it (the answer is lost on the way)"),
     Action(name="disconnect", kind=Kind.ANSWER, passive=True,

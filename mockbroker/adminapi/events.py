@@ -47,6 +47,8 @@ EVENT_TYPES = {
                            "limit) went to its dead-letter queue, and are archived (group, "
                            "topic, partition, ranges, reason, queue: the queue's topic, error: "
                            "why the queue refused them, or null)",
+    "client_quotas_altered": "client quotas were set or removed (entities: [{user, client-id "
+                             "or ip: name, null for the default}])",
     "rule_fired": "a control rule (fault) acted on a request (rule, action, api, broker, "
                   "client_id, error)",
     "transaction_state": "a transactional id changed state (transactional_id, from, to, "

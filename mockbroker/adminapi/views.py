@@ -309,6 +309,8 @@ class FaultView:
     principal: str | None = describe("the principal whose requests it picks (User:alice)",
                                      default=None)
     delay_ms: int
+    throttle_ms: int = describe("action throttle: the throttle time it answers with",
+                                default=0)
     probability: float
     chain: bool = describe("a delay that adds up with the next rule (a broker's latency)",
                            default=False)
@@ -452,6 +454,8 @@ class FaultSpec:
         "login of this principal", default=None)
     delay_ms: int = describe("wait before the action (the whole action for delay)",
                              default=0, minimum=0)
+    throttle_ms: int = describe("the throttle time a throttle rule answers with (and mutes "
+                                "the connection for)", default=0, minimum=0)
     probability: float = describe(default=1.0, exclusiveMinimum=0, maximum=1)
     chain: bool = describe("a delay that adds up with the next rule that picks the request",
                            default=False)

@@ -11,6 +11,7 @@ in-process tools call :meth:`Core.handle` with a decoded request and read the re
 from __future__ import annotations
 
 import logging
+import time
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from mockbroker.core.observe.events import EventLog
 from mockbroker.core.datapath.producers import ProducerIds
 from mockbroker.core.control.request_names import named_groups
 from mockbroker.core.observe.requests import LoggedRequest, RequestLog
+from mockbroker.core.quotas import manager as quota
 from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import Security, SecuritySettings
 from mockbroker.core.security.sasl import SaslSession
@@ -48,6 +50,7 @@ log = logging.getLogger("mockbroker.core")
 #: rule actions that change nothing beyond the request they pick (after any other, the group
 #: watch looks at every group)
 PASSIVE_ACTIONS = passive_names()
+PRODUCE_KEY, FETCH_KEY = 0, 1
 
 
 class Connection(Struct, frozen=True):
@@ -101,6 +104,8 @@ class Core:
         #: called with (broker id, alive) when a broker stops or starts; the I/O layer closes
         #: or reopens its listener
         self.broker_watchers: list = []
+        #: client quotas, and the connections muted for a throttle
+        self.quotas = quota.Quotas(lambda: self.cluster.clock.now_ms())
 
     @property
     def clock(self) -> Clock:
@@ -151,6 +156,7 @@ class Core:
     def connection_closed(self, conn: "Connection") -> None:
         """A client connection ended: the share sessions it opened end with it, and what
         their members held is released."""
+        self.quotas.connection_closed(conn.broker_id, conn.connection_id)
         shares = self.__dict__.get("share_partitions")
         if shares is not None:
             shares.connection_closed(conn.broker_id, conn.connection_id)
@@ -214,9 +220,63 @@ class Core:
         except wire.DecodeError as exc:
             return Deferred.resolved(Close(f"undecodable request ({exc})"))
         header = request.header
-        logged, outcome = self._handle(request, self.context(header, conn))
+        ctx = self.context(header, conn)
+        if self.quotas.entities:
+            return self._receive_under_quotas(request, ctx, len(frame), conn.pieces)
+        logged, outcome = self._handle(request, ctx)
         return outcome.map(lambda response: self._encode(header, response, logged,
                                                          conn.pieces))
+
+    def _receive_under_quotas(self, request: Request, ctx: RequestContext, size: int,
+                              pieces: bool) -> Deferred:
+        """A request while some client quota is set: measured against the quotas of its
+        principal and client id, its answer given at once with ``throttle_time_ms`` and its
+        connection muted for that long when it went over (KIP-219)."""
+        quotas = self.quotas
+        header = request.header
+        user, client_id, broker = ctx.principal.name, header.client_id or "", ctx.broker_id
+        body = request.body
+        api = header.api_key
+        if api == FETCH_KEY:
+            limit = quotas.fetch_limit(broker, user, client_id)
+            if limit is not None and body.max_bytes > limit:
+                body.max_bytes = limit
+        started = time.perf_counter_ns()
+        logged, outcome = self._handle(request, ctx)
+        spent = (time.perf_counter_ns() - started) * 100 / 1e9  # % of one thread x seconds
+        if api == PRODUCE_KEY and body.acks == 0:
+            # no answer: the bandwidth throttle mutes the connection all the same, and the
+            # request quota is not applied (as in Kafka)
+            quotas.mute(broker, ctx.connection_id,
+                        quotas.record(quota.PRODUCE, broker, user, client_id, size))
+            return outcome
+
+        def answer(response):
+            throttle = quotas.record(quota.REQUEST, broker, user, client_id, spent)
+            if api == PRODUCE_KEY:
+                throttle = max(throttle, quotas.record(quota.PRODUCE, broker, user, client_id,
+                                                       size))
+            elif api == FETCH_KEY:
+                encoded = self._encode(header, response, logged, pieces)
+                if isinstance(encoded, Close):
+                    return encoded
+                sent = len(encoded) if not isinstance(encoded, list) else \
+                    sum(len(piece) for piece in encoded)
+                throttle = max(throttle, quotas.record(quota.FETCH, broker, user, client_id,
+                                                       sent))
+                if throttle == 0:
+                    return encoded
+                # answered empty, and what it would have carried is not counted
+                quotas.unrecord(quota.FETCH, broker, user, client_id, sent)
+                response = wire.response_class(FETCH_KEY)(
+                    throttle_time_ms=throttle, error_code=0, responses=[],
+                    session_id=body.session_id if body.session_epoch > 0 else 0)
+            if throttle > 0:
+                quotas.mute(broker, ctx.connection_id, throttle)
+                response = quota.with_throttle(response, throttle)
+            return self._encode(header, response, logged, pieces)
+
+        return outcome.map(answer)
 
     def context(self, header: RequestHeader, conn: Connection) -> RequestContext:
         """What handlers know of a request on ``conn`` besides its body: who sent it, on which

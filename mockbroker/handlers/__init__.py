@@ -55,6 +55,8 @@ SERVED = {
     42: Served("delete_groups", 0, 3),
     44: Served("incremental_alter_configs", 0, 1),
     47: Served("offset_delete", 0, 0),
+    48: Served("describe_client_quotas", 0, 1),
+    49: Served("alter_client_quotas", 0, 1),
     50: Served("describe_user_scram_credentials", 0, 0),
     51: Served("alter_user_scram_credentials", 0, 0),
     60: Served("describe_cluster", 0, 2),

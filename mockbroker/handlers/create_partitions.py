@@ -26,6 +26,9 @@ ERRORS = (KeyedShape("topics", "name", "results", "name"),)
 def handle(core, ctx, request):
     cluster = core.cluster
     acl = access(core, ctx)
+    # the controller mutation quota (KIP-599): refusing from v3, throttling before
+    quota = core.quotas.mutations(ctx.principal.name, ctx.client_id or "",
+                                  strict=ctx.api_version >= 3)
     results = []
     for topic, repeated in once_each(request.topics):
         if repeated:
@@ -37,13 +40,21 @@ def handle(core, ctx, request):
         assignments = None if topic.assignments is None else \
             [list(a.broker_ids) for a in topic.assignments]
         try:
+            if quota.active:
+                # the new partitions count once every other check has passed
+                cluster.admin_create_partitions(topic.name, topic.count, assignments,
+                                                validate_only=True)
+                if not quota.admit(topic.count - len(cluster.topics[topic.name].partitions)):
+                    results.append(_result(topic.name, errors.THROTTLING_QUOTA_EXCEEDED, None))
+                    continue
             cluster.admin_create_partitions(topic.name, topic.count, assignments,
                                             validate_only=request.validate_only)
         except ApiException as exc:
             results.append(_result(topic.name, exc.error_code, exc.message or None))
         else:
             results.append(_result(topic.name, errors.NONE, None))
-    return RESPONSE(throttle_time_ms=0, results=results)
+    core.quotas.mute(ctx.broker_id, ctx.connection_id, quota.throttle_ms)
+    return RESPONSE(throttle_time_ms=quota.throttle_ms, results=results)
 
 
 def _result(name, code, message):

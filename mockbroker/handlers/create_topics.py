@@ -51,6 +51,9 @@ def handle(core, ctx, request):
         return RESPONSE(throttle_time_ms=0, topics=[_failed(
             name, errors.POLICY_VIOLATION, "Excessively large number of partitions per request.")
             for name in dict.fromkeys(names)])
+    # the controller mutation quota (KIP-599): refusing from v6, throttling before
+    quota = core.quotas.mutations(ctx.principal.name, ctx.client_id or "",
+                                  strict=ctx.api_version >= 6)
     results = []
     for topic, repeated in once_each(request.topics):
         if repeated:
@@ -65,6 +68,17 @@ def handle(core, ctx, request):
                                    "Authorization failed."))
             continue
         try:
+            if quota.active:
+                # its partitions count once every other check has passed
+                checked = cluster.create_topic(
+                    topic.name, topic.num_partitions, topic.replication_factor,
+                    [(c.name, c.value) for c in topic.configs],
+                    [(a.partition_index, a.broker_ids) for a in topic.assignments],
+                    validate_only=True)
+                if not quota.admit(len(checked.partitions)):
+                    # Kafka leaves the message out: it is the error's own
+                    results.append(_failed(topic.name, errors.THROTTLING_QUOTA_EXCEEDED, None))
+                    continue
             created = cluster.create_topic(
                 topic.name, topic.num_partitions, topic.replication_factor,
                 [(c.name, c.value) for c in topic.configs],
@@ -88,7 +102,8 @@ def handle(core, ctx, request):
                 name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
                 is_sensitive=e.sensitive)
                 for e in created_topic_configs(cluster, created.configs)]))
-    return RESPONSE(throttle_time_ms=0, topics=results)
+    core.quotas.mute(ctx.broker_id, ctx.connection_id, quota.throttle_ms)
+    return RESPONSE(throttle_time_ms=quota.throttle_ms, topics=results)
 
 
 def _failed(name: str, code: int, message: str | None):

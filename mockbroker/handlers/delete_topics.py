@@ -46,6 +46,9 @@ def handle(core, ctx, request):
             _result(name, topic_id, code, "Topic deletion is disabled.")
             for name, topic_id in wanted])
     acl = access(core, ctx)
+    # the controller mutation quota (KIP-599): refusing from v5, throttling before
+    quota = core.quotas.mutations(ctx.principal.name, ctx.client_id or "",
+                                  strict=version >= 5)
     every_topic = acl.cluster(Op.DELETE)
     refused = errors.TOPIC_AUTHORIZATION_FAILED
     results = []
@@ -82,6 +85,13 @@ def handle(core, ctx, request):
                     results.append(_result(shown, topic_id, refused, MESSAGES[refused]))
                     continue
             try:
+                if quota.active:
+                    doomed = cluster.topics.get(name) if name is not None else \
+                        cluster.topics_by_id.get(topic_id)
+                    if doomed is not None and not quota.admit(len(doomed.partitions)):
+                        results.append(_result(name, topic_id,
+                                               errors.THROTTLING_QUOTA_EXCEEDED, None))
+                        continue
                 if name is not None:
                     topic = cluster.delete_topic(name)
                 else:
@@ -91,7 +101,8 @@ def handle(core, ctx, request):
                 results.append(_result(name, topic_id, exc.error_code, None))
             else:
                 results.append(_result(topic.name, topic.topic_id, errors.NONE, None))
-    return RESPONSE(throttle_time_ms=0, responses=results)
+    core.quotas.mute(ctx.broker_id, ctx.connection_id, quota.throttle_ms)
+    return RESPONSE(throttle_time_ms=quota.throttle_ms, responses=results)
 
 
 def _result(name, topic_id, code, message):

@@ -293,9 +293,14 @@ def _expects_error(api_key, version, declared, body) -> bool:
     an entry for something the request names."""
     response_cls = wire.response_class(api_key)
     if isinstance(declared, error_responses.OwnAnswer):
-        # AlterUserScramCredentials answers each user named; DescribeLogDirs always has one
-        return APIS[api_key].name != "AlterUserScramCredentials" or \
-            bool(body.deletions or body.upsertions)
+        # AlterUserScramCredentials answers each user named, AlterClientQuotas each entity;
+        # DescribeLogDirs always has one
+        name = APIS[api_key].name
+        if name == "AlterUserScramCredentials":
+            return bool(body.deletions or body.upsertions)
+        if name == "AlterClientQuotas":
+            return bool(body.entries)
+        return True
     if any(f.name == "error_code" and f.present(version) for f in response_cls._fields):
         return True
     shape = error_responses._keyed_shape(declared, version, type(body), response_cls)

@@ -85,6 +85,9 @@ WHERE: dict[str, dict[int, tuple[str, ...]]] = {
     "DeleteGroups": {0: ("results.error_code",)},
     "IncrementalAlterConfigs": {0: ("responses.error_code",)},
     "OffsetDelete": {0: ("error_code",)},
+    # the filter's error at the top; each entity of an alteration echoed with it
+    "DescribeClientQuotas": {0: ("error_code",)},
+    "AlterClientQuotas": {0: ("entries.error_code",)},
     "DescribeUserScramCredentials": {0: ("error_code", "results.error_code")},
     # each user once, whether deleted or upserted (the request here names "u" in both)
     "AlterUserScramCredentials": {0: ("results.error_code",)},

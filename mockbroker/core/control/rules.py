@@ -45,7 +45,7 @@ from msgspec import Struct
 from mockbroker.adminapi.actions import TARGETS, Kind, get as get_action, http_names, users
 from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.control import actions
-from mockbroker.core.deferred import Close, Deferred, later, never
+from mockbroker.core.deferred import Close, Deferred, as_deferred, later, never
 from mockbroker.core.control.request_names import named_groups, named_partitions
 from mockbroker.core.security import Principal
 from wire import errors
@@ -91,6 +91,8 @@ class Rule(Struct, repr_omit_defaults=True):
     client_id: str | None = None
     delay_ms: int = 0
     probability: float = 1.0
+    #: the throttle time a ``throttle`` rule answers with
+    throttle_ms: int = 0
     #: the principal whose requests it picks (``User:alice``)
     principal: str | None = None
     #: a delay that adds up with the next rule that picks the request (a broker's latency)
@@ -235,6 +237,9 @@ class ControlTable:
         if action == "delay" and delay_ms == 0:
             raise RuleError("action delay needs a delay_ms above 0")
         rule.delay_ms = delay_ms
+        if action == "throttle" and spec.throttle_ms <= 0:
+            raise RuleError("action throttle needs a throttle_ms above 0")
+        rule.throttle_ms = spec.throttle_ms if action == "throttle" else 0
         if action == "error" and rule.api is not None:
             from mockbroker.core.control import error_responses  # with the first error rule
 
@@ -397,7 +402,19 @@ def apply(core, table: ControlTable, rule: Rule, handler, request, ctx):
         return never(handler(core, ctx, body))
     if rule.action == "delay":
         return later(core.timers, handler(core, ctx, body), rule.delay_ms)
+    if rule.action == "throttle":
+        return later(core.timers, as_deferred(handler(core, ctx, body)).map(
+            lambda response: _throttled(core, ctx, response, rule.throttle_ms)), rule.delay_ms)
     from mockbroker.core.control import error_responses  # with the first error a rule injects
 
     return later(core.timers, error_responses.answer_with_error(
         core, rule.id, rule.error, rule.hits, handler, request, ctx), rule.delay_ms)
+
+
+def _throttled(core, ctx, response, throttle_ms: int):
+    """An answer a ``throttle`` rule picked: its throttle time set (where its API has one), and
+    its connection muted for as long, as Kafka treats a client over its quota."""
+    from mockbroker.core.quotas.manager import with_throttle
+
+    core.quotas.mute(ctx.broker_id, ctx.connection_id, throttle_ms)
+    return with_throttle(response, throttle_ms)

@@ -136,6 +136,9 @@ class BrokerListener:
     async def _serve(self, plain: ConnectionStream) -> None:
         task = asyncio.current_task()
         self._connections.add(task)
+        if self.core.quotas.entities and await self._refused_by_rate(plain):
+            self._connections.discard(task)
+            return
         stream: ConnectionStream | TlsStream = plain
         if self.tls is not None:
             stream = TlsStream(plain, plain, self.tls)
@@ -161,6 +164,7 @@ class BrokerListener:
         pending: asyncio.Queue = asyncio.Queue()
         waiting: dict[Deferred, asyncio.Future] = {}
         slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        muted = self.core.quotas.muted_until
         queued = _Queued()
         sender = asyncio.create_task(self._send_in_order(pending, stream, conn, slots, queued))
         #: frames the stream's on_frame took and passed on: (frame, request, outcome), the
@@ -183,6 +187,8 @@ class BrokerListener:
                 if frame is HANDED:
                     frame, request, outcome = handed.popleft()
                 if outcome is None:
+                    if muted(conn.broker_id, conn.connection_id) is not None:
+                        await self._unmuted(conn)  # throttled: nothing is read meanwhile
                     # timed from here to the answer written (GET /metrics)
                     request = (api_key_of(frame), time.perf_counter())
                     outcome = self.core.receive(frame, conn)
@@ -266,9 +272,11 @@ class BrokerListener:
         nothing before it is still unwritten, as the reading task would have answered it; any
         other is passed on to the reading task (with its outcome, once the core has it)."""
         receive = self.core.receive
+        muted = self.core.quotas.muted_until
 
         def on_frame(frame: bytes) -> bool:
-            if queued.answers or sender.done():
+            if queued.answers or sender.done() or \
+                    muted(conn.broker_id, conn.connection_id) is not None:
                 handed.append((frame, None, None))
                 return False
             request = (api_key_of(frame), time.perf_counter())
@@ -284,6 +292,42 @@ class BrokerListener:
             return False
 
         return on_frame
+
+    async def _refused_by_rate(self, plain: ConnectionStream) -> bool:
+        """Whether a new connection goes over its IP's ``connection_creation_rate``: if so it
+        is held unread for the throttle time, then closed, as Kafka's acceptor does."""
+        peer = plain.get_extra_info("peername")
+        ip = peer[0] if isinstance(peer, tuple) else "127.0.0.1"
+        throttle = self.core.quotas.connection_accepted(self.broker_id, ip)
+        if not throttle:
+            return False
+        log.info("broker %d: a connection from %s goes over its connection_creation_rate; "
+                 "closed in %d ms", self.broker_id, ip, throttle)
+        woken = asyncio.get_running_loop().create_future()
+        timer = self.core.timers.call_later(throttle,
+                                            lambda: woken.done() or woken.set_result(None))
+        try:
+            await woken
+        finally:
+            timer.cancel()
+            plain.transport.abort()
+        return True
+
+    async def _unmuted(self, conn: Connection) -> None:
+        """Wait while a throttle mutes the connection (KIP-219: a client over its quota is
+        answered at once, then not read until its throttle time has passed), on the cluster's
+        clock: a manual one unmutes it only when the test moves it."""
+        muted_until = self.core.quotas.muted_until
+        until = muted_until(conn.broker_id, conn.connection_id)
+        while until is not None:
+            woken = asyncio.get_running_loop().create_future()
+            timer = self.core.timers.call_at(
+                until, lambda: woken.done() or woken.set_result(None))
+            try:
+                await woken
+            finally:
+                timer.cancel()
+            until = muted_until(conn.broker_id, conn.connection_id)
 
     async def _send_in_order(self, pending: asyncio.Queue, writer: ConnectionStream | TlsStream,
                              conn: Connection, slots: asyncio.Semaphore,
