@@ -36,7 +36,8 @@ MODULE = "tests.clients.test_conformance"
 #: the modules whose tests take a target and a client as the conformance scenarios do
 #: (``test_name[target-client]``): the conformance module, and the share groups' own
 SCENARIO_MODULES = {MODULE, "tests.clients.test_share_groups", "tests.clients.test_share_tools",
-                    "tests.clients.test_share_go", "tests.clients.test_share_confluent"}
+                    "tests.clients.test_share_go", "tests.clients.test_share_confluent",
+                    "tests.clients.test_quotas"}
 #: test function -> the capability it shows
 CAPABILITIES = {
     "test_records_come_back_with_keys_headers_and_offsets": "produce / consume",
@@ -64,6 +65,11 @@ CAPABILITIES = {
     "test_records_a_killed_consumer_held_go_to_another_delivered_again": "share groups",
     "test_records_a_consumer_holds_past_their_lock_go_to_another": "share groups",
     "test_a_read_committed_share_group_skips_aborted_transactions": "share groups",
+    "test_rejected_and_exhausted_records_go_to_the_dead_letter_queue": "share groups",
+    "test_kafka_configs_sets_describes_and_deletes_client_quotas": "quotas",
+    "test_a_producer_over_its_byte_rate_is_told_to_back_off_and_loses_nothing": "quotas",
+    "test_a_consumer_over_its_byte_rate_is_throttled_and_gets_every_record": "quotas",
+    "test_creating_topics_over_the_controller_mutation_rate_is_refused": "quotas",
     "test_with_the_defaults_records_produced_before_it_joined_never_reach_a_new_consumer":
         "share groups",
     "test_with_share_auto_offset_reset_earliest_on_the_group_it_gets_every_record":
@@ -91,7 +97,7 @@ ELSEWHERE = {
     ("tests.clients.test_security", "test_kafkajs_over_sasl_and_ssl"): ("kafkajs", "SASL / TLS"),
 }
 COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
-           "share groups", "transactions", "admin", "SASL / TLS", "Spark"]
+           "share groups", "transactions", "admin", "quotas", "SASL / TLS", "Spark"]
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "kafka-streams", "franz-go",
            "kafkajs", "kcat", "kafka-tools"]
 #: what a client does not have at all: kafka-python, aiokafka and kafkajs speak only the classic

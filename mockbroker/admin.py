@@ -41,14 +41,14 @@ from mockbroker.adminapi import actions, routes
 from mockbroker.adminapi.jsonview import from_json
 from mockbroker.adminapi.views import (
     AclsView, BrokerView, ClockView, FaultView, GroupSummaryView, GroupView, HeaderView,
-    LoggedRequestView, MemberView, PartitionView, RebalanceView, RecordView, TopicView,
-    TransactionView, UserView,
+    LoggedRequestView, MemberView, PartitionView, QuotaView, RebalanceView, RecordView,
+    TopicView, TransactionView, UserView,
 )
 
 __all__ = [
     "AdminClient", "AdminError", "Broker", "Clock", "Fault", "Group", "GroupSummary", "Header",
-    "HttpTransport", "LoggedRequest", "Member", "Partition", "Rebalance", "Record", "Topic",
-    "Transaction", "Transport", "WaitTimeout",
+    "HttpTransport", "LoggedRequest", "Member", "Partition", "Quota", "Rebalance", "Record",
+    "Topic", "Transaction", "Transport", "WaitTimeout",
 ]
 
 # the names the client has always used for the views
@@ -62,6 +62,7 @@ Header = HeaderView
 LoggedRequest = LoggedRequestView
 Member = MemberView
 Partition = PartitionView
+Quota = QuotaView
 Record = RecordView
 Topic = TopicView
 Transaction = TransactionView
@@ -359,6 +360,19 @@ class AdminClient:
     def users(self) -> list[UserView]:
         """SASL users and the mechanisms each has credentials for."""
         return self._route("users")
+
+    # -- client quotas --------------------------------------------------------------------------
+
+    def quotas(self) -> list[Quota]:
+        """Every client quota entity with its values."""
+        return self._route("quotas")
+
+    def set_quota(self, entity: dict[str, str | None], **values: float | None) -> Quota:
+        """Set quota values of an entity, as ``kafka-configs.sh --alter --add-config`` does:
+        ``set_quota({"client-id": "ingest"}, producer_byte_rate=10240)``; a value of None
+        removes it; a name of None is the default entity of its type (``{"user": None}``).
+        Refused (AdminError 400) with Kafka's message where Kafka would refuse it."""
+        return self._route("set_quota", {"entity": entity, "values": values})
 
     # -- events and rebalance timelines ---------------------------------------------------------
 

@@ -69,11 +69,12 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
-def ask(port: int, api_key: int, version: int, body, host: str = "127.0.0.1") -> object:
+def ask(port: int, api_key: int, version: int, body, host: str = "127.0.0.1", *,
+        client_id: str = "real-kafka-probe") -> object:
     """The answer to one request, sent on a connection of its own."""
     with socket.create_connection((host, port), timeout=5) as conn, \
             conn.makefile("rb") as answers:
-        conn.sendall(wire.encode_request(api_key, version, 1, "real-kafka-probe", body))
+        conn.sendall(wire.encode_request(api_key, version, 1, client_id, body))
         size = int.from_bytes(answers.read(4), "big")
         frame = answers.read(size)
         if len(frame) < size:

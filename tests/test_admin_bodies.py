@@ -31,11 +31,13 @@ ROUTE_OF_BODY = {
     "RecordsWait": ("wait_for_records", {}),
     "LagWait": ("wait_for_lag_zero", {}),
     "EventWait": ("wait_for_event", {}),
+    "QuotaSpec": ("set_quota", {}),
 }
 #: a value for a body's required field that the server takes, where a made-up one would be
 #: refused for what it names rather than for its shape (a broker that does not exist)
 GOOD = {("TargetBroker", "broker"): 1, ("GroupWait", "group_id"): "no-such-group",
-        ("RecordsWait", "topic"): "orders", ("LagWait", "group_id"): "no-such-group"}
+        ("RecordsWait", "topic"): "orders", ("LagWait", "group_id"): "no-such-group",
+        ("QuotaSpec", "entity"): {"client-id": "app"}, ("QuotaSpec", "values"): {}}
 #: what a body needs besides its required fields to be taken, where the schema cannot say it
 #: (a fault does something: an error, a delay or an action)
 BASE = {"FaultSpec": {"error": "NOT_COORDINATOR"}}

@@ -112,6 +112,8 @@ def _calls(admin: AdminClient):
          lambda: {"broker": 1 - admin.transaction("payer").coordinator}),
         ("abort_transaction", {"transactional_id": "payer"}, None),
         ("acls", {}, None), ("users", {}, None),
+        ("set_quota", {}, {"entity": {"client-id": "app"}, "values": {"producer_byte_rate": 1e4}}),
+        ("quotas", {}, None),
         ("reset", {}, None),
     ]
 

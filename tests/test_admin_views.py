@@ -177,8 +177,9 @@ class _Recorder:
 
 
 def _args(method) -> dict[str, Any]:
-    values = {"int": 1, "str": "x"}
-    return {name: values[str(p.annotation).split(" |")[0]]
+    values = {"int": 1, "str": "x", "dict[str, str | None]": {"client-id": "x"}}
+    return {name: values[str(p.annotation)] if str(p.annotation) in values
+            else values[str(p.annotation).split(" |")[0]]
             for name, p in pyinspect.signature(method).parameters.items()
             if name != "self" and p.default is p.empty
             and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}

@@ -19,8 +19,8 @@ from typing import Any
 from mockbroker.adminapi.views import (
     AclsView, BrokerLatency, BrokerView, ClockAdvance, ClockView, Deleted, Error,
     EventWait, FaultSpec, FaultView, GroupLoadingView, GroupSummaryView, GroupView, GroupWait,
-    LagWait, LoggedRequestView, NewTopic, RebalanceView, RecordsWait, RecordView, Removed,
-    Status, TargetBroker, TopicView, TransactionView, UserView,
+    LagWait, LoggedRequestView, NewTopic, QuotaSpec, QuotaView, RebalanceView, RecordsWait,
+    RecordView, Removed, Status, TargetBroker, TopicView, TransactionView, UserView,
 )
 
 __all__ = ["PATH_PARAMS", "Param", "ROUTES", "Route", "by_name", "match"]
@@ -187,6 +187,13 @@ ROUTES: tuple[Route, ...] = _routes(
     Route("users", "GET", "/users",
           "SASL users and the mechanisms each has credentials for (never a password or key)",
           list[UserView], "users"),
+    # -- client quotas
+    Route("quotas", "GET", "/quotas", "client quotas: every entity with its values",
+          list[QuotaView], "the quota entities"),
+    Route("set_quota", "POST", "/quotas",
+          "set or remove values of a client quota entity, checked as Kafka's "
+          "AlterClientQuotas checks them", QuotaView, "the entity with its values now",
+          body=QuotaSpec, errors=(400,)),
     # -- seeing it: events, rebalance timelines, the clock, waits
     Route("events", "GET", "/events",
           "what happened, oldest first (the most recent 20000 events are kept); "

@@ -27,7 +27,8 @@ __all__ = [
     "FaultView",
     "GroupLoadingView", "GroupSummaryView", "GroupView", "HeaderView", "LoggedRequestView",
     "MemberView", "NewTopic", "PartitionView", "RecordView", "Removed", "Status",
-    "TargetBroker", "TopicView", "TransactionView", "UserView", "VIEWS",
+    "TargetBroker", "TopicView", "TransactionView", "UserView", "QuotaView", "QuotaSpec",
+    "VIEWS",
     "EventView", "RebalanceView", "ClockView", "ClockAdvance", "GroupWait", "RecordsWait",
     "LagWait", "EventWait",
 ]
@@ -389,6 +390,31 @@ class UserView:
     super_user: bool = describe("whether User:<name> is a super user", default=False)
 
 
+@_view
+class QuotaView:
+    """A client quota entity and its values, as DescribeClientQuotas shows them."""
+
+    entity: dict[str, str | None] = describe(
+        "user, client-id or ip -> its name; null names the default entity of that type")
+    values: dict[str, float] = describe(
+        "quota key (producer_byte_rate, consumer_byte_rate, request_percentage, "
+        "controller_mutation_rate, connection_creation_rate) -> value")
+
+
+@_view
+class QuotaSpec:
+    """What POST /quotas takes: an entity, and the values to set on it."""
+
+    closed: ClassVar[bool] = True
+
+    entity: dict[str, str | None] = describe(
+        "user, client-id (both, or one) or ip -> name; null for the default entity",
+        refused="{name} must map user, client-id or ip to a name or null")
+    values: dict[str, float | None] = describe(
+        "quota key -> value; null removes it", refused="{name} must map quota keys to numbers "
+        "or null")
+
+
 # -- small bodies ----------------------------------------------------------------------------
 
 @_view
@@ -595,6 +621,6 @@ VIEWS: tuple[type, ...] = (
     Error, Status, FaultSpec, FaultView, BrokerView, BrokerLatency, TargetBroker,
     PartitionView, TopicView, NewTopic, Deleted, HeaderView, RecordView, MemberView,
     InFlightView, SharePartitionView, GroupView, GroupLoadingView, GroupSummaryView, LoggedRequestView, Removed,
-    TransactionView, AclView, AclsView, UserView, EventView, RebalanceView, ClockView,
-    ClockAdvance, GroupWait, RecordsWait, LagWait, EventWait,
+    TransactionView, AclView, AclsView, UserView, QuotaView, QuotaSpec, EventView,
+    RebalanceView, ClockView, ClockAdvance, GroupWait, RecordsWait, LagWait, EventWait,
 )

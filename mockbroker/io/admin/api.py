@@ -24,11 +24,13 @@ from mockbroker.adminapi import routes
 from mockbroker.core.cluster import topic_name_error
 from mockbroker.core.errors import ApiException
 from mockbroker.core.control.rules import RuleError
+from mockbroker.core.quotas.entities import AlterOp, entity
 from mockbroker.adminapi.jsonview import BodyError, read_body, to_json
 from mockbroker.core.observe.events import parse_types
 from mockbroker.adminapi.views import (
     BrokerLatency, ClockAdvance, ClockView, Deleted, EventWait, GroupLoadingView, GroupWait,
-    LagWait, NewTopic, RebalanceView, RecordsWait, Removed, Status, TargetBroker,
+    LagWait, NewTopic, QuotaSpec, QuotaView, RebalanceView, RecordsWait, Removed, Status,
+    TargetBroker,
 )
 from mockbroker.core.observe.watch import rebalances
 from mockbroker.adminapi.openapi import document
@@ -433,6 +435,26 @@ class AdminApi:
 
     async def acls(self, call: Call):
         return inspect.acls(self.core)
+
+    # -- client quotas --------------------------------------------------------------------------
+
+    async def quotas(self, call: Call):
+        _only_query(call, "quotas")
+        return [QuotaView(entity=dict(e), values=values)
+                for e, values in self.core.quotas.entities.describe([], False)]
+
+    async def set_quota(self, call: Call):
+        body = _read(call, QuotaSpec)
+        wanted = entity(body.entity.items())
+        ops = [AlterOp(key, 0.0 if value is None else float(value), value is None)
+               for key, value in body.values.items()]
+        quotas = self.core.quotas.entities
+        [(_, code, message)] = quotas.alter([(wanted, ops)], validate_only=False)
+        if code != 0:
+            raise _bad(message or "refused")
+        self.core.events.emit("client_quotas_altered", admin="set_quota",
+                              entities=[dict(wanted)])
+        return QuotaView(entity=dict(wanted), values=dict(quotas.values.get(wanted, {})))
 
     async def users(self, call: Call):
         return inspect.users(self.core)
