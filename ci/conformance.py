@@ -37,7 +37,7 @@ MODULE = "tests.clients.test_conformance"
 #: (``test_name[target-client]``): the conformance module, and the share groups' own
 SCENARIO_MODULES = {MODULE, "tests.clients.test_share_groups", "tests.clients.test_share_tools",
                     "tests.clients.test_share_go", "tests.clients.test_share_confluent",
-                    "tests.clients.test_quotas"}
+                    "tests.clients.test_quotas", "tests.clients.test_features"}
 #: test function -> the capability it shows
 CAPABILITIES = {
     "test_records_come_back_with_keys_headers_and_offsets": "produce / consume",
@@ -67,6 +67,7 @@ CAPABILITIES = {
     "test_a_read_committed_share_group_skips_aborted_transactions": "share groups",
     "test_rejected_and_exhausted_records_go_to_the_dead_letter_queue": "share groups",
     "test_kafka_configs_sets_describes_and_deletes_client_quotas": "quotas",
+    "test_kafka_features_describes_and_checks_upgrades_and_downgrades": "admin",
     "test_a_producer_over_its_byte_rate_is_told_to_back_off_and_loses_nothing": "quotas",
     "test_a_consumer_over_its_byte_rate_is_throttled_and_gets_every_record": "quotas",
     "test_creating_topics_over_the_controller_mutation_rate_is_refused": "quotas",

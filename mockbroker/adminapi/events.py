@@ -49,6 +49,8 @@ EVENT_TYPES = {
                            "why the queue refused them, or null)",
     "client_quotas_altered": "client quotas were set or removed (entities: [{user, client-id "
                              "or ip: name, null for the default}])",
+    "features_updated": "UpdateFeatures set finalized feature levels (features: {name: level}, "
+                        "epoch: the finalized features' epoch now)",
     "rule_fired": "a control rule (fault) acted on a request (rule, action, api, broker, "
                   "client_id, error)",
     "transaction_state": "a transactional id changed state (transactional_id, from, to, "

@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Mapping
 from msgspec import Struct, field
 
 from mockbroker.core.clock import Clock, Timers
+from mockbroker.core.features import FeatureLevels
 from mockbroker.core.config.broker import BrokerConfigs
 from mockbroker.core.config.topic import new_topic_configs, topic_value_from_broker
 from mockbroker.core.errors import ApiException
@@ -111,6 +112,8 @@ class Cluster:
         #: deleted: the coordinators load and let go of their internal topics' partitions.
         self.partitions_added_listeners: list[Callable[[Topic, list[Partition]], None]] = []
         self.topic_deleted_listeners: list[Callable[[Topic], None]] = []
+        #: The finalized feature levels (UpdateFeatures moves them).
+        self.features = FeatureLevels()
         #: The broker config layers (defaults, static settings, dynamic values).
         self.broker_configs = BrokerConfigs(settings, self.brokers,
                                             self.default_replication_factor())

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
+from msgspec.structs import replace as msgspec_replace
 
 import wire
 from mockbroker.adminapi.actions import passive_names
@@ -347,6 +348,8 @@ class Core:
     def _answer(self, request: Request, ctx: RequestContext, entry, logged: LoggedRequest,
                 name: str) -> Deferred:
         api_key, version = request.api_key, request.api_version
+        if not self.cluster.features.serves(api_key):
+            entry = _feature_off(entry)
         rule = None
         try:
             delay = 0
@@ -379,6 +382,23 @@ class Core:
         outcome = as_deferred(result)
         outcome.add_callback(logged.finish)
         return outcome
+
+
+def _feature_off(entry):
+    """An API whose feature is at level 0 (UpdateFeatures lowered ``group.version`` or
+    ``share.version``): every request is answered UNSUPPORTED_VERSION with no message, in the
+    API's own error shape, as Kafka answers before any other check."""
+    from mockbroker.core.control import error_responses
+
+    def refuse(core, ctx, body):
+        response = error_responses.error_response(entry.api_key, ctx.api_version, body,
+                                                  wire.errors.UNSUPPORTED_VERSION,
+                                                  entry.error_shape)
+        if getattr(response, "member_id", None) is not None:
+            response.member_id = None  # Kafka's heartbeat answer names no member
+        return response
+
+    return msgspec_replace(entry, handler=refuse)
 
 
 __all__ = ["Core", "Connection", "RequestContext", "InjectedError", "NO_RESPONSE", "Close",

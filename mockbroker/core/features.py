@@ -8,15 +8,24 @@ EndTxn), ``group.version`` 1, and ``share.version``, ``streams.version`` and
 groups and eligible leader replicas are not served, so they are not claimed.  A
 finalized level is reported as min = max = the level, and a feature at level 0 is left out,
 as Kafka does.
+
+The levels are the cluster's (:class:`FeatureLevels`, ``Cluster.features``): UpdateFeatures
+(``kafka-features.sh``) raises and lowers them with Kafka's checks and messages, and each change
+moves the finalized features' epoch on, which is how a client learns of it (the Java producer
+takes up or gives up transaction version 2 when the epoch it sees grows).  Kafka 4.4 hides no API
+at a lower level; it refuses a request whose feature is off, as :data:`GATES` says.
 """
 
 from __future__ import annotations
 
 from msgspec import Struct
 
+from mockbroker.core.javaorder import string_order
+
 
 class Feature(Struct, frozen=True):
-    """A feature ApiVersions reports: the range it supports and the finalized level."""
+    """A feature ApiVersions reports: the range it supports and the level a new cluster
+    finalizes."""
 
     name: str
     min_supported: int
@@ -30,9 +39,21 @@ FEATURES: tuple[Feature, ...] = (
     Feature("group.version", 0, 1, 1),
     Feature("share.version", 0, 2, 2),
 )
+_BY_NAME = {f.name: f for f in FEATURES}
 
-#: Kafka's epoch of the finalized features is the metadata offset that set them; ours never move
+#: Kafka's epoch of the finalized features is the metadata offset that set them; a new cluster's
+#: is 1, and every change adds one
 FINALIZED_FEATURES_EPOCH = 1
+
+#: ``share.version`` from which share groups have a dead-letter queue (KIP-1191)
+SHARE_DEAD_LETTER_LEVEL = 2
+
+#: API key -> the feature that must be at level 1 or more for it to be served: below, Kafka
+#: answers UNSUPPORTED_VERSION without a message, before any other check (KafkaApis)
+GATES = {68: "group.version", 69: "group.version",
+         **{key: "share.version" for key in (76, 77, 78, 79, 90, 91, 92)}}
+
+UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 
 
 def supported(api_version: int) -> list[Feature]:
@@ -41,14 +62,81 @@ def supported(api_version: int) -> list[Feature]:
     return [f for f in FEATURES if api_version >= 4 or f.min_supported > 0]
 
 
-def finalized() -> list[Feature]:
-    return [f for f in FEATURES if f.finalized > 0]
+class FeatureUpdateError(Exception):
+    """An UpdateFeatures Kafka refuses (INVALID_UPDATE_VERSION): the message it answers with."""
 
 
-def level(name: str) -> int:
-    """The finalized level of feature ``name`` (0 for one the cluster does not report)."""
-    return next((f.finalized for f in FEATURES if f.name == name), 0)
+class FeatureLevels:
+    """The cluster's finalized feature levels and their epoch."""
 
+    def __init__(self) -> None:
+        self.levels: dict[str, int] = {f.name: f.finalized for f in FEATURES}
+        self.epoch = FINALIZED_FEATURES_EPOCH
 
-#: ``share.version`` from which share groups have a dead-letter queue (KIP-1191)
-SHARE_DEAD_LETTER_LEVEL = 2
+    def level(self, name: str) -> int:
+        """The finalized level of ``name`` (0 for one not finalized)."""
+        return self.levels.get(name, 0)
+
+    def finalized(self) -> list[tuple[str, int]]:
+        """(name, level) of every feature above level 0, as ApiVersions lists them."""
+        return [(f.name, self.levels[f.name]) for f in FEATURES if self.levels.get(f.name, 0)]
+
+    def serves(self, api_key: int) -> bool:
+        """Whether the feature an API needs (:data:`GATES`) is on."""
+        gate = GATES.get(api_key)
+        return gate is None or self.level(gate) >= 1
+
+    def update(self, updates: list[tuple[str, int, int]], controller_id: int, *,
+               validate_only: bool = False) -> None:
+        """Apply (feature, level, upgrade type) updates, all or none, as Kafka's controller
+        checks them; raises :class:`FeatureUpdateError` with the message of the first that
+        fails, in the order Kafka's controller meets them (a Java hash map's)."""
+        wanted: dict[str, tuple[int, int]] = {}
+        for name, level, kind in updates:
+            wanted[name] = (level, kind)  # the last of a name given twice wins, as in Kafka
+        for name in string_order(wanted):
+            level, kind = wanted[name]
+            reason = self._refusal(name, level, kind, controller_id)
+            if reason is not None:
+                raise FeatureUpdateError("The update failed for all features since the "
+                                         f"following feature had an error: {reason}")
+        if validate_only:
+            return
+        for name in wanted:
+            level = wanted[name][0]
+            self.levels[name] = level
+            self.epoch += 1  # one record each, a level unchanged included, as Kafka writes
+
+    def _refusal(self, name: str, level: int, kind: int, controller_id: int) -> str | None:
+        def invalid(reason: str) -> str:
+            return f"Invalid update version {level} for feature {name}. {reason}"
+
+        if kind not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
+            return invalid("The controller does not support the given upgrade type.")
+        if level < 0:
+            return invalid("A feature version cannot be less than 0.")
+        feature = _BY_NAME.get(name)
+        if feature is None:
+            if level != 0:
+                return invalid(f"Local controller {controller_id} does not support this "
+                               "feature.")
+            return invalid(f"Feature {name} not found.")
+        if not feature.min_supported <= level <= feature.max_supported:
+            span = str(feature.min_supported) if feature.min_supported == \
+                feature.max_supported else f"{feature.min_supported}-{feature.max_supported}"
+            return invalid(f"Local controller {controller_id} only supports versions {span}")
+        current = self.level(name)
+        if level < current and kind == UPGRADE:
+            return invalid("Can't downgrade the version of this feature without setting the "
+                           "upgrade type to either safe or unsafe downgrade.")
+        if level > current and kind != UPGRADE:
+            return invalid("Can't downgrade to a newer version.")
+        if name == "metadata.version" and level < current:
+            # every metadata version from 4.4-IV2 down changed the metadata: never lowered
+            if kind == SAFE_DOWNGRADE:
+                return (f"Unsupported metadata.version downgrade from {current} to {level}. "
+                        "Refusing to perform the requested downgrade because it might delete "
+                        "metadata information.")
+            return (f"Unsupported metadata.version downgrade from {current} to {level}. "
+                    "Unsafe metadata downgrade is not supported in this version.")
+        return None

@@ -59,6 +59,7 @@ SERVED = {
     49: Served("alter_client_quotas", 0, 1),
     50: Served("describe_user_scram_credentials", 0, 0),
     51: Served("alter_user_scram_credentials", 0, 0),
+    57: Served("update_features", 0, 2),
     60: Served("describe_cluster", 0, 2),
     61: Served("describe_producers", 0, 0),
     65: Served("describe_transactions", 0, 0),

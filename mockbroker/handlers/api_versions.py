@@ -71,7 +71,7 @@ def handle(core, ctx, request):
         supported_features=[RESPONSE.SupportedFeatureKey(
             name=f.name, min_version=f.min_supported, max_version=f.max_supported)
             for f in features.supported(ctx.api_version)],
-        finalized_features_epoch=features.FINALIZED_FEATURES_EPOCH,
+        finalized_features_epoch=core.cluster.features.epoch,
         finalized_features=[RESPONSE.FinalizedFeatureKey(
-            name=f.name, min_version_level=f.finalized, max_version_level=f.finalized)
-            for f in features.finalized()])
+            name=name, min_version_level=level, max_version_level=level)
+            for name, level in core.cluster.features.finalized()])

@@ -40,7 +40,8 @@ MOCKBROKER_ONLY = {
     "internals": "broker state set or read directly, as no client can",
     "broker-settings": "broker settings of its own, where one Kafka serves many tests",
     "lifecycle": "brokers stopped, restarted or members expired on command",
-    "shared-kafka": "changes what every test on a shared Kafka relies on (an internal topic)",
+    "shared-kafka": "changes what every test on a shared Kafka relies on (an internal topic, "
+                    "a feature level)",
     "beyond-kafka": "behaviour mockbroker adds on purpose, documented at the test",
     "security": "SASL and TLS listeners, which the Kafka target (PLAINTEXT only) does not run",
     "mockbroker": "mockbroker's own interfaces (the HTTP API, its CLI, its view of the cluster)",

@@ -15,6 +15,7 @@ own APIs NOT_COORDINATOR).
 
 from __future__ import annotations
 
+from mockbroker.core.javaorder import java_string_hashcode
 from mockbroker.core.cluster import Cluster, Partition, Topic
 from mockbroker.core.errors import ApiException
 from wire import errors
@@ -22,25 +23,6 @@ from wire import errors
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_TOPIC = "__transaction_state"
 SHARE_STATE_TOPIC = "__share_group_state"
-
-
-def java_string_hashcode(text: str) -> int:
-    """``String.hashCode()`` over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    for unit in _utf16_units(text):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= (1 << 31) else h
-
-
-def _utf16_units(text: str):
-    for ch in text:
-        code = ord(ch)
-        if code >= 0x10000:
-            code -= 0x10000
-            yield 0xD800 + (code >> 10)
-            yield 0xDC00 + (code & 0x3FF)
-        else:
-            yield code
 
 
 def partition_for(key: str, partitions: int) -> int:

@@ -21,7 +21,7 @@ from typing import Callable
 
 from msgspec import Struct, field
 
-from mockbroker.core import features
+from mockbroker.core.features import SHARE_DEAD_LETTER_LEVEL
 from mockbroker.core.config.group import group_value
 from mockbroker.core.deferred import Close, Deferred
 from mockbroker.core.errors import ApiException
@@ -118,10 +118,10 @@ class SharePartitions:
         state = self.cluster.broker_configs
         broker = self.cluster.controller_id if broker_id is None else broker_id
         return state.kept(("share", group_id, broker),
-                          lambda: self._config(state, group_id, broker))
+                          lambda: self._config(state, self.cluster.features, group_id, broker))
 
     @staticmethod
-    def _config(state, group_id: str, broker: int) -> ShareConfig:
+    def _config(state, state_features, group_id: str, broker: int) -> ShareConfig:
         def value(name: str):
             return group_value(state, group_id, name, broker)
 
@@ -132,7 +132,7 @@ class SharePartitions:
             auto_offset_reset=value("share.auto.offset.reset"),
             read_committed=value("share.isolation.level") == "read_committed",
             renew_enabled=value("share.renew.acknowledge.enable"),
-            dead_letter=features.level("share.version") >= features.SHARE_DEAD_LETTER_LEVEL
+            dead_letter=state_features.level("share.version") >= SHARE_DEAD_LETTER_LEVEL
             and value(TOPIC_NAME) != "")
 
     def find(self, group_id: str, topic_id: uuid.UUID, index: int) -> SharePartition | None:

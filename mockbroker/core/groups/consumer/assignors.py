@@ -20,7 +20,7 @@ import uuid
 
 from msgspec import Struct
 
-from mockbroker.core.groups.modern.javaorder import string_order as java_hashmap_order
+from mockbroker.core.javaorder import string_order as java_hashmap_order
 
 Target = dict[str, dict[uuid.UUID, set[int]]]
 

@@ -11,7 +11,7 @@ When every member subscribes to the same topics the group is balanced over all t
 partitions at once (``SimpleHomogeneousAssignmentBuilder``); otherwise topic by topic over the
 members that subscribe to each (``SimpleHeterogeneousAssignmentBuilder``).  Members are
 numbered in the order of Kafka's member map, and partitions visited in the order of its hash
-maps (:mod:`~mockbroker.core.groups.modern.javaorder`), so a group gets the assignment Kafka
+maps (:mod:`~mockbroker.core.javaorder`), so a group gets the assignment Kafka
 would give it.
 """
 
@@ -22,7 +22,7 @@ import uuid
 
 from msgspec import Struct
 
-from mockbroker.core.groups.modern import javaorder
+from mockbroker.core import javaorder
 
 NAME = "simple"
 Target = dict[str, dict[uuid.UUID, set[int]]]

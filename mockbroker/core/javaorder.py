@@ -1,6 +1,7 @@
-"""The iteration order of Java's ``HashMap`` and ``HashSet``, which Kafka's assignors walk: a
-Python port of an assignor that visits members or partitions in another order hands out the
-same partitions to other members than Kafka does.
+"""The iteration order of Java's ``HashMap`` and ``HashSet``, which Kafka walks where the order
+shows: a Python port of an assignor that visits members or partitions in another order hands
+out the same partitions to other members than Kafka does, and of a check that stops at the first
+failure names another culprit (UpdateFeatures).
 
 A Java hash table iterates by bucket (``h ^ (h >>> 16)`` masked by the table size, a power of
 two that doubles while the table is over three quarters full), and within a bucket by
@@ -13,10 +14,27 @@ from __future__ import annotations
 import uuid
 from typing import Callable, Hashable, Iterable, TypeVar
 
-from mockbroker.core.coordinators.placement import java_string_hashcode
-
 K = TypeVar("K", bound=Hashable)
 _MASK = 0xFFFFFFFF
+
+
+def java_string_hashcode(text: str) -> int:
+    """``String.hashCode()`` over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    for unit in _utf16_units(text):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def _utf16_units(text: str):
+    for ch in text:
+        code = ord(ch)
+        if code >= 0x10000:
+            code -= 0x10000
+            yield 0xD800 + (code >> 10)
+            yield 0xDC00 + (code & 0x3FF)
+        else:
+            yield code
 
 
 def _int32(value: int) -> int:
