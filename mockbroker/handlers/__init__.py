@@ -73,6 +73,7 @@ SERVED = {
     90: Served("describe_share_group_offsets", 0, 1),
     91: Served("alter_share_group_offsets", 0, 0),
     92: Served("delete_share_group_offsets", 0, 0),
+    74: Served("list_config_resources", 0, 1),
     75: Served("describe_topic_partitions", 0, 0),
 }
 

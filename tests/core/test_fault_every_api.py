@@ -90,6 +90,7 @@ WHERE: dict[str, dict[int, tuple[str, ...]]] = {
     "AlterClientQuotas": {0: ("entries.error_code",)},
     "DescribeUserScramCredentials": {0: ("error_code", "results.error_code")},
     "UpdateFeatures": {0: ("error_code",)},
+    "ListConfigResources": {0: ("error_code",)},
     # each user once, whether deleted or upserted (the request here names "u" in both)
     "AlterUserScramCredentials": {0: ("results.error_code",)},
     "DescribeCluster": {0: ("error_code",)},

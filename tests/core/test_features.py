@@ -153,3 +153,29 @@ def test_below_share_version_2_a_rejected_record_is_archived_without_the_queue()
     assert h.states() == []
     queue = h.core.cluster.topics["dlq.jobs"]
     assert all(p.log.high_watermark == 0 for p in queue.partitions)
+
+
+# -- ListConfigResources ----------------------------------------------------------------------
+
+def listed(core, version=1, types=()):
+    answer = send(core, 74, version, wire.request_class(74)(resource_types=list(types)))
+    return answer.error_code, [(r.resource_name, r.resource_type) if version >= 1
+                               else r.resource_name for r in answer.config_resources]
+
+
+def test_list_config_resources_lists_what_has_configs_in_kafkas_order_of_types():
+    core = make_core(brokers=2)
+    core.cluster.create_topic("t1", 1, 1)
+    core.cluster.create_topic("alpha", 1, 1)
+    state = core.cluster.broker_configs
+    state.group_configs["g-conf"] = {"consumer.session.timeout.ms": "50000"}
+    state.group_configs["g-empty"] = {}  # a group whose configs were all deleted
+    assert listed(core) == (errors.NONE, [("g-conf", 32), ("0", 8), ("1", 8), ("0", 4),
+                                          ("1", 4), ("t1", 2), ("alpha", 2)])
+    assert listed(core, types=[2, 4]) == listed(core, types=[4, 2, 2]) == (
+        errors.NONE, [("0", 4), ("1", 4), ("t1", 2), ("alpha", 2)])
+    assert listed(core, types=[32]) == (errors.NONE, [("g-conf", 32)])
+    # no client metrics subscriptions: v0 lists nothing
+    assert listed(core, version=0) == (errors.NONE, [])
+    for unknown in ([1], [64], [2, 1]):
+        assert listed(core, types=unknown) == (errors.UNSUPPORTED_VERSION, [])
