@@ -62,6 +62,18 @@ def dead_letter_events(h: Share, mark: int) -> list[dict]:
     return [e for e in h.core.events.since(mark) if e["type"] == "share_dead_lettered"]
 
 
+def reject_one(h: Share) -> int:
+    """A record produced, acquired and rejected, and the broker's write to the queue done;
+    returns the event sequence before the rejection."""
+    h.produce(b"a")
+    m = member_id()
+    opened(h, m)
+    mark = h.core.events.last_seq
+    h.fetch(m, 1, acks={0: [(0, 0, [REJECT])]}, max_records=0)
+    h.core.clock.advance(0)
+    return mark
+
+
 def test_a_rejected_record_is_archiving_until_the_queue_has_it():
     h = with_queue()
     h.produce(b"a", b"b")
@@ -152,12 +164,7 @@ def test_a_queue_kafka_refuses_leaves_the_records_archived(case, queue, error):
     h.core.cluster.create_topic("dlq.plain", 1, 1)
     h.core.cluster.create_topic("errors-of-jobs", 1, 1, configs={TOPIC_ENABLE: "true"})
     h.configure(**{"errors.deadletterqueue.topic.name": queue})
-    h.produce(b"a")
-    m = member_id()
-    opened(h, m)
-    mark = h.core.events.last_seq
-    h.fetch(m, 1, acks={0: [(0, 0, [REJECT])]}, max_records=0)
-    h.core.clock.advance(0)
+    mark = reject_one(h)
     assert h.states() == [] and h.share_partition().start_offset == 1
     assert written_states(h) == [(0, 0, RecordState.ARCHIVED, 1)]
     [event] = dead_letter_events(h, mark)
@@ -172,11 +179,7 @@ def test_the_broker_creates_the_queue_when_allowed_and_an_empty_prefix_allows_an
     configs.dynamic_default.update({AUTO_CREATE: "true", PREFIX: ""})
     configs.changed()
     h.configure(**{"errors.deadletterqueue.topic.name": "rejects"})
-    h.produce(b"a")
-    m = member_id()
-    opened(h, m)
-    h.fetch(m, 1, acks={0: [(0, 0, [REJECT])]}, max_records=0)
-    h.core.clock.advance(0)
+    reject_one(h)
     created = h.core.cluster.topics["rejects"]
     assert created.configs == {TOPIC_ENABLE: "true", "message.timestamp.type": "CreateTime"}
     assert len(created.partitions) == 1  # the broker's num.partitions
@@ -232,12 +235,7 @@ def test_a_queue_that_refuses_the_produce_leaves_the_records_archived():
     h = with_queue()
     h.core.cluster.topics[QUEUE].configs["max.message.bytes"] = "100"
     h.core.cluster.broker_configs.changed()
-    h.produce(b"a")
-    m = member_id()
-    opened(h, m)
-    mark = h.core.events.last_seq
-    h.fetch(m, 1, acks={0: [(0, 0, [REJECT])]}, max_records=0)
-    h.core.clock.advance(0)
+    mark = reject_one(h)
     assert h.states() == [] and queued(h) == []
     [event] = dead_letter_events(h, mark)
     assert event["error"].startswith(
