@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import wire
 from mockbroker.core.config.alter import (
     AlterResource, alter, alter_broker, alter_topic, incremental_alter_broker,
     incremental_alter_topic,
@@ -279,6 +280,20 @@ def test_incremental_set_delete_append_subtract():
         ("cleanup.policy", "compact,delete", ConfigSource.TOPIC_CONFIG),
         ("log.cleanup.policy", "delete", ConfigSource.DEFAULT_CONFIG)]
 
+
+
+def test_an_operation_code_kafka_does_not_know_fails_the_resource_without_a_message():
+    """Kafka 4.4's broker answers a topic whose IncrementalAlterConfigs names an unknown
+    operation (7, -1) with UNKNOWN_SERVER_ERROR and no message; nothing changes."""
+    core = make_core()
+    cls = wire.request_class(44)
+    for op in (7, -1):
+        resource = cls.AlterConfigsResource(resource_type=2, resource_name="orders", configs=[
+            cls.AlterableConfig(name="retention.ms", config_operation=op, value="1000")])
+        answer = harness.send(core, 44, 1, cls(validate_only=False, resources=[resource]))
+        assert [(r.error_code, r.error_message) for r in answer.responses] == \
+            [(errors.UNKNOWN_SERVER_ERROR, None)]
+    assert core.cluster.topics["orders"].configs == {}
 
 def test_subtract_everything_leaves_an_empty_list():
     core = make_core()

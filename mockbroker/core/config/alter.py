@@ -143,7 +143,9 @@ def _apply_ops(ops: Iterable[tuple[str, int, str | None]], props: dict[str, str]
         elif op in (OpType.APPEND, OpType.SUBTRACT):
             props[config] = list_op(config, op, value, props)
         else:
-            raise ApiException(errors.INVALID_REQUEST, f"Unknown operations type {op}")
+            # Kafka's broker fails on an operation code it does not know: the resource gets
+            # UNKNOWN_SERVER_ERROR, with no message
+            raise ApiException(errors.UNKNOWN_SERVER_ERROR)
     return props
 
 
