@@ -39,6 +39,8 @@ from typing import Any, Iterator, Protocol
 
 from mockbroker.adminapi import actions, routes
 from mockbroker.adminapi.jsonview import from_json
+from mockbroker.adminapi.views import QuorumView
+from mockbroker.adminapi.views import ClientMetricView, ClientView
 from mockbroker.adminapi.views import (
     AclsView, BrokerView, ClockView, FaultView, GroupSummaryView, GroupView, HeaderView,
     LoggedRequestView, MemberView, PartitionView, QuotaView, RebalanceView, RecordView,
@@ -398,6 +400,25 @@ class AdminClient:
         joined, left or timed out for each."""
         return self._route("rebalances", group_id=group_id)
 
+    # -- client telemetry (KIP-714) -----------------------------------------------------------
+
+    def clients(self) -> list[ClientView]:
+        """The client instances that sent telemetry to the receiver (a cluster started with
+        ``telemetry_receiver=True``; AdminError 404 without it), in the order first seen."""
+        return self._route("clients")
+
+    def client(self, client_instance_id: str) -> ClientView:
+        """One client instance, by its id (Kafka's base64 form, or a UUID)."""
+        return self._route("client", client_instance_id=client_instance_id)
+
+    def client_metrics(self, client_instance_id: str, prefix: str | None = None
+                       ) -> list[ClientMetricView]:
+        """The latest value of each metric the client pushed (``prefix``: only names that
+        start with it), by name."""
+        query = {"prefix": prefix} if prefix is not None else None
+        return self._route("client_metrics", query=query,
+                           client_instance_id=client_instance_id)
+
     # -- the clock ----------------------------------------------------------------------------
 
     def clock(self) -> Clock:
@@ -407,6 +428,19 @@ class AdminClient:
     def advance_clock(self, ms: int) -> Clock:
         """Move a manual clock ``ms`` forward; every timer due by then fires at once."""
         return self._route("advance_clock", {"ms": ms})
+
+    # -- the KRaft controller quorum -----------------------------------------------------------
+
+    def quorum(self) -> QuorumView:
+        """The controller quorum as ``kafka-metadata-quorum.sh describe`` shows it: leader,
+        epoch, high watermark, and each voter's and observer's log end offset and lag."""
+        return self._route("quorum")
+
+    def quorum_failover(self, controller: int | None = None) -> QuorumView:
+        """Hand the quorum's leadership to the live voter ``controller`` (default: the next
+        live one after the leader) in a new epoch; returns the quorum after."""
+        body = {} if controller is None else {"controller": controller}
+        return self._route("quorum_failover", body)
 
     # -- waits (no polling: the server answers when the condition holds) --------------------------
 

@@ -32,6 +32,7 @@ ROUTE_OF_BODY = {
     "LagWait": ("wait_for_lag_zero", {}),
     "EventWait": ("wait_for_event", {}),
     "QuotaSpec": ("set_quota", {}),
+    "QuorumFailover": ("quorum_failover", {}),
 }
 #: a value for a body's required field that the server takes, where a made-up one would be
 #: refused for what it names rather than for its shape (a broker that does not exist)

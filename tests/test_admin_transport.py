@@ -90,6 +90,7 @@ def _calls(admin: AdminClient):
         ("wait_for_event", {}, {"type": "topic_created", "match": {"topic": "orders"}}),
         ("events", {}, None), ("rebalances", {"group_id": "billing"}, None),
         ("clock", {}, None), ("advance_clock", {}, {"ms": 0}),
+        ("quorum", {}, None), ("quorum_failover", {}, {"controller": 1}),
         ("add_fault", {}, {"api": "Heartbeat", "error": 27, "count": None, "topic": None}),
         ("faults", {}, None),
         ("get_fault", {"fault_id": lambda: fault.setdefault("id", admin.faults()[0].id)}, None),
@@ -114,11 +115,16 @@ def _calls(admin: AdminClient):
         ("acls", {}, None), ("users", {}, None),
         ("set_quota", {}, {"entity": {"client-id": "app"}, "values": {"producer_byte_rate": 1e4}}),
         ("quotas", {}, None),
+        # the clients above asked for their telemetry subscriptions (the receiver is on)
+        ("clients", {}, None),
+        ("client", {"client_instance_id": lambda: admin.clients()[0].client_instance_id}, None),
+        ("client_metrics",
+         {"client_instance_id": lambda: admin.clients()[0].client_instance_id}, None),
         ("reset", {}, None),
     ]
 
 
-@pytest.mark.kafka(brokers=2, topics={"orders": 2}, clock="manual")
+@pytest.mark.kafka(brokers=2, topics={"orders": 2}, clock="manual", telemetry_receiver=True)
 def test_every_route_is_served_documented_and_answers_in_the_shape_of_its_view(
         kafka_cluster, kafka_admin):
     table = {(r.method, r.path) for r in routes.ROUTES}

@@ -264,13 +264,13 @@ def test_moving_a_partition_leader_to_a_stopped_broker_is_refused(kafka_admin):
 def test_a_request_the_broker_does_not_serve_is_in_the_log_before_its_connection_closes(
         kafka_cluster, kafka_admin):
     host, port = kafka_cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-    frame = wire.encode_request(38, 2, 9, "token-client", wire.request_class(38)())
+    frame = wire.encode_request(64, 0, 9, "unserved-client", wire.request_class(64)())
     with socket.create_connection((host, int(port)), timeout=10) as conn:
         conn.sendall(frame)
         assert conn.recv(4) == b""  # closed, with no answer
-    (logged,) = kafka_admin.requests(client_id="token-client")
+    (logged,) = kafka_admin.requests(client_id="unserved-client")
     assert (logged.api, logged.api_version, logged.outcome) == \
-        ("CreateDelegationToken", 2, "unsupported")
+        ("UnregisterBroker", 0, "unsupported")
 
 
 @pytest.mark.kafka(brokers=3, topics={"payments": 2})

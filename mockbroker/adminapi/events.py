@@ -28,8 +28,18 @@ EVENT_TYPES = {
                         "partition, segments, log_start_offset, previous_log_start_offset)",
     "broker_stopped": "a broker went down (broker)",
     "broker_started": "a broker came back (broker)",
-    "leader_changed": "a partition got a new leader (topic, partition, leader, "
-                      "previous_leader, leader_epoch)",
+    "leader_changed": "a partition got a new leader or leader epoch (topic, partition, leader, "
+                      "previous_leader, leader_epoch, unclean: elected from outside the ISR)",
+    "isr_changed": "a partition's ISR or eligible leader replicas changed (topic, partition, "
+                   "isr, elr, leader)",
+    "log_truncated": "a leader elected from outside the ISR ended the log before its end: "
+                     "records lost (topic, partition, offset: the new end, offsets_lost)",
+    "reassignment_started": "a partition reassignment started (topic, partition, target, "
+                            "adding, removing)",
+    "reassignment_completed": "a partition reassignment completed (topic, partition, "
+                              "replicas)",
+    "reassignment_cancelled": "a partition reassignment was cancelled (topic, partition, "
+                              "replicas)",
     "coordinator_moved": "a group, transaction or share coordinator moved with the leader of "
                          "its internal partition (kind: group, transaction or share, partition, "
                          "broker, previous_broker)",
@@ -51,6 +61,20 @@ EVENT_TYPES = {
                              "or ip: name, null for the default}])",
     "features_updated": "UpdateFeatures set finalized feature levels (features: {name: level}, "
                         "epoch: the finalized features' epoch now)",
+    "delegation_token_created": "a delegation token was created (token_id, owner, requester, "
+                                "renewers, expiry_timestamp_ms, max_timestamp_ms)",
+    "delegation_token_renewed": "a delegation token was renewed (token_id, owner, "
+                                "expiry_timestamp_ms: the new expiry)",
+    "delegation_token_expired": "ExpireDelegationToken brought a token's expiry forward "
+                                "(token_id, owner, expiry_timestamp_ms)",
+    "delegation_token_removed": "a delegation token was removed: expired at once, or past its "
+                                "expiry at the periodic check (token_id, owner, "
+                                "expiry_timestamp_ms, reason)",
+    "quorum_leader_changed": "the KRaft controller quorum has a new leader, or none (leader: -1), "
+                             "in a new epoch (leader, previous_leader, leader_epoch)",
+    "telemetry_pushed": "a client pushed its metrics to the telemetry receiver "
+                        "(client_instance_id, client_id, broker, metrics: the data points it "
+                        "held, terminating: its last push before it closes)",
     "rule_fired": "a control rule (fault) acted on a request (rule, action, api, broker, "
                   "client_id, error)",
     "transaction_state": "a transactional id changed state (transactional_id, from, to, "

@@ -22,6 +22,8 @@ from mockbroker.adminapi.views import (
     LagWait, LoggedRequestView, NewTopic, QuotaSpec, QuotaView, RebalanceView, RecordsWait,
     RecordView, Removed, Status, TargetBroker, TopicView, TransactionView, UserView,
 )
+from mockbroker.adminapi.views import QuorumFailover, QuorumView
+from mockbroker.adminapi.views import ClientMetricView, ClientView
 
 __all__ = ["PATH_PARAMS", "Param", "ROUTES", "Route", "by_name", "match"]
 
@@ -42,6 +44,7 @@ PATH_PARAMS = {p.name: p for p in (
     Param("member_id", str, "member id"),
     Param("fault_id", int, "fault id"),
     Param("transactional_id", str, "transactional id"),
+    Param("client_instance_id", str, "client instance id (Kafka's base64 form, or a UUID)"),
 )}
 
 
@@ -233,6 +236,26 @@ ROUTES: tuple[Route, ...] = _routes(
           "answer with the first event after since that matches; 408 if none comes in time",
           dict[str, Any], "the event (an Event object)", body=EventWait,
           errors=(400, 408, 503)),
+    # -- the KRaft controller quorum
+    Route("quorum", "GET", "/quorum",
+          "the KRaft controller quorum (kafka-metadata-quorum.sh describe): leader, epoch, "
+          "high watermark, voters and observers", QuorumView, "the quorum"),
+    Route("quorum_failover", "POST", "/quorum/failover",
+          "hand the quorum's leadership to another live voter in a new epoch, as a leader "
+          "that resigns does (event quorum_leader_changed)", QuorumView, "the quorum after",
+          body=QuorumFailover, body_required=False, errors=(400, 404, 409)),
+    # -- client telemetry (KIP-714), with the telemetry receiver on
+    Route("clients", "GET", "/clients",
+          "client instances that sent telemetry to the receiver, in the order first seen: "
+          "their client id, software, address, subscription and pushes (404 when the cluster "
+          "runs without telemetry_receiver)", list[ClientView], "clients", errors=(404,)),
+    Route("client", "GET", "/clients/{client_instance_id}", "one client instance",
+          ClientView, "the client", errors=(404,)),
+    Route("client_metrics", "GET", "/clients/{client_instance_id}/metrics",
+          "the latest value of each metric (name and attributes) the client pushed, decoded "
+          "from OTLP, by name", list[ClientMetricView], "metrics",
+          query=(Param("prefix", str, "only metrics whose name starts with this"),),
+          errors=(400, 404)),
     # -- reset
     Route("reset", "POST", "/reset",
           "drop all topics, groups, offsets, faults and latency, start stopped brokers, close "

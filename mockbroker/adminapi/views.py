@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from mockbroker.adminapi import actions
 from mockbroker.adminapi.events import EVENT_TYPES
@@ -30,7 +30,8 @@ __all__ = [
     "TargetBroker", "TopicView", "TransactionView", "UserView", "QuotaView", "QuotaSpec",
     "VIEWS",
     "EventView", "RebalanceView", "ClockView", "ClockAdvance", "GroupWait", "RecordsWait",
-    "LagWait", "EventWait",
+    "LagWait", "EventWait", "QuorumView", "QuorumReplicaView", "QuorumFailover",
+    "ClientSubscriptionView", "ClientView", "ClientMetricView",
 ]
 
 BrokerState = Literal["up", "down"]
@@ -415,6 +416,63 @@ class QuotaSpec:
         "or null")
 
 
+# -- client telemetry (KIP-714) ---------------------------------------------------------------
+
+@_view
+class ClientSubscriptionView:
+    """What a client is subscribed to: the subscriptions matching it, as Kafka works it out."""
+
+    subscription_id: int = describe("the id GetTelemetrySubscriptions gave it")
+    names: list[str] = describe("the client metrics subscriptions that match it")
+    metrics: list[str] = describe("the metric name prefixes it was asked for; [\"*\"] for "
+                                  "all, [] for none")
+    push_interval_ms: int
+
+
+@_view
+class ClientView:
+    """A client instance that sent telemetry to the receiver (``telemetry_receiver``)."""
+
+    client_instance_id: str = describe(
+        "its id as Kafka writes it (URL-safe base64), as the Java client's "
+        "clientInstanceId() prints it")
+    client_id: str | None
+    client_software_name: str | None = describe("from its ApiVersions (null if not given)")
+    client_software_version: str | None
+    client_source_address: str | None
+    client_source_port: int | None
+    broker: int = describe("the broker it last sent telemetry to")
+    subscription: ClientSubscriptionView
+    first_seen_ms: int = describe("its first telemetry request, on the broker clock")
+    last_push_ms: int | None = describe("its last push, on the broker clock (null before "
+                                        "the first)")
+    pushes: int
+    terminating: bool = describe("whether its last push was the one it sends as it closes")
+    metrics: int = describe("how many metrics (each a name and attributes) it pushed")
+    resource: dict[str, Any] = describe("the attributes it gave of itself (its OTLP "
+                                        "resource)")
+
+
+@_view
+class ClientMetricView:
+    """The latest value a client pushed of one metric (a name and its attributes)."""
+
+    name: str
+    type: Literal["gauge", "sum", "histogram", "exponential_histogram", "summary"]
+    unit: str
+    description: str
+    attributes: dict[str, Any]
+    value: Any = describe("a number for a gauge or a sum (a delta when temporality is delta; "
+                          "null for a NaN); an object (count, sum, ...) for the others")
+    total: Any = describe("for a sum pushed as deltas: the deltas of every push received, "
+                          "added up", default=None)
+    temporality: str | None = describe("delta or cumulative, for sums and histograms")
+    monotonic: bool | None = describe("for sums: whether it only grows")
+    time_ms: int = describe("when the client measured it, on its clock")
+    start_time_ms: int
+    pushed_ms: int = describe("when it was pushed, on the broker clock")
+
+
 # -- small bodies ----------------------------------------------------------------------------
 
 @_view
@@ -506,6 +564,53 @@ class TargetBroker:
     closed: ClassVar[bool] = True
 
     broker: int = describe("the broker id to move to", minimum=0)
+
+
+# -- the KRaft controller quorum ------------------------------------------------------------
+
+QuorumStatus = Literal["Leader", "Follower", "Observer"]
+
+
+@_view
+class QuorumReplicaView:
+    """A controller as the quorum's leader sees it (``kafka-metadata-quorum.sh describe
+    --replication``)."""
+
+    id: int
+    directory_id: str = describe("its metadata log directory id in Kafka's base64 form; "
+                                 "AAAAAAAAAAAAAAAAAAAAAA (zero) for a voter of a static quorum")
+    status: QuorumStatus
+    log_end_offset: int = describe("how far it has fetched the metadata log (-1: it has not "
+                                   "fetched from this leader)")
+    lag: int = describe("the leader's log end offset minus its own")
+    last_fetch_timestamp: int = describe("ms since the epoch; -1 when not known")
+    last_caught_up_timestamp: int = describe("ms since the epoch; -1 when not known")
+    alive: bool = describe("whether its broker is up")
+    endpoint: str | None = describe("LISTENER://HOST:PORT of a voter (its broker's address, "
+                                    "as the mock has no controller listener)", default=None)
+
+
+@_view
+class QuorumView:
+    """The KRaft controller quorum of the metadata log ``__cluster_metadata``."""
+
+    leader_id: int = describe("-1 while no voter is up")
+    leader_epoch: int
+    high_watermark: int = describe("the metadata log's end offset: it moves when the "
+                                   "metadata changes")
+    kraft_version: int = describe("0: a static quorum (controller.quorum.voters)")
+    voters: list[QuorumReplicaView] = describe("the leader first, then the others by id")
+    observers: list[QuorumReplicaView]
+
+
+@_view
+class QuorumFailover:
+    """Which voter takes the quorum's leadership over."""
+
+    closed: ClassVar[bool] = True
+
+    controller: int | None = describe("a live voter (default: the next live one after the "
+                                      "leader, by id)", default=None, minimum=0)
 
 
 # -- seeing it: events, rebalances, the clock, waits -----------------------------------------
@@ -623,4 +728,6 @@ VIEWS: tuple[type, ...] = (
     InFlightView, SharePartitionView, GroupView, GroupLoadingView, GroupSummaryView, LoggedRequestView, Removed,
     TransactionView, AclView, AclsView, UserView, QuotaView, QuotaSpec, EventView,
     RebalanceView, ClockView, ClockAdvance, GroupWait, RecordsWait, LagWait, EventWait,
+    QuorumReplicaView, QuorumView, QuorumFailover,
+    ClientSubscriptionView, ClientView, ClientMetricView,
 )

@@ -198,9 +198,11 @@ def add_serve_flags(serve: argparse.ArgumentParser) -> None:
                             "(yours, or one from the CA made at start)")
     kafka = serve.add_argument_group("Kafka broker settings (Kafka's names, dashes for dots)")
     for setting in SETTINGS.values():
+        # a true-or-false setting given alone is on: --telemetry-receiver
+        switch = {"nargs": "?", "const": "true"} if setting.type is bool else {}
         kafka.add_argument("--" + setting.name.replace(".", "-"), dest=setting.python_name,
                            default=None, metavar=setting.type.__name__.upper(),
-                           help=f"default: {setting.default}")
+                           help=f"default: {setting.default}", **switch)
 
 
 def _topics(text: str) -> list[tuple[str, int]]:

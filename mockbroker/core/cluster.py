@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Mapping
 from msgspec import Struct, field
 
 from mockbroker.core.clock import Clock, Timers
+from mockbroker.core.controller.replication import ReplicationControl
 from mockbroker.core.features import FeatureLevels
 from mockbroker.core.config.broker import BrokerConfigs
 from mockbroker.core.config.topic import new_topic_configs, topic_value_from_broker
@@ -61,15 +62,30 @@ class Broker(Struct):
 
 
 class Partition(Struct, eq=False):
-    """One partition of a topic: its replicas, its leader and ISR, and its log."""
+    """One partition of a topic: its replicas, its leader and ISR, and its log.  The
+    replication control (:mod:`mockbroker.core.controller.replication`) is the one place its
+    replication state changes."""
 
     topic: "Topic"
     index: int
+    #: the preferred leader first; while a reassignment runs, the target then the removed
     replicas: list[int]
     leader: int
     isr: list[int]
     leader_epoch: int = 0
     log: PartitionLog = field(default_factory=PartitionLog)
+    #: eligible leader replicas (KIP-966), and the last leader while it has none
+    elr: list[int] = field(default_factory=list)
+    last_known_elr: list[int] = field(default_factory=list)
+    #: a running reassignment's replicas being added and removed
+    adding: list[int] = field(default_factory=list)
+    removing: list[int] = field(default_factory=list)
+    #: where the log of each replica out of the ISR ends (it stopped following there)
+    ends: dict[int, int] = field(default_factory=dict)
+    #: replicas a control action holds back: they do not fetch
+    lagging: set[int] = field(default_factory=set)
+    #: moves on with every change to its replication state
+    partition_epoch: int = 0
 
 
 class Topic(Struct, eq=False):
@@ -119,6 +135,13 @@ class Cluster:
                                             self.default_replication_factor())
         #: deletes old log segments every log.retention.check.interval.ms
         self.retention = LogRetention(self)
+        #: replicas, ISRs, elections and reassignments, as the controller keeps them
+        self.replication = ReplicationControl(self)
+        if self.replication.elr_enabled:
+            # a cluster formatted with eligible leader replicas on has a cluster-wide
+            # min.insync.replicas, which every topic and broker then reports
+            self.broker_configs.dynamic_default.setdefault(
+                "min.insync.replicas", str(settings["min_insync_replicas"]))
 
     # -- brokers -------------------------------------------------------------------------------
 
@@ -210,6 +233,8 @@ class Cluster:
         for index, replicas in enumerate(layout):
             topic.partitions.append(self._new_partition(topic, index, replicas))
         if not validate_only:
+            for partition in topic.partitions:
+                self.replication.created(partition)
             self.topics[name] = topic
             self.topics_by_id[topic.topic_id] = topic
             self.metadata_changed()
@@ -247,6 +272,7 @@ class Cluster:
         live = [r for r in replicas if self.brokers[r].alive]
         leader = live[0] if live else -1
         partition = Partition(topic, index, replicas, leader, live or list(replicas[:1]))
+        partition.ends = {r: 0 for r in replicas if r not in partition.isr}
         partition.log.segment_config = lambda: self.retention.segment_config(partition)
         return partition
 
@@ -254,6 +280,8 @@ class Cluster:
         topic = self.topic_or_error(name)
         del self.topics[name]
         del self.topics_by_id[topic.topic_id]
+        for partition in topic.partitions:
+            self.replication.deleted(partition)
         self.metadata_changed()
         self.events.emit("topic_deleted", topic=name)
         for listener in list(self.topic_deleted_listeners):
@@ -274,19 +302,15 @@ class Cluster:
 
     # -- leadership ----------------------------------------------------------------------------
 
-    def set_leader(self, partition: Partition, leader: int) -> None:
-        """Hand ``partition`` to ``leader`` (-1 for none) with a new leader epoch, as the
-        controller does, and tell whoever follows leadership."""
-        previous = partition.leader
-        partition.leader = leader
-        partition.leader_epoch += 1
-        partition.isr = [r for r in partition.replicas if self.brokers[r].alive] or \
-            list(partition.replicas[:1])
-        self.metadata_changed()
+    def leader_changed(self, partition: Partition, previous: int, *,
+                       unclean: bool = False) -> None:
+        """The replication control gave ``partition`` a new leader or leader epoch: tell
+        whoever follows leadership."""
         name = partition.topic.name
+        leader = partition.leader
         self.events.emit("leader_changed", topic=name, partition=partition.index,
                          leader=leader, previous_leader=previous,
-                         leader_epoch=partition.leader_epoch)
+                         leader_epoch=partition.leader_epoch, unclean=unclean)
         if name in COORDINATOR_TOPICS and leader != previous:
             self.events.emit("coordinator_moved", kind=COORDINATOR_TOPICS[name],
                              partition=partition.index, broker=leader,
@@ -294,51 +318,36 @@ class Cluster:
         for listener in list(self.leadership_listeners):
             listener(partition)
 
+    def set_leader(self, partition: Partition, leader: int) -> None:
+        """Give ``partition`` to ``leader`` (-1: none) with a new leader epoch, even when it
+        leads already (a re-election)."""
+        self.replication.force_leader(partition, leader)
+
     def move_leader(self, partition: Partition, node_id: int) -> None:
         """Make ``node_id`` (a live replica) lead ``partition``, with a new leader epoch, as a
-        reassignment or a preferred-leader election does; a refusal says why."""
-        broker = self.brokers.get(node_id)
-        if broker is None:
-            raise ApiException(errors.BROKER_NOT_AVAILABLE, f"unknown broker {node_id}")
-        if not broker.alive:
-            raise ApiException(errors.BROKER_NOT_AVAILABLE, f"broker {node_id} is stopped")
-        if node_id not in partition.replicas:
-            raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT,
-                               f"broker {node_id} is not a replica of {partition.topic.name}-"
-                               f"{partition.index} (replicas {partition.replicas})")
-        if partition.leader != node_id:
-            self.set_leader(partition, node_id)
+        control action does; a refusal says why."""
+        self.replication.move_leader(partition, node_id)
 
-    def stop_broker(self, node_id: int) -> None:
-        """A broker dies: it leaves every ISR, and its partitions get the first live replica as
-        leader (or none, when no replica is alive)."""
+    def stop_broker(self, node_id: int, *, controlled: bool = False) -> None:
+        """A broker stops: as if it had died (its session expired), or in a ``controlled``
+        shutdown.  It leaves every ISR and its partitions elect new leaders."""
         broker = self.brokers[node_id]
         if not broker.alive:
             return
-        broker.alive = False
         self.metadata_changed()
         self.events.emit("broker_stopped", broker=node_id)
-        for partition in self.all_partitions():
-            if node_id in partition.isr:
-                partition.isr = [r for r in partition.isr if r != node_id]
-            if partition.leader == node_id:
-                live = [r for r in partition.replicas if self.brokers[r].alive]
-                self.set_leader(partition, live[0] if live else -1)
+        self.replication.broker_fenced(node_id, crashed=not controlled)
 
     def start_broker(self, node_id: int) -> None:
-        """A broker comes back: it rejoins every ISR it belongs to and takes back the
-        partitions it is the preferred (first) replica of, as a preferred-leader election does."""
+        """A broker comes back: leaderless partitions it may lead elect it, and its replicas
+        catch up and rejoin their ISRs.  It leads again where it is the preferred replica at
+        the next preferred-leader rebalance (or ElectLeaders)."""
         broker = self.brokers[node_id]
         if broker.alive:
             return
-        broker.alive = True
         self.metadata_changed()
         self.events.emit("broker_started", broker=node_id)
-        for partition in self.all_partitions():
-            if node_id in partition.replicas:
-                partition.isr = [r for r in partition.replicas if self.brokers[r].alive]
-                if partition.leader == -1 or partition.replicas[0] == node_id:
-                    self.set_leader(partition, node_id)
+        self.replication.broker_unfenced(node_id)
 
     def all_partitions(self):
         for topic in list(self.topics.values()):
@@ -450,6 +459,7 @@ class Cluster:
             return
         for offset, replicas in enumerate(layout):
             topic.partitions.append(self._new_partition(topic, current + offset, replicas))
+            self.replication.created(topic.partitions[-1])
         self.metadata_changed()
         self.events.emit("partitions_created", topic=name, partitions=count)
         for listener in list(self.partitions_added_listeners):

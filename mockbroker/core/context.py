@@ -38,3 +38,5 @@ class RequestContext(Struct, frozen=True):
     #: an error a control rule injects into some partitions, for an API whose handler applies
     #: it itself (a Fetch in a session: see PartitionShape.handler_injects)
     injected: InjectedError | None = None
+    #: the client's port (None where the connection has no address, as in core tests)
+    client_port: int | None = None

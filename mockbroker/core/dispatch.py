@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from mockbroker.core.datapath.fetch_sessions import FetchSessions
     from mockbroker.core.share.coordinator import ShareCoordinator
     from mockbroker.core.share.manager import SharePartitions
+    from mockbroker.core.telemetry.manager import Telemetry
     from mockbroker.core.transactions.coordinator import TransactionCoordinator
 
 log = logging.getLogger("mockbroker.core")
@@ -69,6 +70,8 @@ class Connection(Struct, frozen=True):
     #: its listener writes an answer given as a list of buffers one after another (see
     #: :meth:`Core.receive`)
     pieces: bool = False
+    #: the client's port (client telemetry subscriptions match on it)
+    client_port: int | None = None
 
     @property
     def who(self) -> Principal:
@@ -107,6 +110,8 @@ class Core:
         self.broker_watchers: list = []
         #: client quotas, and the connections muted for a throttle
         self.quotas = quota.Quotas(lambda: self.cluster.clock.now_ms())
+        #: (broker id, connection id) -> (software name, version) its ApiVersions gave
+        self.client_software: dict[tuple[int, int], tuple[str, str]] = {}
 
     @property
     def clock(self) -> Clock:
@@ -120,6 +125,13 @@ class Core:
         coordinator = TransactionCoordinator(self.cluster, self.settings, self.producers)
         coordinator.offsets_marker_listeners.append(self.groups.on_transaction_marker)
         return coordinator
+
+    @cached_property
+    def telemetry(self) -> Telemetry:
+        """Client telemetry (KIP-714): built with the first telemetry request."""
+        from mockbroker.core.telemetry.manager import Telemetry
+
+        return Telemetry(self.cluster.broker_configs, self.settings, self.events)
 
     @cached_property
     def share_states(self) -> ShareCoordinator:
@@ -158,6 +170,9 @@ class Core:
         """A client connection ended: the share sessions it opened end with it, and what
         their members held is released."""
         self.quotas.connection_closed(conn.broker_id, conn.connection_id)
+        self.client_software.pop((conn.broker_id, conn.connection_id), None)
+        if "telemetry" in self.__dict__:
+            self.telemetry.connection_closed(conn.broker_id, conn.connection_id)
         shares = self.__dict__.get("share_partitions")
         if shares is not None:
             shares.connection_closed(conn.broker_id, conn.connection_id)
@@ -286,7 +301,8 @@ class Core:
         return RequestContext(conn.broker_id, conn.connection_id, header.client_id,
                               header.api_version, self.clock.now_ms(), conn.client_host,
                               conn.who, conn.listener,
-                              sasl.mechanism if sasl is not None else None, sasl)
+                              sasl.mechanism if sasl is not None else None, sasl,
+                              client_port=conn.client_port)
 
     def _encode(self, header: RequestHeader, response: Any, logged: LoggedRequest | None,
                 pieces: bool) -> bytes | list | Close:

@@ -4,8 +4,9 @@ Kafka 4.4 finalizes, on a fresh cluster, ``metadata.version`` 33, ``transaction.
 Java producer then speaks transaction version 2: implicit partitions, an epoch bump at every
 EndTxn), ``group.version`` 1, and ``share.version``, ``streams.version`` and
 ``eligible.leader.replicas.version``.  We report the features whose meaning we serve:
-``share.version`` at level 2 (share groups, and from level 2 their dead-letter queue); streams
-groups and eligible leader replicas are not served, so they are not claimed.  A
+``share.version`` at level 2 (share groups, and from level 2 their dead-letter queue) and
+``eligible.leader.replicas.version`` at 1 (KIP-966, :mod:`mockbroker.core.controller`); streams
+groups are not served, so they are not claimed.  A
 finalized level is reported as min = max = the level, and a feature at level 0 is left out,
 as Kafka does.
 
@@ -38,6 +39,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("transaction.version", 0, 2, 2),
     Feature("group.version", 0, 1, 1),
     Feature("share.version", 0, 2, 2),
+    Feature("eligible.leader.replicas.version", 0, 1, 1),
 )
 _BY_NAME = {f.name: f for f in FEATURES}
 

@@ -22,7 +22,10 @@ from mockbroker.core.config.values import KAFKA_DEFAULT, ConfigKey, ConfigType, 
 
 #: the Python type a setting takes, by config type
 _PYTHON_TYPES = {ConfigType.BOOLEAN: bool, ConfigType.STRING: str, ConfigType.INT: int,
-                 ConfigType.SHORT: int, ConfigType.LONG: int, ConfigType.LIST: str}
+                 ConfigType.SHORT: int, ConfigType.LONG: int, ConfigType.LIST: str,
+                 ConfigType.PASSWORD: str}
+#: settings Kafka 4 has dropped, with the name that replaced them
+_RENAMED = {"delegation_token_master_key": "delegation_token_secret_key"}
 
 
 class MockSetting(Struct, frozen=True):
@@ -61,9 +64,12 @@ def resolve_settings(values: dict[str, Any]) -> dict[str, Any]:
     """Kafka settings from Python names, with defaults filled in and every value checked."""
     resolved = {name: s.default for name, s in SETTINGS.items()}
     for key, value in values.items():
-        setting = SETTINGS.get(key.replace(".", "_").replace("-", "_"))
+        python_name = key.replace(".", "_").replace("-", "_")
+        setting = SETTINGS.get(python_name)
         if setting is None:
-            raise ValueError(f"unknown setting {key!r}")
+            renamed = _RENAMED.get(python_name)
+            raise ValueError(f"unknown setting {key!r}" + (
+                f" (Kafka 4 calls it {renamed})" if renamed else ""))
         resolved[setting.python_name] = coerce(setting, value)
     if resolved["group_min_session_timeout_ms"] > resolved["group_max_session_timeout_ms"]:
         raise ValueError("group_min_session_timeout_ms is larger than "

@@ -10,7 +10,10 @@ client software name or version that is not alphanumerics with ``-`` and ``.`` i
 another cluster, or this cluster but another node, is answered REBOOTSTRAP_REQUIRED: the client
 reached a broker other than the one its metadata expects.  Both answers carry no API keys.
 
-From v3 the answer lists the cluster's features (:mod:`mockbroker.core.features`).
+From v3 the answer lists the cluster's features (:mod:`mockbroker.core.features`), and the
+client's software name and version are kept for its connection (client telemetry matches on
+them).  GetTelemetrySubscriptions and PushTelemetry are listed only with ``telemetry_receiver``
+on, as Kafka lists them only with a telemetry receiver (it serves them either way).
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ API_KEY = 18
 RESPONSE = response_class(API_KEY)
 
 
-def _keys(registry: ApiRegistry) -> list:
+def _keys(registry: ApiRegistry, settings) -> list:
     return [RESPONSE.ApiVersion(api_key=key, min_version=lo, max_version=hi)
-            for key, lo, hi in registry.api_versions()]
+            for key, lo, hi in registry.api_versions(settings)]
 
 
 def unsupported_version(core, header):
@@ -66,8 +69,11 @@ def handle(core, ctx, request):
         return RESPONSE(error_code=errors.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
     if _names_another_broker(core, ctx, request):
         return RESPONSE(error_code=errors.REBOOTSTRAP_REQUIRED, api_keys=[], throttle_time_ms=0)
+    if ctx.api_version >= 3:  # what the connection's client says it is (KIP-511)
+        core.client_software[(ctx.broker_id, ctx.connection_id)] = (
+            request.client_software_name, request.client_software_version)
     return RESPONSE(
-        error_code=errors.NONE, api_keys=_keys(core.registry), throttle_time_ms=0,
+        error_code=errors.NONE, api_keys=_keys(core.registry, core.settings), throttle_time_ms=0,
         supported_features=[RESPONSE.SupportedFeatureKey(
             name=f.name, min_version=f.min_supported, max_version=f.max_supported)
             for f in features.supported(ctx.api_version)],

@@ -3,8 +3,8 @@
 Topics are answered in name order starting at the request's cursor; once
 ``response_partition_limit`` partitions (at most 2000, Kafka's max.request.partition.size.limit)
 are in the response, ``next_cursor`` says where the next page starts.  An empty topic list
-means every topic.  There is no ELR in a mock (every replica stays in sync), so the eligible
-leader replicas and last known ELR are empty.
+means every topic.  Each partition carries its eligible leader replicas (KIP-966) and its last
+known leader while it has none, as the replication control keeps them.
 
 With an authorizer (Kafka's DescribeTopicPartitionsRequestHandler): every topic lists only the
 topics the principal may DESCRIBE; a topic named without DESCRIBE answers
@@ -95,7 +95,8 @@ def _partition(cluster, p):
     return RESPONSE.DescribeTopicPartitionsResponsePartition(
         error_code=errors.NONE, partition_index=p.index, leader_id=leader,
         leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
-        eligible_leader_replicas=[], last_known_elr=[], offline_replicas=offline)
+        eligible_leader_replicas=list(p.elr), last_known_elr=list(p.last_known_elr),
+        offline_replicas=offline)
 
 
 def _refused(request, message):

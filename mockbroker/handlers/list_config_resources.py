@@ -5,9 +5,10 @@ v0 lists client metrics subscriptions alone; a type v1 does not know (or v0's re
 any but client metrics, which the Java client refuses to send) is answered UNSUPPORTED_VERSION
 with nothing listed.  Needs DESCRIBE_CONFIGS on the cluster when an authorizer is configured.
 
-mockbroker keeps no client metrics subscriptions (KIP-714 telemetry is not served), so none are
-listed; topics are listed in the order they were made, where Kafka lists them in the order of
-its metadata image's hash map.
+Client metrics subscriptions (KIP-714) are listed whether or not the telemetry receiver is on,
+as Kafka lists them without one, in the order of Kafka's hash map of their names; topics are
+listed in the order they were made, where Kafka lists them in the order of its metadata image's
+hash map.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ def _names(core, kind: int) -> list[str]:
         return [str(node_id) for node_id in sorted(cluster.brokers)]
     if kind == TOPIC:
         return list(cluster.topics)
-    return []  # CLIENT_METRICS: no subscriptions are kept
+    from mockbroker.core.config import client_metrics
+
+    return client_metrics.names(cluster.broker_configs)
 
 
 @REGISTRY.handler(API_KEY)

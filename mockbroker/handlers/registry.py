@@ -3,7 +3,8 @@
 The codec defines every version Kafka defines; a broker serves a subset, one handler per API.
 An :class:`ApiRegistry` is built from a table of :class:`Served` entries (API key → module and
 version range) and answers ApiVersions from it alone; the module of an API is imported the first
-time a request of that API is dispatched, and its handler registers then.  A registration whose
+time a request of that API is dispatched, and its handler registers then.  An API may be listed
+only when a broker setting is on (:attr:`Served.advertised_if`).  A registration whose
 range the codec cannot read is refused, so a broker can never serve a version it would fail to
 decode.  The core is given a registry and dispatches through it; it never imports the handlers
 itself.
@@ -12,7 +13,7 @@ itself.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 from msgspec import Struct
 
@@ -28,6 +29,9 @@ class Served(NamedTuple):
     max_version: int
     #: the minimum ApiVersions reports, when it differs from what is served
     advertised_min: int | None = None
+    #: a broker setting that must be on for ApiVersions to list the API (Kafka serves it all
+    #: the same: GetTelemetrySubscriptions and PushTelemetry without a telemetry receiver)
+    advertised_if: str | None = None
 
 
 class Registration(Struct, frozen=True):
@@ -74,6 +78,9 @@ class ApiRegistry:
             key: (s.min_version, s.max_version,
                   s.min_version if s.advertised_min is None else s.advertised_min)
             for key, s in self._served.items()}
+        #: API key -> the setting that must be on for ApiVersions to list it
+        self._advertised_if = {key: s.advertised_if for key, s in self._served.items()
+                               if s.advertised_if is not None}
 
     def register(self, api_key: int, min_version: int, max_version: int, handler: Any, *,
                  advertised_min: int | None = None, unsupported: Callable | None = None,
@@ -142,7 +149,11 @@ class ApiRegistry:
     def __len__(self) -> int:
         return len(self._ranges)
 
-    def api_versions(self) -> list[tuple[int, int, int]]:
-        """(api key, min version, max version) for every served API, by key, as ApiVersions
-        reports them."""
-        return [(key, advertised, hi) for key, (_, hi, advertised) in sorted(self._ranges.items())]
+    def api_versions(self, settings: Mapping[str, Any] | None = None
+                     ) -> list[tuple[int, int, int]]:
+        """(api key, min version, max version) for every API a broker with ``settings`` (its
+        resolved settings; None: the defaults) advertises, by key, as ApiVersions reports
+        them."""
+        settings = settings or {}
+        return [(key, advertised, hi) for key, (_, hi, advertised) in sorted(self._ranges.items())
+                if key not in self._advertised_if or settings.get(self._advertised_if[key])]

@@ -802,9 +802,10 @@ def test_kafka_topics_creates_describes_grows_and_deletes_a_topic(target, client
         summary = dict(field.split(": ", 1) for field in lines[0].split("\t") if ": " in field)
         return summary, sum(1 for line in lines if "\tPartition: " in line)
     summary, partitions = described()
-    # what the topic was given; Kafka also lists min.insync.replicas, set cluster-wide when it
-    # enables eligible leader replicas, which mockbroker does not claim (mockbroker.core.features)
+    # what the topic was given, and min.insync.replicas, set cluster-wide on both (eligible
+    # leader replicas are on)
     configs = dict(entry.split("=", 1) for entry in summary["Configs"].split(","))
+    assert configs["min.insync.replicas"] == "1"
     assert (summary["Topic"], summary["PartitionCount"], summary["ReplicationFactor"],
             configs["retention.ms"], partitions) == (name, "2", "1", "123456", 2)
     kafka_tool(TOPICS_TOOL, bootstrap, "--alter", "--topic", name, "--partitions", "4")

@@ -83,8 +83,10 @@ def test_a_new_topic_reports_every_kafka_topic_config_at_its_default():
     }
     for name, (value, type_) in expected.items():
         entry = entries[name]
-        assert (entry.value, entry.type, entry.source) == (value, type_,
-                                                            ConfigSource.DEFAULT_CONFIG), name
+        # eligible leader replicas on: min.insync.replicas is set cluster-wide, as on Kafka
+        source = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG if name == "min.insync.replicas" \
+            else ConfigSource.DEFAULT_CONFIG
+        assert (entry.value, entry.type, entry.source) == (value, type_, source), name
         assert not entry.read_only and not entry.sensitive
         assert entry.documentation is None and entry.synonyms == []
 
@@ -180,8 +182,7 @@ def test_describe_filters_by_configuration_keys():
     entries = describe(core.cluster, ResourceType.TOPIC, "orders", 0,
                         ["retention.ms", "no.such.config"], False, False)
     assert [e.name for e in entries] == ["retention.ms"]
-    error = refused(describe, core.cluster, ResourceType.CLIENT_METRICS, "g", 0, None, False,
-                    False)
+    error = refused(describe, core.cluster, ResourceType.UNKNOWN, "g", 0, None, False, False)
     assert error.error_code == errors.INVALID_REQUEST
 
 
@@ -389,7 +390,7 @@ def test_a_dynamic_cluster_default_reaches_topics_and_the_data_path():
     assert entries["max.message.bytes"].synonyms[0] == (
         "message.max.bytes", "2048", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
     default = {e.name: e for e in describe_broker(cluster, "", 0)}
-    assert list(default) == ["message.max.bytes"]
+    assert list(default) == ["message.max.bytes", "min.insync.replicas"]
     assert default["message.max.bytes"].source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
     incremental_alter_broker(cluster, "", 0, [("message.max.bytes", DELETE, None)],
                               validate_only=False)
@@ -444,7 +445,7 @@ def test_broker_changes_kafka_refuses(name, ops, code, text):
                     validate_only=False)
     assert error.error_code == code
     assert text in str(error)
-    assert core.cluster.broker_configs.dynamic_default == {}
+    assert core.cluster.broker_configs.dynamic_default == {"min.insync.replicas": "1"}
 
 
 def test_custom_broker_configs_are_kept_but_hidden():

@@ -168,6 +168,7 @@ def test_topics_brokers_leaders_and_coordinators_are_events():
     mark = core.events.last_seq
     core.stop_broker(leader)
     core.start_broker(leader)
+    core.cluster.replication.rebalance_leaders()  # the periodic preferred-leader election
     core.cluster.delete_topic("orders")
     happened = core.events.since(mark)
     assert happened[0] == {**happened[0], "type": "broker_stopped", "broker": leader}
@@ -175,7 +176,7 @@ def test_topics_brokers_leaders_and_coordinators_are_events():
              and e["partition"] == 0]
     assert [(e["previous_leader"], e["leader"] != leader) for e in moved[:1]] == \
         [(leader, True)]
-    assert moved[-1]["leader"] == leader  # the preferred leader takes it back
+    assert moved[-1]["leader"] == leader  # the preferred leader has it back
     coordinators = _types(happened, "coordinator_moved")
     assert coordinators and all(e["kind"] == "group" for e in coordinators)
     assert _types(happened, "broker_started")[0]["broker"] == leader

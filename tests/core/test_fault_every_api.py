@@ -79,16 +79,30 @@ WHERE: dict[str, dict[int, tuple[str, ...]]] = {
     "AlterConfigs": {0: ("responses.error_code",)},
     # Kafka's answer has the error at the top alone, which v1-2 lack (it would be lost there):
     # the broker's log dir carries it
+    # each topic of each directory, every partition with the error
+    "AlterReplicaLogDirs": {0: ("results.partitions.error_code",)},
     "DescribeLogDirs": {0: ("results.error_code",), 3: ("error_code",)},
     "SaslAuthenticate": {0: ("error_code",)},
     "CreatePartitions": {0: ("results.error_code",)},
+    "CreateDelegationToken": {0: ("error_code",)},
+    "RenewDelegationToken": {0: ("error_code",)},
+    "ExpireDelegationToken": {0: ("error_code",)},
+    "DescribeDelegationToken": {0: ("error_code",)},
     "DeleteGroups": {0: ("results.error_code",)},
     "IncrementalAlterConfigs": {0: ("responses.error_code",)},
+    # a refusal of the whole request: at the top from v1, and on each partition asked for
+    "ElectLeaders": {0: ("replica_election_results.partition_result.error_code",),
+                     1: ("error_code", "replica_election_results.partition_result.error_code")},
+    "AlterPartitionReassignments": {0: ("error_code",)},
+    "ListPartitionReassignments": {0: ("error_code",)},
     "OffsetDelete": {0: ("error_code",)},
     # the filter's error at the top; each entity of an alteration echoed with it
     "DescribeClientQuotas": {0: ("error_code",)},
     "AlterClientQuotas": {0: ("entries.error_code",)},
     "DescribeUserScramCredentials": {0: ("error_code", "results.error_code")},
+    "DescribeQuorum": {0: ("error_code",)},
+    "AddRaftVoter": {0: ("error_code",)},
+    "RemoveRaftVoter": {0: ("error_code",)},
     "UpdateFeatures": {0: ("error_code",)},
     "ListConfigResources": {0: ("error_code",)},
     # each user once, whether deleted or upserted (the request here names "u" in both)
@@ -99,6 +113,8 @@ WHERE: dict[str, dict[int, tuple[str, ...]]] = {
     "ListTransactions": {0: ("error_code",)},
     "ConsumerGroupHeartbeat": {0: ("error_code",)},
     "ConsumerGroupDescribe": {0: ("groups.error_code",)},
+    "GetTelemetrySubscriptions": {0: ("error_code",)},
+    "PushTelemetry": {0: ("error_code",)},
     "DescribeTopicPartitions": {0: ("topics.error_code",)},
     "ShareGroupHeartbeat": {1: ("error_code",)},
     "ShareGroupDescribe": {1: ("groups.error_code",)},

@@ -21,10 +21,24 @@ def test_every_served_api_loads_a_handler_serving_exactly_its_versions_within_th
         assert valid.lo <= registration.min_version <= registration.max_version <= valid.hi
         assert callable(registration.handler)
     assert [r.api_key for r in REGISTRY] == sorted(SERVED)
-    assert REGISTRY.api_versions() == [
+    everything = {key: True for key in (s.advertised_if for s in SERVED.values()) if key}
+    assert REGISTRY.api_versions(everything) == [
         (key, s.min_version if s.advertised_min is None else s.advertised_min, s.max_version)
         for key, s in sorted(SERVED.items())]
+    # what a broker advertises only with a setting on is left out with its default (off)
+    assert REGISTRY.api_versions() == [entry for entry in REGISTRY.api_versions(everything)
+                                       if SERVED[entry[0]].advertised_if is None]
     assert REGISTRY.api_versions()[0] == (0, 0, 13)  # Produce: advertised from 0, as Kafka does
+
+
+def test_the_telemetry_apis_are_advertised_with_a_telemetry_receiver_only():
+    # Kafka 4.4 lists GetTelemetrySubscriptions and PushTelemetry in ApiVersions only when a
+    # metrics reporter receives client telemetry, and serves both either way
+    assert {key for key, s in SERVED.items() if s.advertised_if} == {71, 72}
+    assert not {71, 72} & {key for key, _, _ in REGISTRY.api_versions()}
+    assert {71, 72} <= {key for key, _, _ in
+                        REGISTRY.api_versions({"telemetry_receiver": True})}
+    assert REGISTRY.supports(71, 0) and REGISTRY.supports(72, 0)
 
 
 def test_the_codec_index_names_each_api_as_its_definition_does():

@@ -1,7 +1,7 @@
-"""AlterConfigs and IncrementalAlterConfigs: change a topic's overrides or a broker's dynamic
-configs, all or nothing per resource, with Kafka 4.1's checks and error codes
-(ConfigAdminManager and DynamicBrokerConfig on the broker, ConfigurationControlManager on the
-controller).
+"""AlterConfigs and IncrementalAlterConfigs: change a topic's overrides, a broker's dynamic
+configs, a group's or a client metrics subscription's configs, all or nothing per resource,
+with Kafka 4.1's checks and error codes (ConfigAdminManager and DynamicBrokerConfig on the
+broker, ConfigurationControlManager on the controller).
 
 The legacy API replaces a resource's configs by exactly those sent; the incremental one applies
 SET, DELETE, APPEND and SUBTRACT to single configs.  The cluster comes in as an argument
@@ -88,8 +88,16 @@ def _alter_one(cluster: ConfigCluster, resource: AlterResource, broker_id: int,
         else:
             alter_group(cluster, name, broker_id, dict(resource.configs),
                         validate_only=validate_only)
-    elif kind == ResourceType.CLIENT_METRICS or \
-            (kind == ResourceType.BROKER_LOGGER and incremental):
+    elif kind == ResourceType.CLIENT_METRICS:
+        from mockbroker.core.config import client_metrics
+
+        if incremental:
+            client_metrics.incremental_alter(cluster.broker_configs, name, resource.configs,
+                                             validate_only=validate_only)
+        else:
+            client_metrics.alter(cluster.broker_configs, name, dict(resource.configs),
+                                 validate_only=validate_only)
+    elif kind == ResourceType.BROKER_LOGGER and incremental:
         raise ApiException(errors.INVALID_REQUEST,
                            f"Unsupported resource type: {resource_type_name(kind)}")
     else:

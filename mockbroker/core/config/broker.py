@@ -32,11 +32,12 @@ from typing import Any, Callable, Mapping
 from mockbroker.core.config.group import GROUP_BROKER_KEYS
 from mockbroker.core.config.topic import TOPIC_CONFIGS, TOPIC_SYNONYMS
 from mockbroker.core.config.values import (
-    B, I, INT_MAX, L, LONG_MAX, LS, S, SH, ConfigKey, ConfigSource, InvalidValue, OneOf, Range,
-    Setting,
+    B, I, INT_MAX, L, LONG_MAX, LS, S, SH, ConfigKey, ConfigSource, ConfigType, InvalidValue,
+    OneOf, Range, Setting,
 )
 from mockbroker.core.errors import ApiException
 from mockbroker.core.kept import Kept
+from mockbroker.core.log_dirs import DEFAULT_LOG_DIR, LogDirsSetting
 from wire import errors
 
 _key = ConfigKey
@@ -67,8 +68,10 @@ def _topic_default_synonym(topic_name: str, **flags) -> ConfigKey:
 _OWN_SYNONYMS = ("segment.ms", "segment.jitter.ms", "flush.ms", "retention.ms",
                  "max.message.bytes", "message.timestamp.type")
 
-#: Topic configs whose broker default is also a setting (retention, bounded memory).
-_RETENTION_SETTINGS = ("retention.bytes", "segment.bytes")
+#: Topic configs whose broker default is also a setting (retention, bounded memory, and the
+#: replication the controller checks).
+_RETENTION_SETTINGS = ("retention.bytes", "segment.bytes", "min.insync.replicas",
+                       "unclean.leader.election.enable")
 
 #: Every broker config the mock knows: its settings, the broker defaults of every topic config,
 #: and the usual identity configs.  ``dynamic`` marks what Kafka lets an admin change at
@@ -88,7 +91,9 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     _key("broker.rack", S, None, None, "The rack this broker is in.",
          setting=Setting(default="")),
     _key("log.dir", S, "/tmp/kafka-logs", None, "Directory the broker keeps its logs in."),
-    _key("log.dirs", S, None, None, "Directories the broker keeps its logs in."),
+    # set, as every broker's server.properties sets it: to log.dir's default unless given
+    _key("log.dirs", S, None, None, "Directories the broker keeps its logs in.",
+         setting=Setting(default=DEFAULT_LOG_DIR, validator=LogDirsSetting())),
     _key("auto.create.topics.enable", B, True, None,
          "Whether a Metadata request for an unknown topic creates it.", setting=_MOCK),
     _key("num.partitions", I, 1, Range(1), "Partitions of a topic created with the default.",
@@ -160,6 +165,41 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     _key("max.incremental.fetch.session.cache.slots", I, 1000, Range(0),
          "Most fetch sessions (KIP-227) a broker keeps; 0 answers every fetch sessionless.",
          setting=_MOCK),
+    # Kafka advertises the client telemetry APIs (KIP-714) only with a metrics reporter that
+    # receives what clients push: this setting stands for one, the mock's own receiver
+    _key("telemetry.receiver", B, False, None,
+         "Whether the brokers receive client telemetry: GetTelemetrySubscriptions and "
+         "PushTelemetry are advertised, and what clients push is kept (GET /clients).",
+         setting=Setting(kafka=False)),
+    _key("telemetry.max.bytes", I, 1024 * 1024, Range(1),
+         "Largest telemetry push a broker takes (after compression), and largest it "
+         "decompresses.", setting=_MOCK),
+    # delegation tokens (mockbroker.core.security.tokens): on when the secret key is set; as
+    # a setting, unset is the empty string, which Kafka reads as unset too
+    _key("delegation.token.secret.key", ConfigType.PASSWORD, None, None,
+         "The key delegation tokens' HMACs are made with; unset or empty turns delegation "
+         "tokens off.", setting=Setting(default="")),
+    _key("delegation.token.max.lifetime.ms", L, 7 * 24 * 3600 * 1000, Range(1),
+         "The longest a delegation token lives, renewals included.", setting=_MOCK),
+    _key("delegation.token.expiry.time.ms", L, 24 * 3600 * 1000, Range(1),
+         "How long a delegation token stays valid after its creation or renewal.",
+         setting=_MOCK),
+    _key("delegation.token.expiry.check.interval.ms", L, 3600 * 1000, Range(1),
+         "How often tokens past their expiry are removed.", setting=_MOCK),
+    # the controller's elections (mockbroker.core.controller.replication)
+    _key("auto.leader.rebalance.enable", B, True, None,
+         "Whether the controller moves leadership back to preferred replicas periodically.",
+         setting=_MOCK),
+    _key("leader.imbalance.check.interval.seconds", L, 300, Range(1),
+         "How often the controller runs the preferred-leader election.", setting=_MOCK),
+    _key("unclean.leader.election.interval.ms", L, 300000, Range(1),
+         "How often the controller elects leaders uncleanly for leaderless partitions whose "
+         "topic allows it (internal in Kafka: not reported).",
+         setting=Setting(kafka=False)),
+    _key("replica.catch.up.ms", L, 0, Range(0),
+         "How long a replica that follows again takes to catch up with its leader and join "
+         "the ISR (the mock's own: a Kafka replica takes as long as copying takes); 0 is at "
+         "once.", setting=Setting(kafka=False)),
     _key("log.roll.hours", I, 168, Range(1), "Segment roll time in hours, if log.roll.ms is "
                                              "not set."),
     _key("log.roll.jitter.hours", I, 0, Range(0), "Segment roll jitter in hours, if "
@@ -258,6 +298,10 @@ class BrokerConfigs:
         #: group id -> that group's config overrides (kept apart from the group, which may
         #: not exist)
         self.group_configs: dict[str, dict[str, str]] = {}
+        #: client metrics subscription name -> its configs as given (KIP-714), and a count
+        #: of their changes (a client's subscription is worked out again after one)
+        self.client_metrics: dict[str, dict[str, str]] = {}
+        self.client_metrics_version = 0
 
     def static(self, broker_id: int) -> dict[str, str]:
         """What ``server.properties`` would hold: identity, listener, and every setting the
@@ -278,6 +322,8 @@ class BrokerConfigs:
             elif key.name == "default.replication.factor":
                 value = self._static_replication_factor
             text = key.to_string(value)
+            if text == "" and key.default is None:
+                continue  # an empty setting stands for a config left unset
             if text is not None and text != BROKER_DEFAULTS.get(key.name):
                 out[key.name] = text
         return out
@@ -334,8 +380,11 @@ class BrokerConfigs:
                 self._settings[setting] = BROKER_CONFIGS[name].parse(value)
 
     def reset(self) -> None:
-        """Forget every dynamic broker config and group config (for a cluster reset)."""
+        """Forget every dynamic broker config, group config and client metrics subscription
+        (for a cluster reset)."""
         self.dynamic_default.clear()
         self.dynamic_per_broker.clear()
         self.group_configs.clear()
+        self.client_metrics.clear()
+        self.client_metrics_version += 1
         self.sync_settings()

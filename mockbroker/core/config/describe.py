@@ -1,5 +1,6 @@
-"""DescribeConfigs: every config of a topic or a broker with its value, source, type,
-synonyms and documentation, as Kafka 4.1's ConfigHelper reports them.
+"""DescribeConfigs: every config of a topic, a broker, a group or a client metrics
+subscription with its value, source, type, synonyms and documentation, as Kafka 4.1's
+ConfigHelper reports them.
 
 A topic's value comes from its override, else from its broker synonym in the highest layer
 (see :mod:`mockbroker.core.config.topic`); a broker's from its layers (see
@@ -35,6 +36,11 @@ def describe(cluster: ConfigCluster, resource_type: int, resource_name: str, bro
     elif resource_type == ResourceType.GROUP:
         entries = describe_group(cluster, resource_name, broker_id, include_synonyms,
                                  include_documentation)
+    elif resource_type == ResourceType.CLIENT_METRICS:
+        from mockbroker.core.config import client_metrics
+
+        entries = client_metrics.describe(cluster.broker_configs, resource_name,
+                                          include_synonyms, include_documentation)
     elif resource_type == ResourceType.BROKER_LOGGER:
         if not resource_name:
             raise ApiException(errors.INVALID_REQUEST, "Broker id must not be empty")
@@ -110,8 +116,8 @@ def describe_broker(cluster: ConfigCluster, name: str, broker_id: int,
     out = []
     for config in sorted(values):
         key = BROKER_CONFIGS.get(config)
-        # Kafka hides the value of a config it cannot type, in case it is a password
-        sensitive = key is None
+        # Kafka hides a password's value, and that of a config it cannot type in case it is one
+        sensitive = key is None or key.type is ConfigType.PASSWORD
         synonyms = state.synonyms(config, broker_id)
         if name == "":
             synonyms = [s for s in synonyms if s[2] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]

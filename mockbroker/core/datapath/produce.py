@@ -189,6 +189,12 @@ def append_records(cluster: Cluster, partition: Partition, data: bytes | None, *
     error = replica_error(partition, broker_id)
     if error != errors.NONE:
         return PartitionAppend(error)
+    if acks == -1 and len(partition.isr) < len(partition.replicas) and \
+            len(partition.isr) < cluster.replication.min_isr(partition):
+        # the leader refuses before it writes (the ISR is below min.insync.replicas)
+        return PartitionAppend(errors.NOT_ENOUGH_REPLICAS,
+                               log_start_offset=partition.log.log_start_offset, reason=(
+                                   f"the ISR {partition.isr} is below min.insync.replicas"))
     header, view, tail = split
     config = topic_config(cluster, partition, broker_id)
     refused = _check_batch(config, header, view, tail)

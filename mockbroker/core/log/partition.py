@@ -108,10 +108,14 @@ class PartitionLog:
         #: (segment.bytes, segment.ms) now: the cluster points this at the topic's configs
         self.segment_config: Callable[[], tuple[int, int]] = \
             lambda: (DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MS)
+        #: where the high watermark stays while the ISR is below min.insync.replicas (the
+        #: replication control sets it); None: it follows the log end
+        self.held_high_watermark: int | None = None
 
     @property
     def high_watermark(self) -> int:
-        return self.log_end_offset
+        held = self.held_high_watermark
+        return self.log_end_offset if held is None else min(held, self.log_end_offset)
 
     @property
     def last_stable_offset(self) -> int:
@@ -333,6 +337,47 @@ class PartitionLog:
         return (earlier[-1][0] if earlier else epoch), later[0][1]
 
     # -- truncation ----------------------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every batch from ``offset`` on (a batch boundary), as a replica does when a
+        leader elected from outside the ISR ends its log there: the log end, segments, epoch
+        cache, aborted transactions and producer state are as if those batches never came."""
+        if offset >= self.log_end_offset:
+            return
+        cut = bisect.bisect_left(self._bases, offset)
+        for stored in self.batches[cut:]:
+            self.size_bytes -= stored.size
+            for segment in reversed(self.segments):
+                if segment.base_offset <= stored.base_offset:
+                    segment.size -= stored.size
+                    break
+        del self.batches[cut:]
+        del self._bases[cut:]
+        self.log_end_offset = max(offset, self.log_start_offset)
+        kept = [s for s in self.segments if s.base_offset < offset or s is self.segments[0]]
+        self.segments = kept
+        self.epochs = [e for e in self.epochs if e[1] < offset]
+        self.aborted = [a for a in self.aborted if a.last_offset < offset]
+        self.producer_state = self._replayed_producers()
+
+    def _replayed_producers(self) -> ProducerState:
+        """The producers' state rebuilt from the batches kept (Kafka reloads it from the log
+        after a truncation)."""
+        state = ProducerState()
+        for stored in self.batches:
+            header = records.read_batch_header(stored.data)
+            if header.producer_id < 0:
+                continue
+            if header.is_control:
+                marker = records.decode_control_record(
+                    records.decode_records(stored.data, verify_crc=False)[0])
+                epoch = -1 if marker.coordinator_epoch is None else marker.coordinator_epoch
+                state.end_transaction(header.producer_id, header.producer_epoch, epoch,
+                                      stored.max_timestamp)
+            else:
+                state.record(header, stored.base_offset, stored.last_offset,
+                             stored.max_timestamp)
+        return state
 
     def delete_records_before(self, offset: int) -> int:
         """Move the log start offset up to ``offset`` (DeleteRecords); returns the new start.

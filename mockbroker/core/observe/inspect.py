@@ -7,6 +7,7 @@ shows alike are built here."""
 from __future__ import annotations
 
 import base64
+import json
 
 from mockbroker.adminapi.jsonview import from_object
 from mockbroker.core.security.acls import authorizer_of
@@ -15,6 +16,7 @@ from mockbroker.adminapi.views import (
     AclsView, AclView, BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView,
     LoggedRequestView, PartitionView, RecordView, TopicView, TransactionView, UserView,
 )
+from mockbroker.adminapi.views import ClientMetricView, ClientSubscriptionView, ClientView
 from wire import errors
 from wire.records import decode_records, read_batch_header
 from wire.apis import API_NAMES
@@ -275,3 +277,52 @@ def users(core) -> list[UserView]:
         shown.append(UserView(name=name, mechanisms=mechanisms,
                               super_user=f"User:{name}" in super_users))
     return shown
+
+
+# -- client telemetry --------------------------------------------------------------------------
+
+#: why the client routes find nothing on a cluster that receives no telemetry
+NO_RECEIVER = ("the telemetry receiver is off: start the cluster with telemetry_receiver=True "
+               "(mockbroker serve --telemetry-receiver) for clients to push telemetry")
+
+
+def _telemetry(core):
+    if not core.settings["telemetry_receiver"]:
+        raise NotFound(NO_RECEIVER)
+    return core.telemetry
+
+
+def client_view(client) -> ClientView:
+    return from_object(ClientView, client, subscription=ClientSubscriptionView(
+        subscription_id=client.subscription_id, names=list(client.subscriptions),
+        metrics=list(client.requested_metrics), push_interval_ms=client.push_interval_ms),
+        metrics=len(client.metrics), resource=dict(client.resource))
+
+
+def clients(core) -> list[ClientView]:
+    """Every client instance the telemetry receiver heard from, in the order first seen."""
+    return [client_view(c) for c in _telemetry(core).clients.values()]
+
+
+def client(core, client_instance_id: str):
+    """The receiver's client of that id (Kafka's base64 form, or a UUID)."""
+    from mockbroker.core.telemetry.manager import parse_id
+
+    telemetry = _telemetry(core)
+    found = None
+    wanted = parse_id(client_instance_id)
+    if wanted is not None:
+        found = telemetry.clients.get(wanted)
+    if found is None:
+        raise NotFound(f"unknown client instance id {client_instance_id!r}")
+    return found
+
+
+def client_metrics(core, client_instance_id: str,
+                   prefix: str | None = None) -> list[ClientMetricView]:
+    """The latest value of each metric the client pushed, by name (then attributes)."""
+    found = client(core, client_instance_id)
+    shown = [from_object(ClientMetricView, m, attributes=dict(m.attributes))
+             for m in found.metrics.values() if prefix is None or m.name.startswith(prefix)]
+    return sorted(shown, key=lambda m: (m.name, json.dumps(m.attributes, sort_keys=True,
+                                                            default=str)))

@@ -17,6 +17,7 @@ from mockbroker.core.security import MECHANISMS, Principal
 
 if TYPE_CHECKING:  # the mechanisms load when a cluster has users or a client authenticates
     from mockbroker.core.security.mechanisms import Credentials, TokenValidator
+    from mockbroker.core.security.tokens import DelegationTokens
 
 #: Kafka's security protocols, each the name of a listener that uses it
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -145,6 +146,10 @@ class Security:
             self._credentials = self.credentials
         self.super_users = tuple(Principal.parse(s) for s in settings.super_users)
         self.connections_max_reauth_ms = settings.connections_max_reauth_ms
+        #: the delegation tokens, made by the first token request
+        #: (:func:`~mockbroker.core.security.tokens.delegation_tokens`); SCRAM logins with
+        #: ``tokenauth=true`` look them up here
+        self.delegation_tokens: DelegationTokens | None = None
         self.authorizer = None
         if settings.authorizer:
             from mockbroker.core.security.acls import Authorizer

@@ -5,7 +5,9 @@ Kafka's default validator accepts them.
 Each mechanism is one exchange: :meth:`Exchange.step` takes the client's next token and gives
 the server's answer; :attr:`Exchange.done` says it has completed, and then
 :attr:`Exchange.principal_name` and :attr:`Exchange.expires_ms` (when the credential stops being
-valid; None when it does not expire) hold.  A failure raises :class:`AuthenticationFailed` with
+valid; None when it does not expire) hold.  A SCRAM client that sends the extension
+``tokenauth=true`` logs in with a delegation token (:mod:`.tokens`) and becomes its owner
+(:attr:`Exchange.token_authenticated`).  A failure raises :class:`AuthenticationFailed` with
 the message the client is shown — Kafka's own texts: where Kafka hides the reason (a SCRAM user
 that does not exist, a wrong proof) the message is the generic one it sends.
 
@@ -23,7 +25,7 @@ import hmac
 import json
 import re
 import secrets
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from msgspec import Struct
 
@@ -31,6 +33,9 @@ from mockbroker.core.security import (OAUTHBEARER, PLAIN, SCRAM_SHA_256, SCRAM_S
                                       AuthenticationFailed)
 from wire.errors import (DUPLICATE_RESOURCE, RESOURCE_NOT_FOUND, UNACCEPTABLE_CREDENTIAL,
                          UNSUPPORTED_SASL_MECHANISM)
+
+if TYPE_CHECKING:
+    from mockbroker.core.security.tokens import DelegationTokens
 
 #: SCRAM hash functions by mechanism, with the least iterations Kafka accepts for each
 SCRAM_HASHES = {SCRAM_SHA_256: "sha256", SCRAM_SHA_512: "sha512"}
@@ -197,6 +202,8 @@ class Exchange(abc.ABC):
     done: bool = False
     principal_name: str | None = None
     expires_ms: int | None = None
+    #: the client logged in with a delegation token (SCRAM with ``tokenauth=true``)
+    token_authenticated: bool = False
 
     @abc.abstractmethod
     def step(self, token: bytes) -> bytes:
@@ -250,19 +257,35 @@ def _scram_name(saslname: str) -> str:
     return saslname.replace("=2C", ",").replace("=3D", "=")
 
 
-class ScramExchange(Exchange):
-    """RFC 5802: client-first, server-first, client-final, server-final."""
+def _token_auth(extensions: str) -> bool:
+    """Whether the client-first message's extensions say ``tokenauth=true`` (its value read as
+    Java's ``Boolean.parseBoolean`` reads it)."""
+    for pair in extensions.split(",")[1:]:
+        name, _, value = pair.partition("=")
+        if name == "tokenauth":
+            return value.lower() == "true"
+    return False
 
-    def __init__(self, mechanism: str, credentials: Credentials):
+
+class ScramExchange(Exchange):
+    """RFC 5802: client-first, server-first, client-final, server-final.  With the extension
+    ``tokenauth=true`` the user name is a delegation token's id, checked against ``tokens``'
+    credentials, and the principal is the token's owner until the token's expiry."""
+
+    def __init__(self, mechanism: str, credentials: Credentials,
+                 tokens: DelegationTokens | None = None):
         self.mechanism = mechanism
         self.digest = SCRAM_HASHES[mechanism]
         self.credentials = credentials
+        self.tokens = tokens
         self.generic_failure = ("Authentication failed during authentication due to invalid "
                                 f"credentials with SASL mechanism {mechanism}")
         self._first_bare: str | None = None
         self._server_first: str | None = None
         self._credential: ScramCredential | None = None
         self._user: str | None = None
+        #: a token login's expiry (None: a user's login, which does not expire)
+        self._expires_ms: int | None = None
 
     def step(self, token: bytes) -> bytes:
         if self.done:
@@ -277,7 +300,15 @@ class ScramExchange(Exchange):
         if match is None:
             raise AuthenticationFailed(self.generic_failure)
         user = _scram_name(match["name"])
-        credential = self.credentials.scram[self.mechanism].get(user)
+        principal_name, expires_ms = user, None
+        if _token_auth(match["extensions"]):
+            found = self.tokens.scram_login(self.mechanism, user) \
+                if self.tokens is not None else None
+            if found is None:  # Kafka: "Invalid tokenId", shown as the generic failure
+                raise AuthenticationFailed(self.generic_failure)
+            credential, principal_name, expires_ms = found
+        else:
+            credential = self.credentials.scram[self.mechanism].get(user)
         if credential is None:
             raise AuthenticationFailed(self.generic_failure)
         authzid = match["authzid"]
@@ -287,7 +318,9 @@ class ScramExchange(Exchange):
         if credential.iterations < SCRAM_MIN_ITERATIONS:
             raise AuthenticationFailed(self.generic_failure)
         nonce = match["nonce"] + secrets.token_urlsafe(24).replace("-", "x")
-        self._user, self._credential, self._first_bare = user, credential, match["bare"]
+        self._user, self._credential, self._first_bare = principal_name, credential, \
+            match["bare"]
+        self._expires_ms = expires_ms
         self._server_first = (f"r={nonce},s={base64.b64encode(credential.salt).decode()},"
                               f"i={credential.iterations}")
         return self._server_first.encode()
@@ -313,6 +346,9 @@ class ScramExchange(Exchange):
             raise AuthenticationFailed(self.generic_failure)
         server_signature = hmac.digest(credential.server_key, auth_message, self.digest)
         self.principal_name = self._user
+        if self._expires_ms is not None:
+            self.expires_ms = self._expires_ms
+            self.token_authenticated = True
         self.done = True
         return b"v=" + base64.b64encode(server_signature)
 

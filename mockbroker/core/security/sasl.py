@@ -13,7 +13,8 @@ requests are served, in this order, and anything else closes the connection:
 
 Once authenticated the connection is served as any other, as ``User:NAME``.  Its session lasts
 as long as ``connections.max.reauth.ms`` and the credential allow (an OAUTHBEARER token's
-expiry); a client that said it can re-authenticate (SaslAuthenticate v1 or later) does so by
+expiry; a delegation token's, for a SCRAM login with ``tokenauth=true``); a client that said it
+can re-authenticate (SaslAuthenticate v1 or later) does so by
 sending a SaslHandshake again, with the same mechanism and ending as the same principal.  A
 request on a session that has expired closes the connection.  SaslHandshake and
 SaslAuthenticate outside of all this reach their handlers, which answer ILLEGAL_SASL_STATE.
@@ -66,6 +67,8 @@ class SaslSession:
         self.expires_ms: int | None = None
         #: the client sent SaslAuthenticate v1 or later, so it re-authenticates (KIP-368)
         self.can_reauthenticate = False
+        #: it logged in with a delegation token (which then may not manage tokens)
+        self.token_authenticated = False
         #: (mechanism, principal) of the session being re-authenticated
         self._previous: tuple[str, Principal] | None = None
         self._bad_mechanism = ""
@@ -185,7 +188,7 @@ class SaslSession:
         if mechanism == PLAIN:
             return PlainExchange(security.credentials)
         if mechanism in SCRAM_HASHES:
-            return ScramExchange(mechanism, security.credentials)
+            return ScramExchange(mechanism, security.credentials, security.delegation_tokens)
         if mechanism == OAUTHBEARER:
             return OAuthBearerExchange(security.token_validator, security.clock.now_ms)
         raise ValueError(f"no exchange for {mechanism}")  # enabled mechanisms are checked
@@ -259,6 +262,7 @@ class SaslSession:
         """Mark the session authenticated; returns its lifetime in ms (0: unbounded)."""
         exchange = self.exchange
         self.principal = Principal("User", exchange.principal_name)
+        self.token_authenticated = exchange.token_authenticated
         self.state = State.COMPLETE
         self._previous = None
         limit = self.security.connections_max_reauth_ms

@@ -26,6 +26,7 @@ from mockbroker.core.errors import ApiException
 from mockbroker.core.control.rules import RuleError
 from mockbroker.core.quotas.entities import AlterOp, entity
 from mockbroker.adminapi.jsonview import BodyError, read_body, to_json
+from mockbroker.adminapi.views import QuorumFailover, QuorumReplicaView, QuorumView
 from mockbroker.core.observe.events import parse_types
 from mockbroker.adminapi.views import (
     BrokerLatency, ClockAdvance, ClockView, Deleted, EventWait, GroupLoadingView, GroupWait,
@@ -33,6 +34,7 @@ from mockbroker.adminapi.views import (
     TargetBroker,
 )
 from mockbroker.core.observe.watch import rebalances
+from mockbroker.core.quorum import FailoverError, kafka_uuid, quorum_of
 from mockbroker.adminapi.openapi import document
 from wire import errors
 from wire.apis import resolve_api
@@ -142,6 +144,34 @@ def _path_int(call: Call, name: str, what: str) -> int:
 
 def _not_found(exc: inspect.NotFound) -> ApiError:
     return ApiError(404, str(exc))
+
+
+def _quorum_view(quorum) -> QuorumView:
+    """The quorum as ``kafka-metadata-quorum.sh describe --replication`` lists it: the leader,
+    the other voters, the observers."""
+    brokers = quorum.cluster.brokers
+    voters = quorum.voter_states()
+    leader_end = next((s.log_end_offset for s in voters if s.node_id == quorum.leader_id), -1)
+
+    def replica(state, status: str, endpoint: bool) -> QuorumReplicaView:
+        name, host, port = quorum.endpoint(state.node_id)
+        broker = brokers.get(state.node_id)
+        return QuorumReplicaView(
+            id=state.node_id, directory_id=kafka_uuid(state.directory_id), status=status,
+            log_end_offset=state.log_end_offset, lag=leader_end - state.log_end_offset,
+            last_fetch_timestamp=state.last_fetch_timestamp,
+            last_caught_up_timestamp=state.last_caught_up_timestamp,
+            alive=broker is not None and broker.alive,
+            endpoint=f"{name}://{host}:{port}" if endpoint else None)
+
+    ordered = [s for s in voters if s.node_id == quorum.leader_id] + \
+        [s for s in voters if s.node_id != quorum.leader_id]
+    return QuorumView(
+        leader_id=quorum.leader_id, leader_epoch=quorum.leader_epoch,
+        high_watermark=quorum.high_watermark, kraft_version=quorum.kraft_version,
+        voters=[replica(s, "Leader" if s.node_id == quorum.leader_id else "Follower", True)
+                for s in ordered],
+        observers=[replica(s, "Observer", False) for s in quorum.observer_states()])
 
 
 class AdminApi:
@@ -459,6 +489,30 @@ class AdminApi:
     async def users(self, call: Call):
         return inspect.users(self.core)
 
+    # -- client telemetry -----------------------------------------------------------------------
+
+    async def clients(self, call: Call):
+        _only_query(call, "clients")
+        try:
+            return inspect.clients(self.core)
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
+    async def client(self, call: Call):
+        try:
+            return inspect.client_view(inspect.client(self.core,
+                                                      call.path["client_instance_id"]))
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
+    async def client_metrics(self, call: Call):
+        _only_query(call, "client_metrics")
+        try:
+            return inspect.client_metrics(self.core, call.path["client_instance_id"],
+                                          call.query.get("prefix"))
+        except inspect.NotFound as exc:
+            raise _not_found(exc) from None
+
     # -- seeing it: events, rebalances, the clock ---------------------------------------------
 
     async def events(self, call: Call):
@@ -581,6 +635,25 @@ class AdminApi:
             events.append_listeners.remove(changed)
             if stopped in self.runtime.on_stop:
                 self.runtime.on_stop.remove(stopped)
+
+    # -- the KRaft controller quorum -----------------------------------------------------------
+
+    async def quorum(self, call: Call):
+        _only_query(call, "quorum")
+        return _quorum_view(quorum_of(self.core.cluster))
+
+    async def quorum_failover(self, call: Call):
+        data = _json(call, required=False)
+        try:
+            body = read_body(QuorumFailover, {} if data is None else data)
+        except BodyError as exc:
+            raise _bad(str(exc)) from None
+        quorum = quorum_of(self.core.cluster)
+        try:
+            quorum.failover(body.controller)
+        except FailoverError as exc:
+            raise ApiError(404 if exc.unknown else 409, str(exc)) from None
+        return _quorum_view(quorum)
 
     # -- reset --------------------------------------------------------------------------------
 

@@ -159,7 +159,8 @@ class BrokerListener:
                           peer[0] if isinstance(peer, tuple) else "127.0.0.1",
                           listener=self.name, principal=self._tls_principal(stream),
                           sasl=self.core.new_session() if uses_sasl(self.protocol) else None,
-                          pieces=stream is plain)  # TLS encrypts a whole answer at a time
+                          pieces=stream is plain,  # TLS encrypts a whole answer at a time
+                          client_port=peer[1] if isinstance(peer, tuple) else None)
         loop = asyncio.get_running_loop()
         pending: asyncio.Queue = asyncio.Queue()
         waiting: dict[Deferred, asyncio.Future] = {}

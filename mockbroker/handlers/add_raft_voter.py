@@ -1,0 +1,39 @@
+"""AddRaftVoter (key 80): add a controller to the KRaft voter set (KIP-853;
+``kafka-metadata-quorum.sh add-controller``, the Admin's ``addRaftVoter``).
+
+A Kafka broker forwards the request to the active controller; the mock answers for it with the
+leader's checks, errors and messages (:meth:`mockbroker.core.quorum.ControllerQuorum.add_voter`):
+another cluster's id is INCONSISTENT_CLUSTER_ID, a voter without a directory id or without a
+CONTROLLER endpoint INVALID_REQUEST, and on a static quorum (``kraft.version`` 0, the mock's)
+every other request UNSUPPORTED_VERSION.  v1 adds ``ack_when_committed``: the mock's voter
+records commit at once, so it changes nothing.
+
+With an authorizer the principal needs ALTER on the cluster (the controller's check), else the
+answer is CLUSTER_AUTHORIZATION_FAILED with its message.
+"""
+
+from __future__ import annotations
+
+from mockbroker.core.quorum import QuorumError, quorum_of
+from mockbroker.core.security.acls import AclOperation as Op
+from mockbroker.core.security.authorize import MESSAGES, access
+from mockbroker.handlers import REGISTRY
+from wire import errors, response_class
+
+API_KEY = 80
+RESPONSE = response_class(API_KEY)
+
+
+@REGISTRY.handler(API_KEY)
+def handle(core, ctx, request):
+    if not access(core, ctx).cluster(Op.ALTER):
+        code = errors.CLUSTER_AUTHORIZATION_FAILED
+        return RESPONSE(throttle_time_ms=0, error_code=code, error_message=MESSAGES[code])
+    try:
+        quorum_of(core.cluster).add_voter(
+            request.cluster_id, request.voter_id, request.voter_directory_id,
+            [(listener.name, listener.host, listener.port) for listener in request.listeners])
+    except QuorumError as exc:
+        return RESPONSE(throttle_time_ms=0, error_code=exc.error_code,
+                        error_message=exc.message)
+    return RESPONSE(throttle_time_ms=0, error_code=errors.NONE, error_message=None)
