@@ -108,8 +108,8 @@ ACTIONS: tuple[Action, ...] = (
            description="stop a broker as if it had died: its leaders and coordinators move "
                        "to live brokers, its connections close"),
     Action(name="start_broker", kind=Kind.CONTROL, passive=False, targets=(_BROKER,),
-           description="start a stopped broker again; it takes back the partitions it "
-                       "prefers to lead"),
+           description="start a stopped broker again; its replicas rejoin their ISRs and it "
+                       "leads again at the next preferred-leader election"),
     Action(name="move_leader", kind=Kind.CONTROL, passive=False,
            targets=(_TOPIC, _PARTITION, _BROKER),
            description="make another replica the partition's leader, with a new leader epoch"),

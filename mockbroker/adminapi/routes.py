@@ -108,7 +108,8 @@ ROUTES: tuple[Route, ...] = _routes(
           "take a broker down: its listener closes, leadership and coordination move to live "
           "brokers", BrokerView, "the broker", errors=(404,)),
     Route("start_broker", "POST", "/brokers/{broker_id}/start",
-          "bring a stopped broker back on its port; it takes back its preferred partitions",
+          "bring a stopped broker back on its port; its replicas rejoin their ISRs, and the "
+          "next preferred-leader election gives it back its preferred partitions",
           BrokerView, "the broker", errors=(404,)),
     Route("set_broker_latency", "PUT", "/brokers/{broker_id}/latency",
           "add latency to every answer of a broker (0 removes it)", BrokerView, "the broker",

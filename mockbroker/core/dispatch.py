@@ -206,7 +206,8 @@ class Core:
             watcher(node_id, False)
 
     def start_broker(self, node_id: int) -> None:
-        """A stopped broker comes back on its port and takes back what it prefers to lead."""
+        """A stopped broker comes back on its port: its replicas rejoin their ISRs, and it
+        leads again where it is preferred at the next preferred-leader election."""
         self.cluster.start_broker(node_id)
         for watcher in list(self.broker_watchers):
             watcher(node_id, True)

@@ -201,7 +201,8 @@ class ClusterRuntime:
         self.core.stop_broker(node_id)
 
     async def start_broker(self, node_id: int) -> None:
-        """Bring a stopped broker back on its old port; it takes back what it prefers to lead."""
+        """Bring a stopped broker back on its old port (it leads again where it is preferred
+        at the next preferred-leader election)."""
         for listener in self._listeners(node_id):
             if not listener.serving:
                 await listener.start()
