@@ -25,6 +25,8 @@ from msgspec import Struct, field
 
 from mockbroker.core.clock import Clock, Timers
 from mockbroker.core.controller.replication import ReplicationControl
+from mockbroker.core.log_dirs import LogDirs
+from mockbroker.core.quorum import ControllerQuorum
 from mockbroker.core.features import FeatureLevels
 from mockbroker.core.config.broker import BrokerConfigs
 from mockbroker.core.config.topic import new_topic_configs, topic_value_from_broker
@@ -137,6 +139,10 @@ class Cluster:
         self.retention = LogRetention(self)
         #: replicas, ISRs, elections and reassignments, as the controller keeps them
         self.replication = ReplicationControl(self)
+        #: the KRaft controller quorum, hearing every metadata change from the start
+        self.quorum = ControllerQuorum(self)
+        #: each broker's log directories and the replicas in them
+        self.log_dirs = LogDirs(self)
         if self.replication.elr_enabled:
             # a cluster formatted with eligible leader replicas on has a cluster-wide
             # min.insync.replicas, which every topic and broker then reports

@@ -7,6 +7,7 @@ A Java hash table iterates by bucket (``h ^ (h >>> 16)`` masked by the table siz
 two that doubles while the table is over three quarters full), and within a bucket by
 insertion (a resize keeps that order).  The hashes are Java's: ``String.hashCode``,
 ``Uuid.hashCode``, ``Integer.hashCode`` (the value) and Kafka's ``TopicIdPartition.hashCode``.
+Java's ``String.length`` (UTF-16 code units) sits beside its hash code.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ def java_string_hashcode(text: str) -> int:
     for unit in _utf16_units(text):
         h = (31 * h + unit) & 0xFFFFFFFF
     return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def java_length(text: str) -> int:
+    """``String.length()``: UTF-16 code units (a lone surrogate counts as one)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _utf16_units(text: str):

@@ -29,8 +29,8 @@ error: DescribeLogDirs reports it with KAFKA_STORAGE_ERROR, and AlterReplicaLogD
 moves into it, out of it, and on its broker.  Only these two APIs notice; the data path goes on
 serving its replicas.
 
-The model belongs to the cluster: :func:`log_dirs_of` builds it on first use and keeps it as
-the cluster's ``log_dirs`` attribute.
+The model belongs to the cluster, which builds it as it starts (``cluster.log_dirs``;
+:func:`log_dirs_of` reads it).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import uuid
 from typing import Any
 
 from mockbroker.core.config.values import InvalidValue
+from mockbroker.core.javaorder import java_length
 from wire import errors
 
 #: Kafka's ``log.dir`` default, the one directory when ``log.dirs`` is not set
@@ -66,11 +67,6 @@ class LogDirsSetting:
         dirs = [d.strip() for d in str(value).split(",")]
         if not dirs or any(not d.startswith("/") for d in dirs) or len(set(dirs)) < len(dirs):
             raise InvalidValue(name, value, f"{name} must be {self.requirement}")
-
-
-def _java_length(text: str) -> int:
-    """``String.length()``: UTF-16 code units."""
-    return len(text.encode("utf-16-le")) // 2
 
 
 class LogDirs:
@@ -154,7 +150,7 @@ class LogDirs:
     def alter(self, broker_id: int, topic: str, index: int, path: str) -> int:
         """Move the broker's replica of ``topic``-``index`` to the directory ``path``; the
         error code Kafka answers (NONE when moved, or already there)."""
-        if _java_length(f"{topic}-{index}") + FUTURE_SUFFIX_CHARS > MAX_FILE_NAME_CHARS:
+        if java_length(f"{topic}-{index}") + FUTURE_SUFFIX_CHARS > MAX_FILE_NAME_CHARS:
             return errors.INVALID_TOPIC_EXCEPTION  # "The topic name is too long."
         if path not in self.paths:
             return errors.LOG_DIR_NOT_FOUND  # "Log dir <path> is not found in the config."
@@ -183,9 +179,5 @@ class LogDirs:
 
 
 def log_dirs_of(cluster) -> LogDirs:
-    """The cluster's log directories, built on first use and kept as its ``log_dirs``."""
-    model = getattr(cluster, "log_dirs", None)
-    if model is None:
-        model = LogDirs(cluster)
-        cluster.log_dirs = model
-    return model
+    """The cluster's log directories (the cluster builds them as it starts)."""
+    return cluster.log_dirs

@@ -44,11 +44,8 @@ quorum every well-formed request ends with UNSUPPORTED_VERSION.  With ``kraft.ve
 voter set changes: a voter is added once it is a live broker at the endpoint given, fetching
 as an observer with the directory id given; a voter is removed unless it is the last.
 
-The quorum belongs to the cluster: :func:`quorum_of` builds it on first use and keeps it as
-the cluster's ``quorum`` attribute (a cluster that builds its own at start is used as is).  One
-built late starts as if its leader, the lowest live voter, had led since the cluster started:
-what it did not hear, it cannot show (a voter stopped before then shows as not having fetched,
-with -1 everywhere).
+The quorum belongs to the cluster, which builds it as it starts (``cluster.quorum``;
+:func:`quorum_of` reads it), so it hears every metadata change from the first.
 """
 
 from __future__ import annotations
@@ -493,9 +490,5 @@ def _listen_to_events(quorum: ControllerQuorum) -> None:
 
 
 def quorum_of(cluster) -> ControllerQuorum:
-    """The cluster's controller quorum, built on first use and kept as its ``quorum``."""
-    quorum = getattr(cluster, "quorum", None)
-    if quorum is None:
-        quorum = ControllerQuorum(cluster)
-        cluster.quorum = quorum
-    return quorum
+    """The cluster's controller quorum (the cluster builds it as it starts)."""
+    return cluster.quorum

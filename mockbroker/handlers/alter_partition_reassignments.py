@@ -12,7 +12,6 @@ the cluster when an authorizer is configured.
 
 from __future__ import annotations
 
-from mockbroker.core.errors import ApiException
 from mockbroker.core.security.acls import AclOperation, authorizer_of, cluster_denial
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
@@ -29,29 +28,17 @@ def handle(core, ctx, request):
         return RESPONSE(throttle_time_ms=0, allow_replication_factor_change=allow,
                         error_code=errors.CLUSTER_AUTHORIZATION_FAILED,
                         error_message=None, responses=[])
-    cluster = core.cluster
+    replication = core.cluster.replication
     responses = []
     for asked in request.topics:
-        topic = cluster.topics.get(asked.name)
         outcomes = []
         for wanted in asked.partitions:
-            code, message = errors.NONE, None
-            index = wanted.partition_index
-            try:
-                if topic is None:
-                    raise ApiException(errors.UNKNOWN_TOPIC_OR_PARTITION,
-                                       f"Unable to find a topic named {asked.name}.")
-                if not 0 <= index < len(topic.partitions):
-                    raise ApiException(errors.UNKNOWN_TOPIC_OR_PARTITION,
-                                       f"Unable to find partition {asked.name}:{index}.")
-                cluster.replication.reassign(
-                    topic.partitions[index],
-                    None if wanted.replicas is None else list(wanted.replicas),
-                    allow_replication_factor_change=allow)
-            except ApiException as exc:
-                code, message = exc.error_code, exc.message or None
+            target = None if wanted.replicas is None else list(wanted.replicas)
+            code, message = replication.reassign_named(
+                asked.name, wanted.partition_index, target,
+                allow_replication_factor_change=allow)
             outcomes.append(RESPONSE.ReassignablePartitionResponse(
-                partition_index=index, error_code=code, error_message=message))
+                partition_index=wanted.partition_index, error_code=code, error_message=message))
         responses.append(RESPONSE.ReassignableTopicResponse(name=asked.name,
                                                              partitions=outcomes))
     return RESPONSE(throttle_time_ms=0, allow_replication_factor_change=allow,

@@ -44,34 +44,16 @@ def handle(core, ctx, request):
     if election is None:
         return _failed(request, errors.INVALID_REQUEST,
                        f"Unknown election type {election_type}")
-    cluster = core.cluster
-    replication = cluster.replication
-    results = []
+    replication = core.cluster.replication
     if request.topic_partitions is None:
-        for name in sorted(cluster.topics):
-            outcomes = []
-            for partition in cluster.topics[name].partitions:
-                code, message = replication.elect(partition, election)
-                if code != errors.ELECTION_NOT_NEEDED:
-                    outcomes.append(_result(partition.index, code, message))
-            results.append(RESPONSE.ReplicaElectionResult(topic=name,
-                                                          partition_result=outcomes))
+        elected = replication.elect_all(election)
     else:
-        for asked in request.topic_partitions:
-            outcomes = []
-            topic = cluster.topics.get(asked.topic)
-            for index in asked.partitions:
-                if topic is None:
-                    outcomes.append(_result(index, errors.UNKNOWN_TOPIC_OR_PARTITION,
-                                            f"No such topic as {asked.topic}"))
-                elif not 0 <= index < len(topic.partitions):
-                    outcomes.append(_result(index, errors.UNKNOWN_TOPIC_OR_PARTITION,
-                                            f"No such partition as {asked.topic}-{index}"))
-                else:
-                    outcomes.append(_result(index, *replication.elect(topic.partitions[index],
-                                                                      election)))
-            results.append(RESPONSE.ReplicaElectionResult(topic=asked.topic,
-                                                          partition_result=outcomes))
+        elected = [(asked.topic, [(index, *replication.elect_named(asked.topic, index,
+                                                                    election))
+                                  for index in asked.partitions])
+                   for asked in request.topic_partitions]
+    results = [RESPONSE.ReplicaElectionResult(topic=name, partition_result=[
+        _result(*outcome) for outcome in outcomes]) for name, outcomes in elected]
     return RESPONSE(throttle_time_ms=0, error_code=errors.NONE, replica_election_results=results)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from mockbroker.core.groups.offsets import OffsetEntry
 from mockbroker.core.errors import ApiException
+from mockbroker.core.javaorder import java_length
 from mockbroker.core.control.error_responses import PartitionShape
 from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access
@@ -40,11 +41,6 @@ def java_string(text: str | None) -> str | None:
     if text is None:
         return None
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def java_length(text: str) -> int:
-    """``String.length()``: UTF-16 code units."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 @REGISTRY.handler(API_KEY, errors=ERRORS)

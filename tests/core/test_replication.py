@@ -335,8 +335,8 @@ def test_every_move_of_the_state_tables_happens_and_no_other(monkeypatch):
 
 def _rows_the_scenarios_leave():
     """Moves no scenario above makes: a replica created on a stopped broker, an adding replica
-    whose broker stops and starts, a lagging replica whose broker stops, the ISR back at its minimum with an eligible leader alive or
-    down, and topics deleted in every state."""
+    whose broker stops and starts, a lagging replica whose broker stops, the ISR back at its
+    minimum with an eligible leader alive or down, and topics deleted in every state."""
     core = make_core(3, replica_catch_up_ms=5000)
     core.stop_broker(2)
     topic(core, "down", [0, 2])

@@ -186,6 +186,8 @@ class FrameMaker:
             return rng.choice((1024, 1 << 20))
         if name in ("resource_type",):
             return rng.choice((2, 2, 4, 32))
+        if t in _UINTS:  # a port, say: never negative
+            return rng.choice((0, 1, 2, 3))
         return rng.choice((-1, 0, 0, 1, 2, 3))
 
     def struct(self, cls, fields, version: int):

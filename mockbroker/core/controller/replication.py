@@ -49,7 +49,6 @@ class ReplicationControl:
         self.crashed: set[int] = set()
         #: (topic id, partition, broker) -> the timer of a replica catching up
         self._catching_up: dict[tuple, object] = {}
-        self._cancelling = False
         settings = cluster.settings
         if settings.get("auto_leader_rebalance_enable", True):
             self._every(settings.get("leader_imbalance_check_interval_seconds", 300) * 1000,
@@ -96,9 +95,9 @@ class ReplicationControl:
     # -- the one way a partition changes -------------------------------------------------------
 
     def change(self, partition: Partition, *, election: Election | None = None,
-               acceptable=None, **wanted) -> Change | None:
-        """Work out and apply one change (see :func:`plan` for ``wanted``); returns it, or
-        None when nothing changed."""
+               acceptable=None, cancelling: bool = False, **wanted) -> Change | None:
+        """Work out and apply one change (see :func:`plan` for ``wanted``; ``cancelling``: it
+        reverts a reassignment); returns it, or None when nothing changed."""
         if election is None:
             election = Election.UNCLEAN if self.unclean_enabled(partition) else Election.ONLINE
         now = PartitionView(list(partition.replicas), list(partition.isr), partition.leader,
@@ -108,10 +107,10 @@ class ReplicationControl:
                        min_isr=self.min_isr(partition), elr_enabled=self.elr_enabled,
                        election=election, **wanted)
         if planned is not None:
-            self.apply(partition, planned)
+            self.apply(partition, planned, cancelling=cancelling)
         return planned
 
-    def apply(self, partition: Partition, change: Change) -> None:
+    def apply(self, partition: Partition, change: Change, *, cancelling: bool = False) -> None:
         """Make ``change`` to ``partition``: check each move against the state tables, truncate
         the log to an unclean leader's end, and tell everyone who follows the partition."""
         everyone = set(partition.replicas) | set(change.replicas)
@@ -123,17 +122,15 @@ class ReplicationControl:
             end = partition.ends.get(change.leader)
             if end is not None and end < log.log_end_offset:
                 self._truncate(partition, end)
-        left = (set(partition.isr) | set(partition.replicas)) - set(change.isr)
-        for r in left:
-            if r in partition.replicas and r not in partition.ends:
-                partition.ends[r] = log.log_end_offset
+        for r in set(partition.replicas) - set(change.isr):  # they stop where the log ends
+            partition.ends.setdefault(r, log.log_end_offset)
         for r in change.isr:
             partition.ends.pop(r, None)
         for r in set(partition.ends) - set(change.replicas):
             del partition.ends[r]
         isr_changed = (partition.isr, partition.elr) != (change.isr, change.elr)
         completed = (bool(partition.adding or partition.removing)
-                     and not (change.adding or change.removing) and not self._cancelling)
+                     and not (change.adding or change.removing) and not cancelling)
         partition.replicas = change.replicas
         partition.isr = change.isr
         partition.elr = change.elr
@@ -314,6 +311,40 @@ class ReplicationControl:
 
     # -- elections -------------------------------------------------------------------------------
 
+    def elect_all(self, election: Election
+                  ) -> list[tuple[str, list[tuple[int, int, str | None]]]]:
+        """ElectLeaders for every partition (a null topic list): each topic with the
+        (partition, error, message) of the partitions that needed an election."""
+        out = []
+        for name in sorted(self.cluster.topics):
+            outcomes = []
+            for partition in self.cluster.topics[name].partitions:
+                code, message = self.elect(partition, election)
+                if code != errors.ELECTION_NOT_NEEDED:
+                    outcomes.append((partition.index, code, message))
+            out.append((name, outcomes))
+        return out
+
+    def elect_named(self, name: str, index: int, election: Election
+                    ) -> tuple[int, str | None]:
+        """ElectLeaders for a partition named by the request: unknown ones answered as
+        Kafka's controller answers them."""
+        try:
+            partition = self._named(name, index, f"No such topic as {name}",
+                                    f"No such partition as {name}-{index}")
+        except ApiException as exc:  # its message cut to what a response can carry
+            return exc.error_code, exc.message
+        return self.elect(partition, election)
+
+    def _named(self, name: str, index: int, no_topic: str, no_partition: str) -> Partition:
+        """The partition a request names, or UNKNOWN_TOPIC_OR_PARTITION with a message."""
+        topic = self.cluster.topics.get(name)
+        if topic is None:
+            raise ApiException(errors.UNKNOWN_TOPIC_OR_PARTITION, no_topic)
+        if not 0 <= index < len(topic.partitions):
+            raise ApiException(errors.UNKNOWN_TOPIC_OR_PARTITION, no_partition)
+        return topic.partitions[index]
+
     def elect(self, partition: Partition, election: Election) -> tuple[int, str | None]:
         """ElectLeaders for one partition: (error code, message) as Kafka answers."""
         if election is Election.PREFERRED and partition.leader == partition.replicas[0]:
@@ -372,6 +403,18 @@ class ReplicationControl:
 
     # -- reassignments ---------------------------------------------------------------------------
 
+    def reassign_named(self, name: str, index: int, target: list[int] | None, *,
+                       allow_replication_factor_change: bool = True) -> tuple[int, str | None]:
+        """AlterPartitionReassignments for a partition a request names: (error, message)."""
+        try:
+            partition = self._named(name, index, f"Unable to find a topic named {name}.",
+                                    f"Unable to find partition {name}:{index}.")
+            self.reassign(partition, target,
+                          allow_replication_factor_change=allow_replication_factor_change)
+        except ApiException as exc:
+            return exc.error_code, exc.message or None
+        return errors.NONE, None
+
     def reassign(self, partition: Partition, target: list[int] | None, *,
                  allow_replication_factor_change: bool = True) -> None:
         """AlterPartitionReassignments for one partition (``target`` None cancels), with
@@ -387,11 +430,8 @@ class ReplicationControl:
                 raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "Unable to revert "
                                    f"partition assignment for {name} because it would require "
                                    "an unclean leader election.")
-            self._cancelling = True
-            try:
-                self.change(partition, replicas=replicas, isr=isr, adding=[], removing=[])
-            finally:
-                self._cancelling = False
+            self.change(partition, replicas=replicas, isr=isr, adding=[], removing=[],
+                        cancelling=True)
             self.cluster.events.emit("reassignment_cancelled", topic=partition.topic.name,
                                      partition=partition.index, replicas=list(replicas))
             return
