@@ -18,7 +18,7 @@ from mockbroker.core.config.broker import BROKER_CONFIGS, broker_resource
 from mockbroker.core.config.group import validate_group_overrides
 from mockbroker.core.config.topic import TOPIC_CONFIGS, ConfigCluster, validate_topic_overrides
 from mockbroker.core.config.values import (
-    ConfigType, InvalidValue, OpType, ResourceType, resource_type_name,
+    ConfigType, InvalidValue, OpType, ResourceType, apply_ops, resource_type_name,
 )
 from mockbroker.core.errors import ApiException
 from mockbroker.core.names import topic_name_error
@@ -137,24 +137,7 @@ def incremental_alter_topic(cluster: ConfigCluster, name: str,
                     parts.remove(v)
         return ",".join(parts)
 
-    _store_topic_configs(cluster, name, _apply_ops(ops, dict(current), list_op), validate_only)
-
-
-def _apply_ops(ops: Iterable[tuple[str, int, str | None]], props: dict[str, str],
-               list_op) -> dict[str, str]:
-    """SET and DELETE, and APPEND / SUBTRACT through ``list_op``, applied in order."""
-    for config, op, value in ops:
-        if op == OpType.SET:
-            props[config] = value
-        elif op == OpType.DELETE:
-            props.pop(config, None)
-        elif op in (OpType.APPEND, OpType.SUBTRACT):
-            props[config] = list_op(config, op, value, props)
-        else:
-            # Kafka's broker fails on an operation code it does not know: the resource gets
-            # UNKNOWN_SERVER_ERROR, with no message
-            raise ApiException(errors.UNKNOWN_SERVER_ERROR)
-    return props
+    _store_topic_configs(cluster, name, apply_ops(ops, dict(current), list_op), validate_only)
 
 
 def _store_topic_configs(cluster: ConfigCluster, name: str, new: dict[str, str],
@@ -191,17 +174,7 @@ def incremental_alter_group(cluster: ConfigCluster, name: str, broker_id: int,
                             validate_only: bool) -> None:
     """Apply SET and DELETE to a group's config overrides, all or nothing (Kafka refuses
     APPEND and SUBTRACT on every group config, lists included)."""
-    props = dict(cluster.broker_configs.group_configs.get(name, {}))
-    for config, op, value in ops:
-        if op == OpType.SET:
-            props[config] = value
-        elif op == OpType.DELETE:
-            props.pop(config, None)
-        elif op in (OpType.APPEND, OpType.SUBTRACT):
-            raise ApiException(errors.INVALID_CONFIG, f"Can't {OpType(op).name} to key "
-                               f"{config} because its type is not LIST.")
-        else:
-            raise ApiException(errors.UNKNOWN_SERVER_ERROR)
+    props = apply_ops(ops, dict(cluster.broker_configs.group_configs.get(name, {})))
     _store_group_configs(cluster, name, broker_id, props, validate_only)
 
 
@@ -279,7 +252,7 @@ def incremental_alter_broker(cluster: ConfigCluster, name: str, broker_id: int,
         removed = value.split(",")
         return ",".join(p for p in base.split(",") if p not in removed)
 
-    props = _apply_ops(ops, props, list_op)
+    props = apply_ops(ops, props, list_op)
     _store_broker_configs(cluster, target, _check_broker_props(props, target is not None),
                           validate_only)
 

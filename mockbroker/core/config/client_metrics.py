@@ -26,7 +26,7 @@ from typing import Iterable, Mapping
 from msgspec import Struct
 
 from mockbroker.core.config.values import (
-    I, LS, ConfigEntry, ConfigKey, ConfigSource, InvalidValue, OpType, java_trim,
+    I, LS, ConfigEntry, ConfigKey, ConfigSource, InvalidValue, java_trim, apply_ops,
 )
 from mockbroker.core.errors import ApiException
 from mockbroker.core.javaorder import string_order
@@ -200,18 +200,8 @@ def alter(state, name: str, new: dict[str, str], *, validate_only: bool) -> None
 def incremental_alter(state, name: str, ops: Iterable[tuple[str, int, str | None]], *,
                       validate_only: bool) -> None:
     """Apply SET and DELETE to a subscription's configs, all or nothing."""
-    props = dict(state.client_metrics.get(name, {}))
-    for config, op, value in ops:
-        if op == OpType.SET:
-            props[config] = value
-        elif op == OpType.DELETE:
-            props.pop(config, None)
-        elif op in (OpType.APPEND, OpType.SUBTRACT):
-            raise ApiException(errors.INVALID_CONFIG, f"Can't {OpType(op).name} to key "
-                               f"{config} because its type is not LIST.")
-        else:
-            raise ApiException(errors.UNKNOWN_SERVER_ERROR)
-    _store(state, name, props, validate_only)
+    _store(state, name, apply_ops(ops, dict(state.client_metrics.get(name, {}))),
+           validate_only)
 
 
 def _store(state, name: str, props: dict[str, str], validate_only: bool) -> None:

@@ -19,6 +19,9 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from mockbroker.core.errors import ApiException
+from wire import errors
+
 
 class ConfigType(IntEnum):
     """``DescribeConfigsResponse.ConfigType``."""
@@ -71,6 +74,27 @@ class OpType(IntEnum):
     DELETE = 1
     APPEND = 2
     SUBTRACT = 3
+
+
+def apply_ops(ops, props: dict[str, str], list_op=None) -> dict[str, str]:
+    """``props`` after IncrementalAlterConfigs' operations, in order: SET and DELETE, and
+    APPEND / SUBTRACT through ``list_op(config, op, value, props)``; without one (a resource
+    none of whose configs is a list: groups, client metrics subscriptions) those are refused
+    as Kafka refuses them.  An unknown operation fails the resource with
+    UNKNOWN_SERVER_ERROR and no message, as Kafka's broker fails it."""
+    for config, op, value in ops:
+        if op == OpType.SET:
+            props[config] = value
+        elif op == OpType.DELETE:
+            props.pop(config, None)
+        elif op in (OpType.APPEND, OpType.SUBTRACT):
+            if list_op is None:
+                raise ApiException(errors.INVALID_CONFIG, f"Can't {OpType(op).name} to key "
+                                   f"{config} because its type is not LIST.")
+            props[config] = list_op(config, op, value, props)
+        else:
+            raise ApiException(errors.UNKNOWN_SERVER_ERROR)
+    return props
 
 
 #: Longest value the controller stores (a ConfigRecord value is a short-length string).
