@@ -255,10 +255,12 @@ class AdminClient:
     def broker(self, broker_id: int) -> Broker:
         return self._route("broker", broker_id=broker_id)
 
-    def stop_broker(self, broker_id: int) -> Broker:
-        """Take a broker down as if it had died: its listener and connections close, its
-        partitions and groups move to live brokers."""
-        return self._route("stop_broker", broker_id=broker_id)
+    def stop_broker(self, broker_id: int, *, controlled: bool = False) -> Broker:
+        """Take a broker down as if it had died (or, ``controlled``, in a controlled
+        shutdown): its listener and connections close, its partitions and groups move to live
+        brokers."""
+        return self._route("stop_broker", broker_id=broker_id,
+                           query={"controlled": str(controlled).lower()})
 
     def start_broker(self, broker_id: int) -> Broker:
         return self._route("start_broker", broker_id=broker_id)
@@ -295,6 +297,13 @@ class AdminClient:
         """Decoded records, in offset order per partition."""
         return self._route("records", name=topic, query={
             "partition": partition, "offset": offset, "limit": limit})
+
+    def set_replica_lagging(self, topic: str, partition: int, broker_id: int,
+                            lagging: bool = True) -> Topic:
+        """Hold a follower replica back as lagging (it leaves the ISR though its broker
+        runs), or with ``lagging=False`` let it follow again and rejoin the ISR."""
+        return self._route("set_replica_lagging", {"lagging": lagging}, name=topic,
+                           partition=partition, broker_id=broker_id)
 
     def move_leader(self, topic: str, partition: int, broker_id: int) -> Topic:
         """Make ``broker_id`` (a live replica) the partition's leader."""

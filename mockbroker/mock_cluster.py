@@ -247,9 +247,11 @@ class MockCluster:
         """:meth:`AdminClient.events`: what happened, oldest first."""
         return self.admin.events(type, **filters)
 
-    def stop_broker(self, node_id: int) -> None:
-        """Take broker ``node_id`` down as if it had died; leaders and coordinators move."""
-        self._run(self._started().stop_broker(node_id))
+    def stop_broker(self, node_id: int, *, controlled: bool = False) -> None:
+        """Take broker ``node_id`` down as if it had died (``controlled``: in a controlled
+        shutdown, after which it is still an eligible leader replica); leaders and
+        coordinators move."""
+        self._run(self._started().stop_broker(node_id, controlled=controlled))
 
     def start_broker(self, node_id: int) -> None:
         """Bring a stopped broker back on the same port."""

@@ -25,6 +25,8 @@ ROUTE_OF_BODY = {
     "FaultSpec": ("add_fault", {}),
     "BrokerLatency": ("set_broker_latency", {"broker_id": 0}),
     "TargetBroker": ("move_leader", {"name": "orders", "partition": 0}),
+    "ReplicaLagging": ("set_replica_lagging", {"name": "orders", "partition": 0,
+                                               "broker_id": 1}),
     "NewTopic": ("create_topic", {}),
     "ClockAdvance": ("advance_clock", {}),
     "GroupWait": ("wait_for_group", {}),

@@ -99,6 +99,9 @@ def _calls(admin: AdminClient):
         ("move_leader", {"name": "orders", "partition": 0},
          lambda: {"broker": next(b for b in admin.topic("orders").partitions[0].replicas
                                  if b != admin.topic("orders").partitions[0].leader)}),
+        ("set_replica_lagging", {"name": "orders", "partition": 0, "broker_id": lambda: next(
+            b for b in admin.topic("orders").partitions[0].replicas
+            if b != admin.topic("orders").partitions[0].leader)}, {"lagging": False}),
         ("rebalance", {"group_id": "billing"}, None),
         ("expire_member", {"group_id": "billing", "member_id": member}, None),
         ("move_coordinator", {"group_id": "billing"},

@@ -308,6 +308,41 @@ def _move_leader(core):
     return {"leader_changed": {"topic": "spread", "partition": 0, "leader": target}}
 
 
+def _isr(core, topic: str, partition: int, broker: int) -> list[int]:
+    (found,) = [p for t in _metadata(core, broker).topics if t.name == topic
+                for p in t.partitions if p.partition_index == partition]
+    return found.isr_nodes
+
+
+def _lag_replica(core):
+    core.cluster.create_topic("spread", 1, 3)
+    leader, _ = _leader(core, "spread", 0, 0)
+    follower = max(b for b in core.cluster.brokers if b != leader)
+    core.control.add({"api": "Metadata", "action": "lag_replica", "target_topic": "spread",
+                      "target_partition": 0, "target_broker": follower})
+    # the Metadata request that fired the rule already shows the ISR without it
+    assert _isr(core, "spread", 0, 0) == sorted(b for b in core.cluster.brokers
+                                               if b != follower)
+    assert inspect.topic_view(core.cluster.topics["spread"]).partitions[0].lagging == \
+        [follower]
+    assert inspect.broker_view(core, follower).state == "up"
+    return {"isr_changed": {"topic": "spread", "partition": 0, "leader": leader}}
+
+
+def _catch_up_replica(core):
+    core.cluster.create_topic("spread", 1, 3)
+    leader, _ = _leader(core, "spread", 0, 0)
+    follower = max(b for b in core.cluster.brokers if b != leader)
+    core.cluster.replication.set_lagging(core.cluster.partition("spread", 0), follower, True)
+    assert follower not in _isr(core, "spread", 0, 0)
+    core.control.add({"api": "Metadata", "action": "catch_up_replica",
+                      "target_topic": "spread", "target_partition": 0,
+                      "target_broker": follower})
+    assert _isr(core, "spread", 0, 0) == sorted(core.cluster.brokers)  # caught up at once
+    assert inspect.topic_view(core.cluster.topics["spread"]).partitions[0].lagging == []
+    return {"isr_changed": {"topic": "spread", "partition": 0, "isr": [0, 1, 2]}}
+
+
 def _join(core, group: str = "g") -> str:
     node = core.groups.placement.coordinator_for(group)
     join = core.groups.classic.join_group(node, JoinRequest(
@@ -414,7 +449,8 @@ def _expire_share_locks(core):
 #: each control action, carried out by a rule: what the user sees checked inside, and the
 #: events it must have caused
 SCENARIOS = {f.__name__.lstrip("_"): f for f in (
-    _stop_broker, _start_broker, _move_leader, _move_coordinator, _expire_member,
+    _stop_broker, _start_broker, _move_leader, _lag_replica, _catch_up_replica,
+    _move_coordinator, _expire_member,
     _expire_share_locks, _abort_transaction, _move_transaction_coordinator)}
 
 

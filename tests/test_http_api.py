@@ -192,6 +192,29 @@ def test_reset_forgets_everything_and_restarts_brokers(kafka_cluster, kafka_admi
     assert [r.value for r in kafka_admin.records("after")] == ["v"]
 
 
+@pytest.mark.kafka(brokers=3, topics={"orders": 1})
+def test_a_replica_held_back_as_lagging_leaves_the_isr_until_let_go(kafka_admin):
+    before = kafka_admin.topic("orders").partitions[0]
+    follower = max(b for b in before.replicas if b != before.leader)
+    held = kafka_admin.set_replica_lagging("orders", 0, follower).partitions[0]
+    assert (held.isr, held.lagging, held.leader) == \
+        ([r for r in before.isr if r != follower], [follower], before.leader)
+    assert kafka_admin.broker(follower).state == "up"  # its broker runs on
+    with pytest.raises(AdminError) as refused:
+        kafka_admin.set_replica_lagging("orders", 0, before.leader)
+    assert refused.value.status == 409 and "cannot lag behind itself" in refused.value.message
+    back = kafka_admin.set_replica_lagging("orders", 0, follower, lagging=False).partitions[0]
+    assert (back.isr, back.lagging) == (sorted(before.isr), [])
+
+
+@pytest.mark.kafka(brokers=3, topics={"orders": 1})
+def test_a_controlled_shutdown_is_told_apart_from_a_crash(kafka_admin):
+    assert kafka_admin.stop_broker(1, controlled=True).state == "down"
+    assert kafka_admin.stop_broker(2).state == "down"
+    stops = [(e["broker"], e["controlled"]) for e in kafka_admin.events("broker_stopped")]
+    assert stops == [(1, True), (2, False)]
+
+
 def _bad_calls(admin):
     return [
         ("POST", "/faults", b"{not json", 400, "malformed JSON"),
@@ -207,6 +230,8 @@ def _bad_calls(admin):
         ("DELETE", "/faults/999", None, 404, "no fault 999"),
         ("GET", "/faults/abc", None, 404, "unknown fault"),
         ("POST", "/brokers/42/stop", None, 404, "unknown broker 42"),
+        ("POST", "/brokers/0/stop?controlled=maybe", None, 400, "must be true or false"),
+        ("POST", "/brokers/0/stop?clean=true", None, 400, "unknown query parameter"),
         ("POST", "/brokers/x/start", None, 404, "unknown broker"),
         ("PUT", "/brokers/0/latency", b'{"delay_ms": -5}', 400, "at least 0"),
         ("PUT", "/brokers/0/latency", b'{"ms": 5}', 400, "unknown field"),
@@ -230,6 +255,13 @@ def _bad_calls(admin):
         ("POST", "/topics/orders/partitions/5/leader", b'{"broker": 0}', 404,
          "no partition 5"),
         ("POST", "/topics/orders/partitions/0/leader", b'{}', 400, "broker is required"),
+        ("PUT", "/topics/orders/partitions/0/replicas/9", b'{"lagging": true}', 404,
+         "unknown broker 9"),
+        ("PUT", "/topics/orders/partitions/7/replicas/0", b'{"lagging": true}', 404,
+         "no partition 7"),
+        ("PUT", "/topics/orders/partitions/0/replicas/0", b'{}', 400, "lagging is required"),
+        ("PUT", "/topics/orders/partitions/0/replicas/0", b'{"lagging": "yes"}', 400,
+         "lagging"),
         ("GET", "/requests?api=Nope", None, 400, "unknown API name"),
         ("GET", "/requests?broker=7", None, 404, "unknown broker 7"),
         ("GET", "/nowhere", None, 404, "no such endpoint"),
@@ -264,13 +296,13 @@ def test_moving_a_partition_leader_to_a_stopped_broker_is_refused(kafka_admin):
 def test_a_request_the_broker_does_not_serve_is_in_the_log_before_its_connection_closes(
         kafka_cluster, kafka_admin):
     host, port = kafka_cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-    frame = wire.encode_request(64, 0, 9, "unserved-client", wire.request_class(64)())
+    frame = wire.encode_request(89, 0, 9, "unserved-client", wire.request_class(89)())
     with socket.create_connection((host, int(port)), timeout=10) as conn:
         conn.sendall(frame)
         assert conn.recv(4) == b""  # closed, with no answer
     (logged,) = kafka_admin.requests(client_id="unserved-client")
     assert (logged.api, logged.api_version, logged.outcome) == \
-        ("UnregisterBroker", 0, "unsupported")
+        ("StreamsGroupDescribe", 0, "unsupported")
 
 
 @pytest.mark.kafka(brokers=3, topics={"payments": 2})

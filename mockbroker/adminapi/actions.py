@@ -75,7 +75,7 @@ class Action(NamedTuple):
 
 
 _BROKER = Target(name="target_broker", type=int, minimum=0, refers_to="broker",
-                 what="the broker to stop or start, or to move to")
+                 what="the broker to stop or start, to move to, or whose replica lags")
 _TOPIC = Target(name="target_topic", type=str, refers_to="topic", what="the topic",
                 default_from="topic")
 _PARTITION = Target(name="target_partition", type=int, minimum=0, refers_to="partition",
@@ -113,6 +113,14 @@ ACTIONS: tuple[Action, ...] = (
     Action(name="move_leader", kind=Kind.CONTROL, passive=False,
            targets=(_TOPIC, _PARTITION, _BROKER),
            description="make another replica the partition's leader, with a new leader epoch"),
+    Action(name="lag_replica", kind=Kind.CONTROL, passive=False,
+           targets=(_TOPIC, _PARTITION, _BROKER),
+           description="hold a follower replica back as lagging: it leaves the ISR though its "
+                       "broker runs"),
+    Action(name="catch_up_replica", kind=Kind.CONTROL, passive=False,
+           targets=(_TOPIC, _PARTITION, _BROKER),
+           description="let a lagging replica follow again: it rejoins the ISR once caught "
+                       "up"),
     Action(name="move_coordinator", kind=Kind.CONTROL, passive=False, targets=(_GROUP, _BROKER),
            description="move a group's coordinator to another broker, which loads the group "
                        "from __consumer_offsets"),

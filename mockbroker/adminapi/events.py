@@ -26,8 +26,12 @@ EVENT_TYPES = {
     "topic_deleted": "a topic was deleted (topic)",
     "segments_deleted": "retention deleted old log segments of a partition (topic, "
                         "partition, segments, log_start_offset, previous_log_start_offset)",
-    "broker_stopped": "a broker went down (broker)",
+    "broker_stopped": "a broker went down (broker, controlled: a controlled shutdown, not a "
+                      "crash)",
     "broker_started": "a broker came back (broker)",
+    "broker_unregistered": "UnregisterBroker removed a broker from the cluster (broker)",
+    "controller_unregistered": "UnregisterController removed a controller's registration "
+                               "(controller; a running one registers again at once)",
     "leader_changed": "a partition got a new leader or leader epoch (topic, partition, leader, "
                       "previous_leader, leader_epoch, unclean: elected from outside the ISR)",
     "isr_changed": "a partition's ISR or eligible leader replicas changed (topic, partition, "

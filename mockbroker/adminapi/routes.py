@@ -17,13 +17,12 @@ from dataclasses import dataclass  # not msgspec: the AdminClient, stdlib-only, 
 from typing import Any
 
 from mockbroker.adminapi.views import (
-    AclsView, BrokerLatency, BrokerView, ClockAdvance, ClockView, Deleted, Error,
-    EventWait, FaultSpec, FaultView, GroupLoadingView, GroupSummaryView, GroupView, GroupWait,
-    LagWait, LoggedRequestView, NewTopic, QuotaSpec, QuotaView, RebalanceView, RecordsWait,
-    RecordView, Removed, Status, TargetBroker, TopicView, TransactionView, UserView,
+    AclsView, BrokerLatency, BrokerView, ClientMetricView, ClientView, ClockAdvance, ClockView,
+    Deleted, Error, EventWait, FaultSpec, FaultView, GroupLoadingView, GroupSummaryView,
+    GroupView, GroupWait, LagWait, LoggedRequestView, NewTopic, QuorumFailover, QuorumView,
+    QuotaSpec, QuotaView, RebalanceView, RecordsWait, RecordView, Removed, ReplicaLagging,
+    Status, TargetBroker, TopicView, TransactionView, UserView,
 )
-from mockbroker.adminapi.views import QuorumFailover, QuorumView
-from mockbroker.adminapi.views import ClientMetricView, ClientView
 
 __all__ = ["PATH_PARAMS", "Param", "ROUTES", "Route", "by_name", "match"]
 
@@ -106,7 +105,11 @@ ROUTES: tuple[Route, ...] = _routes(
           errors=(404,)),
     Route("stop_broker", "POST", "/brokers/{broker_id}/stop",
           "take a broker down: its listener closes, leadership and coordination move to live "
-          "brokers", BrokerView, "the broker", errors=(404,)),
+          "brokers", BrokerView, "the broker",
+          query=(Param("controlled", bool, "a controlled shutdown: the broker stays an "
+                                           "eligible leader replica where it is one, as after "
+                                           "a clean shutdown (default: it crashed)"),),
+          errors=(400, 404)),
     Route("start_broker", "POST", "/brokers/{broker_id}/start",
           "bring a stopped broker back on its port; its replicas rejoin their ISRs, and the "
           "next preferred-leader election gives it back its preferred partitions",
@@ -133,6 +136,12 @@ ROUTES: tuple[Route, ...] = _routes(
     Route("move_leader", "POST", "/topics/{name}/partitions/{partition}/leader",
           "make a live replica the partition's leader (new leader epoch)", TopicView,
           "the topic", body=TargetBroker, errors=_TARGET_ERRORS),
+    Route("set_replica_lagging", "PUT", "/topics/{name}/partitions/{partition}/replicas/"
+                                        "{broker_id}",
+          "hold a follower replica back as lagging: it leaves the ISR (into the eligible "
+          "leader replicas while the ISR is below min.insync.replicas) though its broker runs; "
+          "or let it follow again, to rejoin the ISR once caught up (replica_catch_up_ms)",
+          TopicView, "the topic", body=ReplicaLagging, errors=_TARGET_ERRORS),
     # -- groups
     Route("groups", "GET", "/groups", "groups", list[GroupSummaryView], "groups",
           query=(Param("type", str, "only groups of this type: classic or consumer"),),

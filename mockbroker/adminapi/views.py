@@ -31,6 +31,7 @@ __all__ = [
     "VIEWS",
     "EventView", "RebalanceView", "ClockView", "ClockAdvance", "GroupWait", "RecordsWait",
     "LagWait", "EventWait", "QuorumView", "QuorumReplicaView", "QuorumFailover",
+    "ReplicaLagging",
     "ClientSubscriptionView", "ClientView", "ClientMetricView",
 ]
 
@@ -78,6 +79,8 @@ class BrokerView:
     port: int
     rack: str | None = None
     state: BrokerState
+    registered: bool = describe("known to the controller: UnregisterBroker removes it, until it "
+                                "starts again", default=True)
     controller: bool = False
     latency_ms: int = describe("added to every answer of the broker", default=0)
     leader_partitions: int = describe("how many partitions it leads", default=0)
@@ -103,6 +106,14 @@ class PartitionView:
     last_stable_offset: int = describe(
         "what read_committed consumers may read up to: the first offset of the earliest open "
         "transaction, or the high watermark", default=-1)
+    elr: list[int] = describe("eligible leader replicas (KIP-966): out of the ISR while it is "
+                              "below min.insync.replicas, still safe to lead",
+                              default_factory=list)
+    adding: list[int] = describe("replicas a running reassignment adds", default_factory=list)
+    removing: list[int] = describe("replicas a running reassignment removes",
+                                   default_factory=list)
+    lagging: list[int] = describe("replicas held back as lagging (PUT .../replicas/{broker_id})",
+                                  default_factory=list)
 
 
 @_view
@@ -560,6 +571,15 @@ class BrokerLatency:
 
 
 @_view
+class ReplicaLagging:
+    closed: ClassVar[bool] = True
+
+    lagging: bool = describe("true: the replica stops fetching and leaves the ISR though its "
+                             "broker runs; false: it follows again and rejoins the ISR once "
+                             "caught up")
+
+
+@_view
 class TargetBroker:
     closed: ClassVar[bool] = True
 
@@ -724,8 +744,9 @@ class EventWait:
 #: every view and body, in the order the OpenAPI document lists them
 VIEWS: tuple[type, ...] = (
     Error, Status, FaultSpec, FaultView, BrokerView, BrokerLatency, TargetBroker,
-    PartitionView, TopicView, NewTopic, Deleted, HeaderView, RecordView, MemberView,
-    InFlightView, SharePartitionView, GroupView, GroupLoadingView, GroupSummaryView, LoggedRequestView, Removed,
+    PartitionView, TopicView, NewTopic, ReplicaLagging, Deleted, HeaderView, RecordView,
+    MemberView, InFlightView, SharePartitionView, GroupView, GroupLoadingView,
+    GroupSummaryView, LoggedRequestView, Removed,
     TransactionView, AclView, AclsView, UserView, QuotaView, QuotaSpec, EventView,
     RebalanceView, ClockView, ClockAdvance, GroupWait, RecordsWait, LagWait, EventWait,
     QuorumReplicaView, QuorumView, QuorumFailover,

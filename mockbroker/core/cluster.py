@@ -53,9 +53,17 @@ class Broker(Struct):
     host: str
     port: int
     rack: str | None = None
+    #: its process runs: its listener is open
     alive: bool = True
+    #: the controller knows it (UnregisterBroker removes it; it registers again when it starts)
+    registered: bool = True
     #: listener name -> (host, port), for brokers with more than one listener
     endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        """Running and registered: it may lead, join ISRs, and clients are told of it."""
+        return self.alive and self.registered
 
     def address(self, listener: str) -> tuple[str, int]:
         """Where clients of ``listener`` reach this broker (Kafka advertises to each client
@@ -146,8 +154,7 @@ class Cluster:
         if self.replication.elr_enabled:
             # a cluster formatted with eligible leader replicas on has a cluster-wide
             # min.insync.replicas, which every topic and broker then reports
-            self.broker_configs.dynamic_default.setdefault(
-                "min.insync.replicas", str(settings["min_insync_replicas"]))
+            self.eligible_leaders_on()
 
     # -- brokers -------------------------------------------------------------------------------
 
@@ -156,7 +163,37 @@ class Cluster:
         self.metadata_answers.changed()
 
     def live_brokers(self) -> list[Broker]:
-        return [b for b in sorted(self.brokers.values(), key=lambda b: b.node_id) if b.alive]
+        return [b for b in sorted(self.brokers.values(), key=lambda b: b.node_id) if b.active]
+
+    @property
+    def elr_enabled(self) -> bool:
+        return self.replication.elr_enabled
+
+    def eligible_leaders_on(self) -> None:
+        """Eligible leader replicas are turned on (at start, or by UpdateFeatures): as Kafka's
+        controller does, ``min.insync.replicas`` becomes a cluster-level config (the static
+        value, unless one is set) and no broker keeps its own."""
+        configs = self.broker_configs
+        configs.dynamic_default.setdefault(
+            "min.insync.replicas", str(configs.static_setting("min_insync_replicas")))
+        for node_id, props in list(configs.dynamic_per_broker.items()):
+            props.pop("min.insync.replicas", None)
+            if not props:
+                del configs.dynamic_per_broker[node_id]
+        configs.sync_settings()
+
+    def min_isr_changed(self, topic: str | None) -> None:
+        """``min.insync.replicas`` was written for ``topic`` (None: for the cluster or a
+        broker): with eligible leader replicas on, Kafka's controller then clears the ELR of
+        that topic's partitions (or of every partition), as they were worked out under the
+        old value."""
+        if self.replication.elr_enabled:
+            self.replication.clear_elrs(topic)
+
+    def registered(self, node_id: int) -> bool:
+        """Whether ``node_id`` is a broker the controller knows (running or not)."""
+        broker = self.brokers.get(node_id)
+        return broker is not None and broker.registered
 
     @property
     def controller_id(self) -> int:
@@ -275,7 +312,7 @@ class Cluster:
         return [by_index[i] for i in range(len(by_index))]
 
     def _new_partition(self, topic: Topic, index: int, replicas: list[int]) -> Partition:
-        live = [r for r in replicas if self.brokers[r].alive]
+        live = [r for r in replicas if self.brokers[r].active]
         leader = live[0] if live else -1
         partition = Partition(topic, index, replicas, leader, live or list(replicas[:1]))
         partition.ends = {r: 0 for r in replicas if r not in partition.isr}
@@ -341,19 +378,32 @@ class Cluster:
         if not broker.alive:
             return
         self.metadata_changed()
-        self.events.emit("broker_stopped", broker=node_id)
+        self.events.emit("broker_stopped", broker=node_id, controlled=controlled)
         self.replication.broker_fenced(node_id, crashed=not controlled)
 
     def start_broker(self, node_id: int) -> None:
-        """A broker comes back: leaderless partitions it may lead elect it, and its replicas
-        catch up and rejoin their ISRs.  It leads again where it is the preferred replica at
-        the next preferred-leader rebalance (or ElectLeaders)."""
+        """A broker comes back (registering again if it was unregistered): leaderless
+        partitions it may lead elect it, and its replicas catch up and rejoin their ISRs.  It
+        leads again where it is the preferred replica at the next preferred-leader rebalance
+        (or ElectLeaders)."""
         broker = self.brokers[node_id]
-        if broker.alive:
+        if broker.active:
             return
         self.metadata_changed()
         self.events.emit("broker_started", broker=node_id)
         self.replication.broker_unfenced(node_id)
+
+    def unregister_broker(self, node_id: int) -> None:
+        """UnregisterBroker: the controller forgets a broker.  It leaves every ISR, its
+        partitions elect other leaders, and clients are no longer told of it; a broker still
+        running keeps its listener open (as Kafka's process does, its heartbeats refused) until
+        it is stopped and started again, which registers it anew."""
+        if not self.registered(node_id):
+            raise ApiException(errors.BROKER_ID_NOT_REGISTERED,
+                               f"Broker ID {node_id} is not currently registered")
+        self.metadata_changed()
+        self.events.emit("broker_unregistered", broker=node_id)
+        self.replication.broker_unregistered(node_id)
 
     def all_partitions(self):
         for topic in list(self.topics.values()):
@@ -407,7 +457,7 @@ class Cluster:
                                "assignment includes an empty replica list.")
         previous = None
         for broker_id in sorted(broker_ids):
-            if broker_id not in self.brokers:
+            if not self.registered(broker_id):
                 raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
                                    f"assignment includes broker {broker_id}, but no such broker "
                                    "is registered.")
@@ -420,7 +470,7 @@ class Cluster:
                                f"assignment includes a partition with {len(broker_ids)} "
                                "replica(s), but this is not consistent with previous "
                                f"partitions, which have {replication_factor} replica(s).")
-        if not any(self.brokers[b].alive for b in broker_ids):
+        if not any(self.brokers[b].active for b in broker_ids):
             raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the "
                                f"manual partition assignment for partition {index} are fenced "
                                "or in controlled shutdown.")

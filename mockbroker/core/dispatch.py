@@ -194,10 +194,10 @@ class Core:
 
     # -- brokers going down and coming back ------------------------------------------------------
 
-    def stop_broker(self, node_id: int) -> None:
-        """A broker dies: its leadership and coordination move to live brokers, and its
-        listener closes (with every connection)."""
-        self.cluster.stop_broker(node_id)
+    def stop_broker(self, node_id: int, *, controlled: bool = False) -> None:
+        """A broker dies (or with ``controlled``, shuts down cleanly): its leadership and
+        coordination move to live brokers, and its listener closes (with every connection)."""
+        self.cluster.stop_broker(node_id, controlled=controlled)
         self.fetch_sessions.close_broker(node_id)
         shares = self.__dict__.get("share_partitions")
         if shares is not None:

@@ -3,7 +3,8 @@ epoch, how far the log has come, and how far each controller has fetched it.
 
 mockbroker runs no controllers and no metadata log, but a client can ask about them:
 DescribeQuorum (``kafka-metadata-quorum.sh describe``, the Admin's ``describeMetadataQuorum``),
-AddRaftVoter and RemoveRaftVoter (``add-controller``, ``remove-controller``).  This module
+AddRaftVoter and RemoveRaftVoter (``add-controller``, ``remove-controller``),
+UnregisterController.  This module
 models what a Kafka 4.4 cluster of combined nodes would answer:
 
 * **Voters.**  Every broker is also a controller (``process.roles=broker,controller``, as the
@@ -70,7 +71,7 @@ OBSERVER_SESSION_TIMEOUT_MS = 300_000
 #: the feature that makes the voter set dynamic (KIP-853)
 KRAFT_VERSION = "kraft.version"
 
-# Kafka error codes of the voter APIs
+# Kafka error codes of the voter and registration APIs
 NONE = 0
 REQUEST_TIMED_OUT = 7
 UNSUPPORTED_VERSION = 35
@@ -78,6 +79,7 @@ INVALID_REQUEST = 42
 INCONSISTENT_CLUSTER_ID = 104
 DUPLICATE_VOTER = 126
 VOTER_NOT_FOUND = 127
+CONTROLLER_ID_NOT_REGISTERED = 136
 
 #: records Kafka's controller appends when a broker is fenced (stopped) and when it registers
 #: again and is unfenced (started)
@@ -155,6 +157,8 @@ class ControllerQuorum:
             node_id: ReplicaKey(node_id) for node_id in sorted(cluster.brokers)}
         self.leader_id = -1
         self.leader_epoch = 0
+        #: the controllers registered with the active one (every node is a controller)
+        self.registered: set[int] = set(cluster.brokers)
         #: node id -> its fetch state in the leader's epoch (voters and observers)
         self._states: dict[int, ReplicaState] = {}
         #: the metadata log's end offset (= the high watermark)
@@ -305,8 +309,32 @@ class ControllerQuorum:
             return
         self._alive[node_id] = True
         self.end_offset += REGISTER_RECORDS
+        if node_id not in self.registered:
+            self.registered.add(node_id)
+            self.end_offset += 1  # its controller registers again
         if self.leader_id == -1 and node_id in self.voters:
             self._elect()
+
+    # -- controller registrations ----------------------------------------------------------------
+
+    def unregister_controller(self, controller_id: int) -> None:
+        """UnregisterController, with the active controller's checks: it will not unregister
+        itself, nor a controller that is not registered.  A controller that is running sees
+        its registration gone from the metadata log and registers again at once (two
+        records); a stopped one stays unregistered until its node starts."""
+        if controller_id == self.leader_id:
+            raise QuorumError(INVALID_REQUEST,
+                              "Controller cannot unregister itself while it is active.")
+        if controller_id not in self.registered:
+            raise QuorumError(CONTROLLER_ID_NOT_REGISTERED, f"Controller ID {controller_id} "
+                                                            "is not currently registered.")
+        self._catch_up()
+        self.end_offset += 1  # the UnregisterControllerRecord
+        if self._alive.get(controller_id, False):
+            self.end_offset += 1  # it registers again
+        else:
+            self.registered.discard(controller_id)
+        self.cluster.events.emit("controller_unregistered", controller=controller_id)
 
     # -- the voter set (KIP-853) -----------------------------------------------------------------
 

@@ -71,6 +71,7 @@ SERVED = {
     57: Served("update_features", 0, 2),
     60: Served("describe_cluster", 0, 2),
     61: Served("describe_producers", 0, 0),
+    64: Served("unregister_broker", 0, 0),
     65: Served("describe_transactions", 0, 0),
     66: Served("list_transactions", 0, 2),
     68: Served("consumer_group_heartbeat", 0, 1),
@@ -87,6 +88,7 @@ SERVED = {
     90: Served("describe_share_group_offsets", 0, 1),
     91: Served("alter_share_group_offsets", 0, 0),
     92: Served("delete_share_group_offsets", 0, 0),
+    94: Served("unregister_controller", 0, 0),
     74: Served("list_config_resources", 0, 1),
     75: Served("describe_topic_partitions", 0, 0),
 }

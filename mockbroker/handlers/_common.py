@@ -31,7 +31,7 @@ def node_endpoints(cluster: Cluster, node_ids, endpoint_cls, listener: str) -> l
     out = []
     for node_id in sorted(set(node_ids)):
         broker = cluster.brokers.get(node_id)
-        if broker is not None and broker.alive:
+        if broker is not None and broker.active:
             out.append(endpoint_cls(node_id=node_id, rack=broker.rack,
                                     **address(broker, listener)))
     return out

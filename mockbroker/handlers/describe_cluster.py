@@ -40,7 +40,7 @@ def handle(core, ctx, request):
     brokers = [RESPONSE.DescribeClusterBroker(broker_id=b.node_id, rack=b.rack,
                                               is_fenced=not b.alive, **_address(b, ctx.listener))
                for b in sorted(cluster.brokers.values(), key=lambda b: b.node_id)
-               if b.alive or include_fenced]
+               if b.active or (include_fenced and b.registered)]
     controller = cluster.controller_id
     if controller not in {b.broker_id for b in brokers}:
         controller = -1

@@ -90,8 +90,8 @@ def handle(core, ctx, request):
 
 
 def _partition(cluster, p):
-    offline = [r for r in p.replicas if not cluster.brokers[r].alive]
-    leader = p.leader if p.leader >= 0 and cluster.brokers[p.leader].alive else -1
+    offline = [r for r in p.replicas if not cluster.brokers[r].active]
+    leader = p.leader if p.leader >= 0 and cluster.brokers[p.leader].active else -1
     return RESPONSE.DescribeTopicPartitionsResponsePartition(
         error_code=errors.NONE, partition_index=p.index, leader_id=leader,
         leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),

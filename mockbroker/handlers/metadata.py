@@ -141,7 +141,7 @@ def _topic(cluster, topic, error, name, request, acl, topic_id=None):
                                               topic_authorized_operations=operations, **kwargs)
     partitions = []
     for p in topic.partitions:
-        offline = [r for r in p.replicas if not cluster.brokers[r].alive]
+        offline = [r for r in p.replicas if not cluster.brokers[r].active]
         partitions.append(RESPONSE.MetadataResponsePartition(
             error_code=errors.NONE if p.leader != -1 else errors.LEADER_NOT_AVAILABLE,
             partition_index=p.index, leader_id=p.leader, leader_epoch=p.leader_epoch,

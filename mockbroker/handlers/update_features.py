@@ -10,6 +10,7 @@ no results; v2 has no results at all.
 
 from __future__ import annotations
 
+from mockbroker.core.controller.replication import ELR_FEATURE
 from mockbroker.core.features import UPGRADE, FeatureUpdateError
 from mockbroker.core.security.acls import AclOperation, authorizer_of, cluster_denial
 from mockbroker.handlers import REGISTRY
@@ -37,6 +38,8 @@ def handle(core, ctx, request):
                         error_message=str(exc), results=[])
     if updates and not validate_only:
         cluster.broker_configs.changed()  # what is worked out from the levels is redone
+        if any(name == ELR_FEATURE and level > 0 for name, level, _ in updates):
+            cluster.eligible_leaders_on()
         core.events.emit("features_updated", features={
             name: level for name, level, _ in updates}, epoch=cluster.features.epoch)
     return RESPONSE(throttle_time_ms=0, error_code=errors.NONE, error_message=None, results=[

@@ -193,12 +193,13 @@ class ClusterRuntime:
             shutil.rmtree(self._tls_dir, ignore_errors=True)
             self._tls_dir = None
 
-    async def stop_broker(self, node_id: int) -> None:
-        """Take a broker down: its listener closes (with every connection) and the cluster moves
-        its partition leadership and group coordination to live brokers."""
+    async def stop_broker(self, node_id: int, *, controlled: bool = False) -> None:
+        """Take a broker down, as if it died or (``controlled``) in a controlled shutdown: its
+        listener closes (with every connection) and the cluster moves its partition leadership
+        and group coordination to live brokers."""
         for listener in self._listeners(node_id):
             await listener.stop()
-        self.core.stop_broker(node_id)
+        self.core.stop_broker(node_id, controlled=controlled)
 
     async def start_broker(self, node_id: int) -> None:
         """Bring a stopped broker back on its old port (it leads again where it is preferred

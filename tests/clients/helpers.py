@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import confluent_kafka as ck
 import pytest
@@ -61,18 +62,42 @@ def wait_for(predicate, what: str, timeout: float = 30):
 KAFKA_TOOLS = Path(__file__).resolve().parents[2] / ".cache" / "jars" / "kafka-tools"
 
 
-def kafka_tool(main_class: str, bootstrap: str, *args: str, timeout: float = 120,
-               stdin: str | None = None) -> str:
-    """What one of Kafka's command-line tools prints (``kafka-consumer-groups.sh`` is
-    ``org.apache.kafka.tools.consumer.group.ConsumerGroupCommand``); fails on a non-zero exit."""
+class ToolRun(NamedTuple):
+    """How one of Kafka's command-line tools ended: its exit code, what it printed on stdout,
+    and its stderr lines (without the logging library's own)."""
+
+    code: int
+    out: str
+    err: list[str]
+
+    @property
+    def lines(self) -> list[str]:
+        """Every non-empty line it printed, stdout's then stderr's."""
+        return [line for line in self.out.splitlines() if line.strip()] + self.err
+
+
+def run_kafka_tool(main_class: str, *args: str, timeout: float = 120,
+                   stdin: str | None = None, jvm: tuple[str, ...] = ()) -> ToolRun:
+    """Run one of Kafka's command-line tools (``kafka-consumer-groups.sh`` is
+    ``org.apache.kafka.tools.consumer.group.ConsumerGroupCommand``) with ``args`` as given,
+    which may fail; ``jvm`` are options for the JVM."""
     jars = sorted(KAFKA_TOOLS.glob("*.jar"))
     assert jars and shutil.which("java"), \
         f"Kafka's tools need java and the jars in {KAFKA_TOOLS} (bash ci/dev.sh setup)"
-    done = subprocess.run(["java", "-cp", ":".join(map(str, jars)), main_class,
-                           "--bootstrap-server", bootstrap, *args],
+    done = subprocess.run(["java", *jvm, "-cp", ":".join(map(str, jars)), main_class, *args],
                           input=stdin, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, f"{main_class} {' '.join(args)}: {done.stderr[-3000:]}"
-    return done.stdout
+    return ToolRun(done.returncode, done.stdout,
+                   [line for line in done.stderr.splitlines()
+                    if line.strip() and not line.startswith("SLF4J")])
+
+
+def kafka_tool(main_class: str, bootstrap: str, *args: str, timeout: float = 120,
+               stdin: str | None = None) -> str:
+    """What one of Kafka's command-line tools prints; fails on a non-zero exit."""
+    done = run_kafka_tool(main_class, "--bootstrap-server", bootstrap, *args, timeout=timeout,
+                          stdin=stdin)
+    assert done.code == 0, f"{main_class} {' '.join(args)}: {chr(10).join(done.err)[-3000:]}"
+    return done.out
 
 
 #: the franz-go client of tests/clients/go, built by set-up

@@ -8,13 +8,12 @@ back."""
 from __future__ import annotations
 
 import re
-import subprocess
 
 import confluent_kafka as ck
 import pytest
 
 from mockbroker import MockCluster
-from tests.clients.helpers import KAFKA_TOOLS, RDKAFKA_LOG, wait_for
+from tests.clients.helpers import RDKAFKA_LOG, run_kafka_tool, wait_for
 
 FEATURES = "org.apache.kafka.tools.FeatureCommand"
 PREFIX = "The update failed for all features since the following feature had an error: "
@@ -22,12 +21,8 @@ PREFIX = "The update failed for all features since the following feature had an 
 
 def features(bootstrap: str, *args: str) -> tuple[int, list[str]]:
     """(exit code, lines printed) of ``kafka-features.sh``, which may refuse."""
-    jars = sorted(KAFKA_TOOLS.glob("*.jar"))
-    done = subprocess.run(["java", "-cp", ":".join(map(str, jars)), FEATURES,
-                           "--bootstrap-server", bootstrap, *args],
-                          capture_output=True, text=True, timeout=120)
-    return done.returncode, [line for line in (done.stdout + done.stderr).splitlines()
-                             if line and not line.startswith("SLF4J")]
+    done = run_kafka_tool(FEATURES, "--bootstrap-server", bootstrap, *args)
+    return done.code, done.lines
 
 
 def described(bootstrap: str) -> dict[str, tuple[str, str, str]]:

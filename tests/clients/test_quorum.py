@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from mockbroker import MockCluster
-from tests.clients.helpers import KAFKA_TOOLS, TIMEOUT_S, kafka_tool
+from tests.clients.helpers import TIMEOUT_S, ToolRun, kafka_tool, run_kafka_tool
 from tests.clients.targets import MOCK_SETTINGS
 from wire.definitions import KAFKA_VERSION
 
@@ -43,14 +43,10 @@ REPLICATION_HEADER = ["NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetch
                       "LastCaughtUpTimestamp", "Status"]
 
 
-def quorum_tool(bootstrap: str, *args: str) -> tuple[int, str, list[str]]:
+def quorum_tool(bootstrap: str, *args: str) -> ToolRun:
     """(exit code, stdout, stderr lines) of ``kafka-metadata-quorum.sh``, which may refuse."""
-    jars = sorted(KAFKA_TOOLS.glob("*.jar"))
-    done = subprocess.run(["java", "-cp", ":".join(map(str, jars)), QUORUM_TOOL,
-                           "--bootstrap-server", bootstrap, *args],
-                          capture_output=True, text=True, timeout=JVM_TIMEOUT_S)
-    return done.returncode, done.stdout, [line for line in done.stderr.splitlines()
-                                          if line and not line.startswith("SLF4J")]
+    return run_kafka_tool(QUORUM_TOOL, "--bootstrap-server", bootstrap, *args,
+                          timeout=JVM_TIMEOUT_S)
 
 
 def status(bootstrap: str) -> dict[str, str]:

@@ -10,7 +10,6 @@ the Kafka target serves every test of the run."""
 
 from __future__ import annotations
 
-import subprocess
 
 import confluent_kafka as ck
 import pytest
@@ -18,7 +17,9 @@ import pytest
 import wire
 from mockbroker import MockCluster
 from mockbroker.admin import AdminError
-from tests.clients.helpers import KAFKA_TOOLS, RDKAFKA_LOG, TIMEOUT_S, kafka_tool, wait_for
+from tests.clients.helpers import (
+    RDKAFKA_LOG, TIMEOUT_S, kafka_tool, run_kafka_tool, wait_for,
+)
 from tests.real_kafka import ask
 from wire import errors
 
@@ -34,13 +35,8 @@ def _port(target) -> tuple[str, int]:
 
 def tool(main_class: str, bootstrap: str, *args: str) -> tuple[int, str]:
     """(exit code, what it printed) of one of Kafka's tools, which may fail."""
-    jars = sorted(KAFKA_TOOLS.glob("*.jar"))
-    done = subprocess.run(["java", "-cp", ":".join(map(str, jars)), main_class,
-                           "--bootstrap-server", bootstrap, *args],
-                          capture_output=True, text=True, timeout=120)
-    lines = [line for line in (done.stdout + done.stderr).splitlines()
-             if not line.startswith("SLF4J")]
-    return done.returncode, "\n".join(lines)
+    done = run_kafka_tool(main_class, "--bootstrap-server", bootstrap, *args)
+    return done.code, "\n".join(done.out.splitlines() + done.err)
 
 
 def _ms(event) -> int:

@@ -26,7 +26,7 @@ import pytest
 import wire
 from mockbroker import AdminClient, MockCluster
 from mockbroker.admin import AdminError
-from tests.clients.helpers import KAFKA_TOOLS, RDKAFKA_LOG, wait_for
+from tests.clients.helpers import RDKAFKA_LOG, run_kafka_tool, wait_for
 from tests.clients.targets import MOCK_SETTINGS
 from tests.real_kafka import ask
 from wire import errors
@@ -46,15 +46,8 @@ RECORDS = 5  # what TelemetryClient.java produces or consumes
 
 def client_metrics_tool(bootstrap: str, *args: str) -> tuple[int, list[str]]:
     """(exit code, lines printed) of ``kafka-client-metrics.sh``, which may refuse."""
-    jars = sorted(KAFKA_TOOLS.glob("*.jar"))
-    assert jars and shutil.which("java"), \
-        f"Kafka's tools need java and the jars in {KAFKA_TOOLS} (bash ci/dev.sh setup)"
-    done = subprocess.run(["java", *SHORT_JVM, "-cp", ":".join(map(str, jars)), TOOL,
-                           "--bootstrap-server", bootstrap, *args],
-                          capture_output=True, text=True, timeout=120)
-    return done.returncode, [line for line in (done.stdout + done.stderr).splitlines()
-                             if line.strip() and not line.startswith("SLF4J")
-                             and not line.startswith("\tat ")]
+    done = run_kafka_tool(TOOL, "--bootstrap-server", bootstrap, *args, jvm=SHORT_JVM)
+    return done.code, [line for line in done.lines if not line.startswith("\tat ")]
 
 
 @pytest.mark.parametrize("client", ["kafka-tools"])

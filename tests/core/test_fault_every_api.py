@@ -104,6 +104,8 @@ WHERE: dict[str, dict[int, tuple[str, ...]]] = {
     "AddRaftVoter": {0: ("error_code",)},
     "RemoveRaftVoter": {0: ("error_code",)},
     "UpdateFeatures": {0: ("error_code",)},
+    "UnregisterBroker": {0: ("error_code",)},
+    "UnregisterController": {0: ("error_code",)},
     "ListConfigResources": {0: ("error_code",)},
     # each user once, whether deleted or upserted (the request here names "u" in both)
     "AlterUserScramCredentials": {0: ("results.error_code",)},

@@ -141,6 +141,137 @@ def test_acks_all_below_min_isr_is_refused_and_the_high_watermark_holds():
     assert produce(core, "m", b"d") == errors.NONE
 
 
+def configs(core, resource_type, name, *ops, incremental=True, validate_only=False):
+    """(error code, message) of an (Incremental)AlterConfigs of one resource: ``ops`` are
+    (name, operation, value) or, for the legacy API, (name, value)."""
+    if incremental:
+        cls = wire.request_class(44)
+        body = cls(validate_only=validate_only, resources=[cls.AlterConfigsResource(
+            resource_type=resource_type, resource_name=name, configs=[
+                cls.AlterableConfig(name=n, config_operation=o, value=v) for n, o, v in ops])])
+        (result,) = send(core, 44, 1, body).responses
+    else:
+        cls = wire.request_class(33)
+        body = cls(validate_only=validate_only, resources=[cls.AlterConfigsResource(
+            resource_type=resource_type, resource_name=name, configs=[
+                cls.AlterableConfig(name=n, value=v) for n, v in ops])])
+        (result,) = send(core, 33, 2, body).responses
+    return result.error_code, result.error_message
+
+
+TOPIC, BROKER, SET, DELETE = 2, 4, 0, 1
+BROKER_LEVEL = "Broker-level min.insync.replicas cannot be altered while ELR is enabled."
+CLUSTER_LEVEL = "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
+
+
+def test_with_eligible_leaders_min_isr_is_kept_at_the_cluster_level_only():
+    core = make_core(2)
+    for validate_only in (True, False):
+        assert configs(core, BROKER, "0", ("min.insync.replicas", SET, "2"),
+                       validate_only=validate_only) == (errors.INVALID_CONFIG, BROKER_LEVEL)
+        assert configs(core, BROKER, "", ("min.insync.replicas", DELETE, None),
+                       validate_only=validate_only) == (errors.INVALID_CONFIG, CLUSTER_LEVEL)
+    assert configs(core, BROKER, "0", ("min.insync.replicas", DELETE, None)) == \
+        (errors.INVALID_CONFIG, BROKER_LEVEL)
+    # the legacy API replaces the whole set: leaving it out removes it
+    assert configs(core, BROKER, "", ("log.retention.ms", "1000"), incremental=False) == \
+        (errors.INVALID_CONFIG, CLUSTER_LEVEL)
+    assert configs(core, BROKER, "", ("min.insync.replicas", SET, "2")) == (errors.NONE, None)
+    assert core.cluster.broker_configs.dynamic_default == {"min.insync.replicas": "2"}
+    # without eligible leaders each broker may have its own, and the cluster's may go
+    assert features(core, 0) == errors.NONE
+    assert configs(core, BROKER, "0", ("min.insync.replicas", SET, "2")) == (errors.NONE, None)
+    assert configs(core, BROKER, "", ("min.insync.replicas", DELETE, None)) == \
+        (errors.NONE, None)
+    # turned on again, the controller moves it back to the cluster level (the static value)
+    assert features(core, 1) == errors.NONE
+    assert core.cluster.broker_configs.dynamic_default == {"min.insync.replicas": "1"}
+    assert core.cluster.broker_configs.dynamic_per_broker == {}
+
+
+def features(core, elr_level):
+    cls = wire.request_class(57)
+    return send(core, 57, 1, timeout_ms=1000, validate_only=False, feature_updates=[
+        cls.FeatureUpdateKey(feature="eligible.leader.replicas.version",
+                             max_version_level=elr_level,
+                             upgrade_type=1 if elr_level else 2)]).error_code
+
+
+def test_a_new_min_isr_clears_the_eligible_leaders_it_was_worked_out_with():
+    core = make_core(3)
+    a = topic(core, "a", [2, 1, 0], min_insync_replicas=3)
+    b = topic(core, "b", [2, 1, 0], min_insync_replicas=3)
+    core.stop_broker(2)
+    assert (a.elr, b.elr) == ([2], [2])
+    epochs = a.leader_epoch, a.partition_epoch
+    # the topic's own value: only its partitions, with a new partition epoch and the same
+    # leader epoch
+    assert configs(core, TOPIC, "a", ("min.insync.replicas", SET, "2")) == (errors.NONE, None)
+    assert (state(a), state(b)) == ((1, [1, 0], [], []), (1, [1, 0], [2], []))
+    assert (a.leader_epoch, a.partition_epoch) == (epochs[0], epochs[1] + 1)
+    # unchanged: nothing written, nothing cleared
+    assert configs(core, TOPIC, "b", ("min.insync.replicas", SET, "3")) == (errors.NONE, None)
+    assert b.elr == [2]
+    # the cluster's value, even unchanged: every partition
+    assert configs(core, BROKER, "", ("min.insync.replicas", SET, "1")) == (errors.NONE, None)
+    assert b.elr == []
+
+
+# -- brokers unregistered -----------------------------------------------------------------------
+
+def metadata_brokers(core, broker=0):
+    answer = send(core, 3, 12, topics=None, allow_auto_topic_creation=False, broker=broker)
+    return [b.node_id for b in answer.brokers]
+
+
+def test_an_unregistered_broker_leaves_the_cluster_until_it_starts_again():
+    core = make_core(3)
+    p = topic(core, "t", [1, 2, 0])
+    answer = send(core, 64, 0, broker_id=1)
+    assert (answer.error_code, answer.error_message) == (errors.NONE, "")
+    # still running, but no longer a replica anyone follows, nor a broker clients are told of
+    assert state(p) == (2, [2, 0], [], [])
+    assert metadata_brokers(core) == [0, 2]
+    described = send(core, 60, 2, include_cluster_authorized_operations=False,
+                     include_fenced_brokers=True)
+    assert [b.broker_id for b in described.brokers] == [0, 2]
+    again = send(core, 64, 0, broker_id=1)
+    assert (again.error_code, again.error_message) == \
+        (errors.BROKER_ID_NOT_REGISTERED, "Broker ID 1 is not currently registered")
+    assert alter(core, {"t": {0: [1, 2]}}) == {("t", 0): (
+        errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes broker "
+                                           "1, but no such broker is registered.")}
+    # a stopped broker may be unregistered too; starting a broker registers it again
+    core.stop_broker(0)
+    assert send(core, 64, 0, broker_id=0, broker=2).error_code == errors.NONE
+    core.stop_broker(1)
+    core.start_broker(1)
+    core.start_broker(0)
+    assert metadata_brokers(core) == [0, 1, 2]
+    assert state(p) == (2, [0, 1, 2], [], [])
+    assert [e["broker"] for e in core.events.since(0) if e["type"] == "broker_unregistered"] \
+        == [1, 0]
+
+
+def test_controllers_are_unregistered_as_the_active_controller_allows():
+    core = make_core(3)
+    quorum = core.cluster.quorum
+    asked = [(a.error_code, a.error_message) for a in (
+        send(core, 94, 0, controller_id=c) for c in (0, 7, 1))]
+    assert asked == [
+        (errors.INVALID_REQUEST, "Controller cannot unregister itself while it is active."),
+        (errors.CONTROLLER_ID_NOT_REGISTERED, "Controller ID 7 is not currently registered."),
+        (errors.NONE, "")]
+    assert 1 in quorum.registered  # running: it registered again at once
+    core.stop_broker(2)
+    end = quorum.high_watermark
+    assert send(core, 94, 0, controller_id=2).error_code == errors.NONE
+    assert quorum.high_watermark == end + 1 and 2 not in quorum.registered
+    assert send(core, 94, 0, controller_id=2).error_code == errors.CONTROLLER_ID_NOT_REGISTERED
+    core.start_broker(2)
+    assert 2 in quorum.registered
+
+
 # -- unclean elections ----------------------------------------------------------------------------
 
 def test_an_unclean_election_truncates_the_log_to_the_new_leaders_end():

@@ -50,6 +50,11 @@ _WAITS = frozenset({"max_wait_ms", "timeout_ms", "rebalance_timeout_ms"})
 
 CASES = [(r.api_key, v) for r in REGISTRY for v in range(r.min_version, r.max_version + 1)]
 
+#: requests that, well formed, take the cluster apart as they would on Kafka (UnregisterBroker
+#: of the broker the test's clients use): the field naming the broker is moved off the fuzzed
+#: cluster's ids, so these APIs are fuzzed without leaving the broker unusable afterwards
+_DISRUPTIVE = {64: "broker_id", 94: "controller_id"}
+
 
 
 #: the ACL APIs, whose requests Kafka cannot even parse with an UNKNOWN (0) code in them
@@ -291,6 +296,9 @@ class FrameMaker:
         kind, notes = "valid", []
         if rng.random() < self.mutate_rate:
             kind, notes = "field", self.mutate(body, version)
+        field = _DISRUPTIVE.get(api_key)
+        if field is not None and 0 <= getattr(body, field) < 100:
+            setattr(body, field, 100 + getattr(body, field))
         cid = self.next_correlation()
         try:
             data = wire.encode_request(api_key, version, cid, self.client_id, body)

@@ -14,7 +14,7 @@ from typing import Iterable
 
 from msgspec import Struct
 
-from mockbroker.core.config.broker import BROKER_CONFIGS, broker_resource
+from mockbroker.core.config.broker import BROKER_CONFIGS, BROKER_QUOTA_CONFIGS, broker_resource
 from mockbroker.core.config.group import validate_group_overrides
 from mockbroker.core.config.topic import TOPIC_CONFIGS, ConfigCluster, validate_topic_overrides
 from mockbroker.core.config.values import (
@@ -23,6 +23,8 @@ from mockbroker.core.config.values import (
 from mockbroker.core.errors import ApiException
 from mockbroker.core.names import topic_name_error
 from wire import errors
+
+MIN_ISR = "min.insync.replicas"
 
 
 class AlterResource(Struct):
@@ -153,10 +155,13 @@ def _store_topic_configs(cluster: ConfigCluster, name: str, new: dict[str, str],
         raise ApiException(errors.UNKNOWN_TOPIC_OR_PARTITION,
                            f"The topic '{name}' does not exist.")
     if not validate_only:
+        min_isr_before = topic.configs.get(MIN_ISR)
         # in place: the data path holds on to the topic, not to its config dict
         topic.configs.clear()
         topic.configs.update(normalised)
         cluster.broker_configs.changed()
+        if topic.configs.get(MIN_ISR) != min_isr_before:
+            cluster.min_isr_changed(name)
 
 
 
@@ -211,7 +216,7 @@ def _check_broker_props(props: dict[str, str], per_broker: bool) -> dict[str, st
                                f"Set({', '.join(only)})")
     out = {}
     for name, value in props.items():
-        key = BROKER_CONFIGS.get(name)
+        key = BROKER_CONFIGS.get(name) or BROKER_QUOTA_CONFIGS.get(name)
         try:
             out[name] = key.normalise(value) if key else value
         except InvalidValue as exc:
@@ -223,8 +228,14 @@ def alter_broker(cluster: ConfigCluster, name: str, broker_id: int, new: dict[st
                  validate_only: bool) -> None:
     """Replace a broker's (or the cluster-wide) dynamic configs (the legacy AlterConfigs)."""
     target = broker_resource(name, broker_id)
-    _store_broker_configs(cluster, target, _check_broker_props(new, target is not None),
-                          validate_only)
+    state = cluster.broker_configs
+    before = state.dynamic_default if target is None else state.per_broker(target)
+    props = _check_broker_props(new, target is not None)
+    # Kafka's controller writes a record for every config sent and one removing each config
+    # the resource had and the request left out
+    written = {**new, **{config: None for config in before if config not in new}}
+    _check_min_isr(cluster, target, written)
+    _store_broker_configs(cluster, target, props, validate_only, written)
 
 
 def incremental_alter_broker(cluster: ConfigCluster, name: str, broker_id: int,
@@ -252,13 +263,31 @@ def incremental_alter_broker(cluster: ConfigCluster, name: str, broker_id: int,
         removed = value.split(",")
         return ",".join(p for p in base.split(",") if p not in removed)
 
-    props = apply_ops(ops, props, list_op)
-    _store_broker_configs(cluster, target, _check_broker_props(props, target is not None),
-                          validate_only)
+    ops = list(ops)
+    props = _check_broker_props(apply_ops(ops, props, list_op), target is not None)
+    # Kafka's controller writes a record for every config a broker request names, changed or
+    # not (so that brokers reload it)
+    written = {config: props.get(config) for config, _, _ in ops}
+    _check_min_isr(cluster, target, written)
+    _store_broker_configs(cluster, target, props, validate_only, written)
+
+
+def _check_min_isr(cluster: ConfigCluster, target: int | None,
+                   written: dict[str, str | None]) -> None:
+    """With eligible leader replicas on, Kafka's controller keeps ``min.insync.replicas`` at
+    the cluster level only: it refuses a broker's own value, and the cluster's removed."""
+    if MIN_ISR not in written or not cluster.elr_enabled:
+        return
+    if target is not None:
+        raise ApiException(errors.INVALID_CONFIG, f"Broker-level {MIN_ISR} cannot be altered "
+                                                  "while ELR is enabled.")
+    if written[MIN_ISR] is None:
+        raise ApiException(errors.INVALID_CONFIG, f"Cluster-level {MIN_ISR} cannot be removed "
+                                                  "while ELR is enabled.")
 
 
 def _store_broker_configs(cluster: ConfigCluster, target: int | None, props: dict[str, str],
-                          validate_only: bool) -> None:
+                          validate_only: bool, written: dict[str, str | None]) -> None:
     if validate_only:
         return
     state = cluster.broker_configs
@@ -269,3 +298,5 @@ def _store_broker_configs(cluster: ConfigCluster, target: int | None, props: dic
     else:
         state.dynamic_per_broker.pop(target, None)
     state.sync_settings()
+    if MIN_ISR in written:
+        cluster.min_isr_changed(None)

@@ -232,6 +232,15 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
 BROKER_CONFIGS: dict[str, ConfigKey] = {
     k.name: k for k in BROKER_CONFIG_KEYS if k.setting is None or k.setting.kafka}
 
+#: The broker's replication quotas (Kafka's ``DynamicConfig.Broker``), which
+#: ``kafka-reassign-partitions.sh --throttle`` sets and ``--verify`` removes: typed and checked
+#: when set, listed by DescribeConfigs only while set (without documentation), as Kafka lists
+#: them.  The mock copies no data between brokers, so nothing reads them.
+BROKER_QUOTA_CONFIGS: dict[str, ConfigKey] = {k.name: k for k in (
+    _key(name, L, LONG_MAX, Range(0), None, dynamic=True)
+    for name in ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                 "replica.alter.log.dirs.io.max.bytes.per.second"))}
+
 #: The configs that are settings of the mock, by Kafka name (:mod:`mockbroker.core.settings`).
 SETTING_CONFIGS: dict[str, ConfigKey] = {k.name: k for k in BROKER_CONFIG_KEYS if k.setting}
 
@@ -327,6 +336,10 @@ class BrokerConfigs:
             if text is not None and text != BROKER_DEFAULTS.get(key.name):
                 out[key.name] = text
         return out
+
+    def static_setting(self, python_name: str) -> Any:
+        """A setting as the cluster started with it (a dynamic value aside)."""
+        return self._static_settings[python_name]
 
     def per_broker(self, broker_id: int) -> dict[str, str]:
         return self.dynamic_per_broker.get(broker_id, {})

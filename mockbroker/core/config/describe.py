@@ -10,7 +10,9 @@ A topic's value comes from its override, else from its broker synonym in the hig
 
 from __future__ import annotations
 
-from mockbroker.core.config.broker import BROKER_CONFIGS, broker_resource
+from mockbroker.core.config.broker import (
+    BROKER_CONFIGS, BROKER_QUOTA_CONFIGS, broker_resource,
+)
 from mockbroker.core.config.group import DESCRIBE_ORDER, GROUP_CONFIGS, group_default
 from mockbroker.core.config.topic import (
     TOPIC_CONFIGS, TOPIC_SYNONYMS, ConfigCluster, topic_value_from_broker,
@@ -115,7 +117,7 @@ def describe_broker(cluster: ConfigCluster, name: str, broker_id: int,
             values.update({n: v for n, v in layer.items() if n not in BROKER_CONFIGS})
     out = []
     for config in sorted(values):
-        key = BROKER_CONFIGS.get(config)
+        key = BROKER_CONFIGS.get(config) or BROKER_QUOTA_CONFIGS.get(config)
         # Kafka hides a password's value, and that of a config it cannot type in case it is one
         sensitive = key is None or key.type is ConfigType.PASSWORD
         synonyms = state.synonyms(config, broker_id)

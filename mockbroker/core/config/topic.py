@@ -45,6 +45,13 @@ class ConfigCluster(Protocol):
     @property
     def controller_id(self) -> int: ...
 
+    @property
+    def elr_enabled(self) -> bool:
+        """Whether eligible leader replicas (KIP-966) are on."""
+
+    def min_isr_changed(self, topic: str | None) -> None:
+        """``min.insync.replicas`` was written for ``topic`` (None: cluster-wide)."""
+
 
 _key = ConfigKey
 _WEEK_MS = 7 * 24 * 3600 * 1000

@@ -251,7 +251,8 @@ class ConfigKey(Struct, frozen=True):
     type: ConfigType
     default: Any
     validator: Any = None
-    doc: str = ""
+    #: None for a config Kafka documents nowhere (DescribeConfigs then sends none)
+    doc: str | None = ""
     #: broker configs only: can be changed at runtime (Kafka's DynamicBrokerConfig)
     dynamic: bool = False
     #: broker configs only: dynamic per broker, never as a cluster-wide default

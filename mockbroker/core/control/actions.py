@@ -89,6 +89,22 @@ def _move_leader(core, rule: Rule) -> None:
         core.cluster.move_leader(partition, rule.target_broker)
 
 
+@applies("lag_replica")
+def _lag_replica(core, rule: Rule) -> None:
+    _set_lagging(core, rule, True)
+
+
+@applies("catch_up_replica")
+def _catch_up_replica(core, rule: Rule) -> None:
+    _set_lagging(core, rule, False)
+
+
+def _set_lagging(core, rule: Rule, lagging: bool) -> None:
+    partition = core.cluster.partition(rule.target_topic, rule.target_partition)
+    if partition is not None:  # no such partition (yet): no replica to hold back
+        core.cluster.replication.set_lagging(partition, rule.target_broker, lagging)
+
+
 @applies("move_coordinator")
 def _move_coordinator(core, rule: Rule) -> None:
     core.groups.admin.move_coordinator(rule.target_group, rule.target_broker)

@@ -90,7 +90,7 @@ class ReplicationControl:
 
     def _alive(self, node_id: int) -> bool:
         broker = self.cluster.brokers.get(node_id)
-        return broker is not None and broker.alive
+        return broker is not None and broker.active
 
     # -- the one way a partition changes -------------------------------------------------------
 
@@ -253,11 +253,22 @@ class ReplicationControl:
             elif node_id not in partition.ends:
                 partition.ends[node_id] = partition.log.log_end_offset
 
-    def broker_unfenced(self, node_id: int) -> None:
-        """A broker back: after a crash it is no eligible leader any more; leaderless
-        partitions elect again (it may now lead them); its replicas catch up."""
+    def broker_unregistered(self, node_id: int) -> None:
+        """UnregisterBroker: as for a broker fenced, it leaves every ISR and its partitions
+        elect new leaders (an eligible leader replica stays one, as in Kafka, but may not
+        lead while unregistered)."""
         before = self._moves_of(node_id)
-        self.cluster.brokers[node_id].alive = True
+        self.cluster.brokers[node_id].registered = False
+        self._fenced(node_id, crashed=node_id in self.crashed)
+        self._check_moves(node_id, before)
+
+    def broker_unfenced(self, node_id: int) -> None:
+        """A broker back (registered again if it was not): after a crash it is no eligible
+        leader any more; leaderless partitions elect again (it may now lead them); its
+        replicas catch up."""
+        before = self._moves_of(node_id)
+        broker = self.cluster.brokers[node_id]
+        broker.alive = broker.registered = True
         self._unfenced(node_id)
         self._check_moves(node_id, before)
 
@@ -276,6 +287,23 @@ class ReplicationControl:
                 self.change(partition)
         for partition in partitions:
             self.follow(partition, node_id)
+
+    def clear_elrs(self, topic_name: str | None) -> None:
+        """Empty the eligible leader replicas and last known ELR of ``topic_name``'s partitions
+        (None: every partition), as Kafka's controller does when ``min.insync.replicas``
+        changes; the partition epoch moves, the leader epoch does not."""
+        if topic_name is None:
+            partitions = list(self.cluster.all_partitions())
+        else:
+            topic = self.cluster.topics.get(topic_name)
+            partitions = list(topic.partitions) if topic is not None else []
+        for partition in partitions:
+            if partition.elr or partition.last_known_elr:
+                self.apply(partition, Change(
+                    replicas=list(partition.replicas), isr=list(partition.isr),
+                    leader=partition.leader, elr=[], last_known_elr=[],
+                    adding=list(partition.adding), removing=list(partition.removing),
+                    bump_epoch=False))
 
     # -- replicas held back ----------------------------------------------------------------------
 
@@ -379,8 +407,9 @@ class ReplicationControl:
         broker = self.cluster.brokers.get(node_id)
         if broker is None:
             raise ApiException(errors.BROKER_NOT_AVAILABLE, f"unknown broker {node_id}")
-        if not broker.alive:
-            raise ApiException(errors.BROKER_NOT_AVAILABLE, f"broker {node_id} is stopped")
+        if not broker.active:
+            state = "stopped" if not broker.alive else "unregistered"
+            raise ApiException(errors.BROKER_NOT_AVAILABLE, f"broker {node_id} is {state}")
         self._replica_of(partition, node_id)
         if partition.leader != node_id:
             self.force_leader(partition, node_id)
@@ -440,7 +469,7 @@ class ReplicationControl:
                                "assignment includes an empty replica list.")
         seen = set()
         for broker_id in sorted(target):
-            if broker_id not in self.cluster.brokers:
+            if not self.cluster.registered(broker_id):
                 raise ApiException(errors.INVALID_REPLICA_ASSIGNMENT, "The manual partition "
                                    f"assignment includes broker {broker_id}, but no such "
                                    "broker is registered.")

@@ -60,7 +60,7 @@ REPLICA_TABLE: dict[tuple[ReplicaState, ReplicaState], str] = {
     (R.ADDING, R.NON_EXISTENT): "its reassignment cancelled",
     (R.OFFLINE, R.ADDING): "its broker came back while it is being added",
     (R.IN_SYNC, R.OUT_OF_SYNC): "fell behind the leader (held back as lagging)",
-    (R.IN_SYNC, R.OFFLINE): "its broker stopped",
+    (R.IN_SYNC, R.OFFLINE): "its broker stopped, or was unregistered",
     (R.IN_SYNC, R.ELIGIBLE): "left the ISR while the ISR is below min.insync.replicas",
     (R.IN_SYNC, R.NON_EXISTENT): "removed by a reassignment, or its topic deleted",
     (R.OUT_OF_SYNC, R.IN_SYNC): "caught up with the leader: joined the ISR",
@@ -73,9 +73,11 @@ REPLICA_TABLE: dict[tuple[ReplicaState, ReplicaState], str] = {
     (R.OFFLINE, R.ELIGIBLE): "its broker stopped while in the ISR, which is now below "
                              "min.insync.replicas",
     (R.ELIGIBLE, R.IN_SYNC): "elected from the eligible leaders, or caught up",
-    (R.ELIGIBLE, R.OUT_OF_SYNC): "the ISR is back at min.insync.replicas: no longer eligible",
+    (R.ELIGIBLE, R.OUT_OF_SYNC): "the ISR is back at min.insync.replicas, or min.insync.replicas "
+                                 "changed: no longer eligible",
     (R.ELIGIBLE, R.OFFLINE): "no longer eligible while its broker is down (the ISR recovered, "
-                             "an unclean election, or its broker crashed)",
+                             "an unclean election, min.insync.replicas changed, or its broker "
+                             "crashed)",
     (R.ELIGIBLE, R.NON_EXISTENT): "removed by a reassignment, or its topic deleted",
 }
 

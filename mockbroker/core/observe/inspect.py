@@ -72,7 +72,8 @@ def topic_view(found) -> TopicView:
             replicas=list(p.replicas), isr=list(p.isr),
             log_start_offset=p.log.log_start_offset, high_watermark=p.log.high_watermark,
             records=p.log.high_watermark - p.log.log_start_offset,
-            last_stable_offset=p.log.last_stable_offset,
+            last_stable_offset=p.log.last_stable_offset, elr=list(p.elr),
+            adding=list(p.adding), removing=list(p.removing), lagging=sorted(p.lagging),
         ) for p in found.partitions])
 
 

@@ -26,12 +26,11 @@ from mockbroker.core.errors import ApiException
 from mockbroker.core.control.rules import RuleError
 from mockbroker.core.quotas.entities import AlterOp, entity
 from mockbroker.adminapi.jsonview import BodyError, read_body, to_json
-from mockbroker.adminapi.views import QuorumFailover, QuorumReplicaView, QuorumView
 from mockbroker.core.observe.events import parse_types
 from mockbroker.adminapi.views import (
     BrokerLatency, ClockAdvance, ClockView, Deleted, EventWait, GroupLoadingView, GroupWait,
-    LagWait, NewTopic, QuotaSpec, QuotaView, RebalanceView, RecordsWait, Removed, Status,
-    TargetBroker,
+    LagWait, NewTopic, QuorumFailover, QuorumReplicaView, QuorumView, QuotaSpec, QuotaView,
+    RebalanceView, RecordsWait, Removed, ReplicaLagging, Status, TargetBroker,
 )
 from mockbroker.core.observe.watch import rebalances
 from mockbroker.core.quorum import FailoverError, kafka_uuid, quorum_of
@@ -244,7 +243,11 @@ class AdminApi:
 
     async def stop_broker(self, call: Call):
         node_id = self._broker_id(call)
-        await self.runtime.stop_broker(node_id)
+        _only_query(call, "stop_broker")
+        controlled = call.query.get("controlled", "false").lower()
+        if controlled not in ("true", "false", "1", "0"):
+            raise _bad(f"query parameter controlled must be true or false, got {controlled!r}")
+        await self.runtime.stop_broker(node_id, controlled=controlled in ("true", "1"))
         return inspect.broker_view(self.core, node_id)
 
     async def start_broker(self, call: Call):
@@ -321,6 +324,20 @@ class AdminApi:
         node_id = self._target_broker(call)
         try:
             self.core.cluster.move_leader(topic.partitions[index], node_id)
+        except ApiException as exc:
+            raise ApiError(409, str(exc)) from None
+        return inspect.topic_view(topic)
+
+    async def set_replica_lagging(self, call: Call):
+        topic = self._topic(call)
+        index = _path_int(call, "partition", "partition")
+        if not 0 <= index < len(topic.partitions):
+            raise ApiError(404, f"topic {topic.name!r} has no partition {index}")
+        node_id = self._broker_id(call)
+        body = _read(call, ReplicaLagging)
+        try:
+            self.core.cluster.replication.set_lagging(topic.partitions[index], node_id,
+                                                      body.lagging)
         except ApiException as exc:
             raise ApiError(409, str(exc)) from None
         return inspect.topic_view(topic)
