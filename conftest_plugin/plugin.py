@@ -16,6 +16,9 @@ Fixtures:
   trusts its CA when the API needs them (``host="0.0.0.0"``, ``admin_token=``, ``admin_tls=``).
 * ``kafka_cluster_factory``: starts extra clusters inside a test (``factory(brokers=3)``),
   all stopped at its end.
+* ``schema_registry_url``: the URL of the test cluster's Schema Registry (Confluent's REST API;
+  a test that takes it gets a cluster with ``schema_registry=True``, as the marker's
+  ``schema_registry=True`` gives one to ``kafka_cluster`` too).
 
 For other scopes, :func:`cluster_fixture` makes a cluster fixture of your own::
 
@@ -198,6 +201,8 @@ def kafka_cluster(request: pytest.FixtureRequest) -> Iterator[MockCluster]:
     """A fresh cluster for this test, with the ``kafka`` marker's settings."""
     _skip_external(request.config, "kafka_cluster")
     settings = {**run_settings(request.config), **marker_settings(request.node)}
+    if "schema_registry_url" in request.fixturenames:
+        settings["schema_registry"] = True
     cluster = _start(settings, request.node.nodeid)
     try:
         yield cluster
@@ -222,6 +227,14 @@ def kafka_admin(request: pytest.FixtureRequest) -> AdminClient:
     reset), as a user outside the process sees it."""
     _skip_external(request.config, "kafka_admin")
     return admin_client(request.getfixturevalue("kafka_cluster"))
+
+
+@pytest.fixture
+def schema_registry_url(request: pytest.FixtureRequest) -> str:
+    """The URL of the test cluster's Schema Registry (``schema.registry.url`` for
+    confluent-kafka's ``SchemaRegistryClient``)."""
+    _skip_external(request.config, "schema_registry_url")
+    return request.getfixturevalue("kafka_cluster").schema_registry_url
 
 
 def admin_client(cluster: MockCluster) -> AdminClient:

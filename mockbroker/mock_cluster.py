@@ -30,14 +30,14 @@ if TYPE_CHECKING:  # mockbroker.io.kafka.tls imports cryptography, for TLS clust
     from mockbroker.io.kafka.tls import ClientCertificate
 
 _OWN_SETTINGS = ("brokers", "host", "port", "http_port", "advertised_host", "topics",
-                 "admin_token", "admin_tls", "clock")
+                 "admin_token", "admin_tls", "clock", "schema_registry", "schema_registry_port")
 
 
 def _check_own(values: dict[str, Any]) -> None:
     brokers = values.get("brokers", 1)
     if isinstance(brokers, bool) or not isinstance(brokers, int) or brokers < 1:
         raise ValueError(f"brokers: must be an integer of at least 1, got {brokers!r}")
-    for name in ("port", "http_port"):
+    for name in ("port", "http_port", "schema_registry_port"):
         port = values.get(name, 0)
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"{name}: must be a port number (0 for any), got {port!r}")
@@ -48,8 +48,9 @@ def _check_own(values: dict[str, Any]) -> None:
     check_admin_token(values.get("admin_token"))
     if values.get("clock", "real") not in CLOCKS:
         raise ValueError(f"clock: must be real or manual, got {values['clock']!r}")
-    if not isinstance(values.get("admin_tls", False), bool):
-        raise ValueError(f"admin_tls: expected true or false, got {values['admin_tls']!r}")
+    for name in ("admin_tls", "schema_registry"):
+        if not isinstance(values.get(name, False), bool):
+            raise ValueError(f"{name}: expected true or false, got {values[name]!r}")
     topics = values.get("topics") or {}
     if not isinstance(topics, dict):
         raise ValueError(f"topics: must map topic names to partition counts, got {topics!r}")
@@ -146,6 +147,12 @@ class MockCluster:
     @property
     def admin_url(self) -> str:
         return self._started().admin_url
+
+    @property
+    def schema_registry_url(self) -> str | None:
+        """The Schema Registry's URL (Confluent's REST API) with ``schema_registry=True``;
+        None without."""
+        return self._started().schema_registry_url
 
     @property
     def admin_token(self) -> str | None:

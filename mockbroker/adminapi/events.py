@@ -30,6 +30,12 @@ EVENT_TYPES = {
                       "crash)",
     "broker_started": "a broker came back (broker)",
     "broker_unregistered": "UnregisterBroker removed a broker from the cluster (broker)",
+    "schema_registered": "the Schema Registry registered a new version of a subject (subject, "
+                         "version, id, schema_type)",
+    "schema_incompatible": "the Schema Registry refused a schema as incompatible with an "
+                           "earlier version (subject, compatibility)",
+    "schema_deleted": "a version of a subject was deleted (subject, version, permanent)",
+    "subject_deleted": "a subject was deleted (subject, permanent)",
     "controller_unregistered": "UnregisterController removed a controller's registration "
                                "(controller; a running one registers again at once)",
     "leader_changed": "a partition got a new leader or leader epoch (topic, partition, leader, "

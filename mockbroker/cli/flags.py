@@ -196,6 +196,13 @@ def add_serve_flags(serve: argparse.ArgumentParser) -> None:
     admin.add_argument("--admin-tls", action="store_true",
                        help="serve the admin API over HTTPS, with the brokers' certificate "
                             "(yours, or one from the CA made at start)")
+    registry = serve.add_argument_group("Schema Registry")
+    registry.add_argument("--schema-registry", action="store_true",
+                          help="run a Schema Registry (Confluent's REST API v1) on its own port, "
+                               "its schemas in the _schemas topic; shown as schema_registry= in "
+                               "the ready line")
+    registry.add_argument("--schema-registry-port", type=_port, default=0,
+                          help="the Schema Registry's port (default 0: ephemeral)")
     kafka = serve.add_argument_group("Kafka broker settings (Kafka's names, dashes for dots)")
     for setting in SETTINGS.values():
         # a true-or-false setting given alone is on: --telemetry-receiver

@@ -24,12 +24,15 @@ When every listener is up, serve prints one line to stdout and flushes it:
 
   mockbroker ready bootstrap=HOST:PORT[,HOST:PORT...] admin=http[s]://HOST:PORT
       [listeners=PROTOCOL://HOST:PORT[,PROTOCOL://HOST:PORT...]] [ca=PATH] [token=TOKEN]
+      [clock=manual] [schema_registry=http://HOST:PORT]
 
 bootstrap= is the first listener's brokers; listeners= (only with several listeners) names
 every broker of every listener, in the order the listeners were given (PLAINTEXT://h:9092,
 PLAINTEXT://h:9093,SASL_SSL://h:9094,...); ca= is the PEM file of the CA that clients of a TLS
 listener (or of --admin-tls) trust; token= is what the admin API requires, sent as
-"Authorization: Bearer TOKEN" (it does off loopback, or when given --admin-token).
+"Authorization: Bearer TOKEN" (it does off loopback, or when given --admin-token); clock=manual
+says the broker clock moves only when told; schema_registry= is the Schema Registry's URL (with
+--schema-registry).
 
 The brokers answer from then on.  The admin API's HTTP server finishes loading just after: a
 call made before it serves waits and is then answered.
@@ -123,6 +126,8 @@ def ready_line(runtime: ClusterRuntime) -> str:
         parts.append(f"token={runtime.admin_token}")
     if runtime.manual_clock:
         parts.append("clock=manual")
+    if runtime.schema_registry_url:
+        parts.append(f"schema_registry={runtime.schema_registry_url}")
     return "mockbroker ready " + " ".join(parts)
 
 
@@ -151,7 +156,9 @@ async def serve(args: argparse.Namespace) -> None:
                                  topics=dict(args.topic), settings=settings,
                                  security=security_settings(args), tls_files=tls_files(args),
                                  admin_token=args.admin_token, admin_tls=args.admin_tls,
-                                 clock=make_clock(args.clock))
+                                 clock=make_clock(args.clock),
+                                 schema_registry=args.schema_registry,
+                                 schema_registry_port=args.schema_registry_port)
     except ValueError as exc:
         raise SettingError(_as_flags(str(exc))) from exc
     except OSError as exc:  # only TLS files are read before listening: not a PEM, unreadable

@@ -48,7 +48,8 @@ class ClusterRuntime:
                  topics: dict[str, int] | None = None, settings: dict[str, Any] | None = None,
                  clock=None, security: SecuritySettings | None = None,
                  tls_files: dict[str, str] | None = None, admin_token: str | None = None,
-                 admin_tls: bool = False):
+                 admin_tls: bool = False, schema_registry: bool = False,
+                 schema_registry_port: int = 0):
         self.host = host
         self.advertised_host = advertised_host or WILDCARD_HOSTS.get(host, host)
         self._settings = dict(settings or {})
@@ -80,6 +81,12 @@ class ClusterRuntime:
         self.admin = AdminServer(host, http_port, self, token=admin_token,
                                  ssl_context=self._admin_tls_context(tls_files) if admin_tls
                                  else None)
+        #: the Schema Registry's server, when the cluster runs one
+        self.schema_registry = None
+        if schema_registry:
+            from mockbroker.io.registry.server import SchemaRegistryServer
+
+            self.schema_registry = SchemaRegistryServer(host, schema_registry_port, self)
         self.ready = False
         #: set once :meth:`stop` begins
         self.stopping = False
@@ -147,6 +154,13 @@ class ClusterRuntime:
         return f"{self.admin.scheme}://{host_port(self.advertised_host, self.admin.port)}"
 
     @property
+    def schema_registry_url(self) -> str | None:
+        """The Schema Registry's URL, or None when the cluster runs none."""
+        server = self.schema_registry
+        return None if server is None else \
+            f"http://{host_port(self.advertised_host, server.port)}"
+
+    @property
     def admin_token(self) -> str | None:
         """The token the admin API requires (``Authorization: Bearer``), or None."""
         return self.admin.token
@@ -167,7 +181,21 @@ class ClusterRuntime:
             raise
         for name, partitions in self.topics.items():
             self.core.cluster.create_topic(name, partitions)
+        if self.schema_registry is not None:
+            self._start_registry(self.core)
+            try:
+                await self.schema_registry.start()
+            except BaseException:
+                await self.stop()
+                raise
         self.ready = True
+
+    @staticmethod
+    def _start_registry(core) -> None:
+        """The registry's ``_schemas`` topic, created as it starts."""
+        from mockbroker.core.schemas.cluster import registry_of
+
+        registry_of(core.cluster)
 
     def _advertise(self, core, listener: BrokerListener) -> None:
         broker = core.cluster.brokers[listener.broker_id]
@@ -185,6 +213,8 @@ class ClusterRuntime:
         for callback in callbacks:
             callback()
         await self.admin.stop()
+        if self.schema_registry is not None:
+            await self.schema_registry.stop()
         for listener in self.listeners:
             await listener.stop()
         if self._tls_dir is not None:
@@ -231,6 +261,8 @@ class ClusterRuntime:
             self._advertise(core, listener)
         core.timers.on_change = self._rearm
         core.broker_watchers.append(self._broker_changed)
+        if self.schema_registry is not None:
+            self._start_registry(core)
         self.core = core
         self.events.emit("reset", admin="reset")
         for listener in self.listeners:

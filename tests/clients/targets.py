@@ -48,6 +48,7 @@ MOCKBROKER_ONLY = {
     "clock": "a broker clock the test moves, which no Kafka has",
     "not-served": "a capability Kafka 4.4 has and mockbroker does not serve yet, which the "
                   "client must be told of",
+    "schema-registry": "the Schema Registry, which Apache Kafka does not include",
 }
 #: broker settings of both targets
 SETTINGS = {

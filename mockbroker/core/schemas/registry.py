@@ -1,0 +1,608 @@
+"""The Schema Registry's operations, as Confluent's registry (8.x) carries them out: register,
+look up, read, delete, configs, modes and compatibility tests, each refused with its error code
+and message (:class:`RegistryError`).
+
+The state lives in the cluster's ``_schemas`` topic (:mod:`.store`): every change is a record
+appended there, and the registry reads the topic before it answers, so what clients write to
+the topic themselves, or a registry built afresh, is seen the same way.  Schema ids are global,
+and the same schema (text, references, metadata, rule set) keeps its id under every subject.
+Only the default context ``.`` exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Any, Callable, Iterable, Protocol
+
+from mockbroker.core.schemas import compatibility
+from mockbroker.core.schemas.formats import (
+    SCHEMA_TYPES, STRICT, InvalidSchema, ParsedSchema, parse,
+)
+from mockbroker.core.schemas.store import (
+    SchemaState, SchemaVersion, clear_subject_key, clear_subject_value, config_key,
+    config_value, delete_subject_key, delete_subject_value, mode_key, mode_value, schema_key,
+)
+
+DEFAULT_CONTEXT = "."
+MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT", "FORWARD")
+#: what a config may hold, by its field name in records and answers
+CONFIG_FIELDS = ("compatibilityLevel", "normalize", "alias", "validateFields", "validateRules",
+                 "compatibilityPolicy", "compatibilityGroup", "defaultMetadata",
+                 "overrideMetadata", "defaultRuleSet", "overrideRuleSet")
+MAX_VERSION = 2 ** 31 - 1
+
+
+class RegistryError(Exception):
+    """A refusal: the HTTP status, Confluent's error code and its message."""
+
+    def __init__(self, status: int, error_code: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.error_code = error_code
+        self.message = message
+
+
+def subject_not_found(subject: str) -> RegistryError:
+    return RegistryError(404, 40401, f"Subject '{subject}' not found.")
+
+
+def version_not_found(version: Any) -> RegistryError:
+    return RegistryError(404, 40402, f"Version {version} not found.")
+
+
+def schema_not_found(what: Any = None) -> RegistryError:
+    return RegistryError(404, 40403, "Schema not found" if what is None
+                         else f"Schema {what} not found")
+
+
+def invalid_version(text: str) -> RegistryError:
+    return RegistryError(422, 42202, f"The specified version '{text}' is not a valid version "
+                                     "id. Allowed values are between [1, 2^31-1] and the "
+                                     'string "latest"')
+
+
+def invalid_schema(message: str) -> RegistryError:
+    return RegistryError(422, 42201, message)
+
+
+def not_permitted(message: str) -> RegistryError:
+    return RegistryError(422, 42205, message)
+
+
+def parse_version(text: str) -> int:
+    """A version in a path: a number from 1, or ``latest`` (-1)."""
+    if text.strip().lower() == "latest":
+        return -1
+    try:
+        number = int(text)
+    except ValueError:
+        raise invalid_version(text) from None
+    if number == -1:
+        return -1
+    if not 1 <= number <= MAX_VERSION:
+        raise invalid_version(text)
+    return number
+
+
+def valid_subject(subject: str) -> bool:
+    return not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in subject) \
+        and subject not in ("__GLOBAL", "__EMPTY")
+
+
+def guid_of(version: SchemaVersion) -> str:
+    """The schema's guid: an MD5 of its text and references, written as a UUID."""
+    digest = hashlib.md5(version.schema.encode())
+    for ref in version.references:
+        digest.update(str(ref.get("name", "")).encode())
+        digest.update(str(ref.get("subject", "")).encode())
+        digest.update(int(ref.get("version", 0)).to_bytes(4, "big", signed=True))
+    return str(uuid.UUID(bytes=digest.digest()))
+
+
+class RecordSource(Protocol):
+    """Where the registry's records are: the cluster's ``_schemas`` topic
+    (:mod:`mockbroker.core.schemas.cluster`)."""
+
+    def identity(self) -> object:
+        """What changes when the topic is deleted and made anew (its records start over)."""
+
+    def append(self, entries: list[tuple[bytes, bytes | None]]) -> None:
+        """Write (key, value) records, or raise :class:`RegistryError` (50001)."""
+
+    def read_from(self, offset: int) -> Iterable[tuple[int, bytes | None, bytes | None]]:
+        """(offset, key, value) of every record from ``offset`` on."""
+
+
+class SchemaRegistry:
+    """One cluster's registry, over its ``_schemas`` records."""
+
+    def __init__(self, source: RecordSource, *, default_compatibility: str = "BACKWARD",
+                 emit: Callable[..., None] | None = None):
+        self.source = source
+        self.default_compatibility = default_compatibility
+        self.state = SchemaState()
+        self._identity = source.identity()
+        self._parsed: dict[tuple, ParsedSchema] = {}
+        self._emit = emit or (lambda *a, **k: None)
+
+    # -- the topic ------------------------------------------------------------------------------
+
+    def catch_up(self) -> SchemaState:
+        """Read the records appended since the last look (all of them, when the topic was
+        made anew)."""
+        identity = self.source.identity()
+        if identity != self._identity:
+            self.state, self._identity = SchemaState(), identity
+        state = self.state
+        for offset, key, value in self.source.read_from(state.offset):
+            state.apply(key, value)
+            state.offset = offset + 1
+        return state
+
+    def _write(self, *entries: tuple[bytes, bytes | None]) -> None:
+        self.catch_up()
+        self.source.append(list(entries))
+        self.catch_up()
+
+    # -- reading what is there --------------------------------------------------------------------
+
+    def _versions(self, subject: str, deleted: bool = False) -> list[SchemaVersion]:
+        found = self.catch_up().subjects.get(subject, {})
+        return [found[n] for n in sorted(found) if deleted or not found[n].deleted]
+
+    def subjects(self, prefix: str | None = None, *, deleted: bool = False,
+                 deleted_only: bool = False) -> list[str]:
+        out = []
+        for subject, versions in sorted(self.catch_up().subjects.items()):
+            if prefix and not subject.startswith(prefix):
+                continue
+            live = any(not v.deleted for v in versions.values())
+            gone = any(v.deleted for v in versions.values())
+            if (deleted_only and gone) or (not deleted_only and (live or (deleted and gone))):
+                out.append(subject)
+        return out
+
+    def versions(self, subject: str, *, deleted: bool = False,
+                 deleted_only: bool = False) -> list[int]:
+        every = self._versions(subject, deleted=True)
+        chosen = [v.version for v in every
+                  if (v.deleted if deleted_only else deleted or not v.deleted)]
+        if not chosen:
+            raise subject_not_found(subject)
+        return chosen
+
+    def version(self, subject: str, version: int, *, deleted: bool = False) -> SchemaVersion:
+        """A subject's version (-1: the latest); 40401 / 40402 as Confluent answers."""
+        every = self._versions(subject, deleted=True)
+        if not every:
+            raise subject_not_found(subject)
+        visible = [v for v in every if deleted or not v.deleted]
+        if version == -1:
+            if not visible:
+                raise subject_not_found(subject)
+            return visible[-1]
+        for found in visible:
+            if found.version == version:
+                return found
+        raise version_not_found(version)
+
+    def by_id(self, schema_id: int, subject: str | None = None) -> SchemaVersion:
+        state = self.catch_up()
+        if subject:
+            for found in state.subjects.get(subject, {}).values():
+                if found.id == schema_id:
+                    return found
+        found = state.by_id(schema_id)
+        if found is None:
+            raise schema_not_found(schema_id)
+        return found
+
+    def by_guid(self, guid: str) -> SchemaVersion:
+        for holders in self.catch_up().holders.values():
+            for subject, number in sorted(holders):
+                found = self.state.subjects[subject][number]
+                if guid_of(found) == guid:
+                    return found
+        raise schema_not_found(guid)
+
+    def subjects_of_id(self, schema_id: int, *, deleted: bool = False,
+                       subject: str | None = None) -> list[tuple[str, int]]:
+        """(subject, version) pairs carrying ``schema_id``; 40403 when there are none."""
+        state = self.catch_up()
+        pairs = sorted(p for p in state.holders.get(schema_id, ())
+                       if deleted or not state.subjects[p[0]][p[1]].deleted)
+        if subject:
+            pairs = [p for p in pairs if p[0] == subject]
+        if not pairs:
+            raise schema_not_found()
+        return pairs
+
+    def referenced_by(self, subject: str, version: int, *, deleted: bool = False) -> list[int]:
+        target = self.version(subject, version, deleted=True)
+        out = set()
+        for versions in self.catch_up().subjects.values():
+            for found in versions.values():
+                if found.deleted and not deleted:
+                    continue
+                if any(r.get("subject") == subject and r.get("version") == target.version
+                       for r in found.references):
+                    out.add(found.id)
+        return sorted(out)
+
+    def parsed(self, found: SchemaVersion) -> ParsedSchema:
+        """A stored version, parsed (with what its references name)."""
+        key = found.content()
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            parsed = parse(found.schema_type, found.schema,
+                           self._resolve(found.references, deleted=True))
+            self._parsed[key] = parsed
+        return parsed
+
+    def _resolve(self, references: list[dict[str, Any]], *, deleted: bool,
+                 seen: dict[str, str] | None = None) -> dict[str, str]:
+        """Every schema text ``references`` name, theirs included: name -> text."""
+        out = {} if seen is None else seen
+        for ref in references:
+            name, subject, version = ref.get("name"), ref.get("subject"), ref.get("version")
+            if not isinstance(name, str) or not isinstance(subject, str) \
+                    or not isinstance(version, int):
+                raise InvalidSchema(f"Invalid reference: {_reference_text(ref)}")
+            try:
+                found = self.version(subject, version, deleted=deleted)
+            except RegistryError:
+                raise InvalidSchema(f'No schema reference found for subject "{subject}" and '
+                                    f"version {version}") from None
+            if name not in out:
+                out[name] = found.schema
+                self._resolve(found.references, deleted=deleted, seen=out)
+        return out
+
+    # -- configs and modes ------------------------------------------------------------------------
+
+    def config(self, subject: str | None, *, default_to_global: bool = False
+               ) -> dict[str, Any] | None:
+        """The config set for ``subject`` (None: global), merged over the global one with
+        ``default_to_global``; None when nothing is set (the global one has a default)."""
+        configs = self.catch_up().configs
+        global_config = configs.get(None) or {}
+        if subject is None:
+            return {"compatibilityLevel": self.default_compatibility, **global_config}
+        own = configs.get(subject)
+        if own is None and not default_to_global:
+            return None
+        merged = dict(global_config) if default_to_global else {}
+        if default_to_global:
+            merged.setdefault("compatibilityLevel", self.default_compatibility)
+        merged.update(own or {})
+        return merged
+
+    def effective_config(self, subject: str) -> dict[str, Any]:
+        return self.config(subject, default_to_global=True) or {}
+
+    def set_config(self, subject: str | None, update: dict[str, Any]) -> dict[str, Any]:
+        self._check_writable(subject, config=True)
+        current = dict(self.catch_up().configs.get(subject) or {})
+        current.update({k: v for k, v in update.items() if v is not None})
+        self._write((config_key(subject), config_value(subject, current)))
+        return current
+
+    def delete_config(self, subject: str | None) -> dict[str, Any]:
+        self._check_writable(subject, config=True)
+        before = self.catch_up().configs.get(subject)
+        if subject is not None and before is None:
+            raise subject_not_found(subject)
+        self._write((config_key(subject), None))
+        if subject is None:
+            return {"compatibilityLevel": self.default_compatibility, **(before or {})}
+        return before
+
+    def mode(self, subject: str | None, *, default_to_global: bool = False) -> str | None:
+        modes = self.catch_up().modes
+        if subject is None:
+            return modes.get(None, "READWRITE")
+        own = modes.get(subject)
+        if own is None and default_to_global:
+            return modes.get(None, "READWRITE")
+        return own
+
+    def effective_mode(self, subject: str) -> str:
+        return self.mode(subject, default_to_global=True) or "READWRITE"
+
+    def set_mode(self, subject: str | None, mode: str, *, force: bool = False) -> str:
+        mode = mode.upper()
+        if mode not in MODES:
+            raise RegistryError(422, 42204, "Invalid mode. Valid values are READWRITE, "
+                                            "READONLY, IMPORT and FORWARD.")
+        if mode == "FORWARD" and subject is not None:
+            raise RegistryError(422, 42204, "Forward mode only supported on global level")
+        if mode == "IMPORT" and not force:
+            present = [s for s in self.subjects() if subject is None or s == subject]
+            if present:
+                raise not_permitted("Cannot import since found existing subjects")
+        self._write((mode_key(subject), mode_value(subject, mode)))
+        return mode
+
+    def delete_mode(self, subject: str) -> str:
+        before = self.catch_up().modes.get(subject)
+        if before is None:
+            raise subject_not_found(subject)
+        self._write((mode_key(subject), None))
+        return before
+
+    def _check_writable(self, subject: str | None, *, config: bool = False) -> None:
+        mode = self.effective_mode(subject) if subject is not None else self.mode(None)
+        if mode in ("READONLY", "READONLY_OVERRIDE") and not config:
+            raise not_permitted(f"Subject {subject} in context {DEFAULT_CONTEXT} is in "
+                                "read-only mode")
+
+    # -- registering and looking up ---------------------------------------------------------------
+
+    def prepare(self, subject: str, body: dict[str, Any], *, normalize: bool,
+                previous: SchemaVersion | None = None) -> tuple[SchemaVersion, ParsedSchema]:
+        """The version a request body describes (not yet numbered): its schema parsed,
+        canonical or normalized; 42201 when it cannot be."""
+        schema_type = body.get("schemaType") or "AVRO"
+        text = body.get("schema")
+        references = body.get("references") or []
+        if not isinstance(text, str) or not text.strip():
+            if previous is None:
+                raise invalid_schema("Empty schema")
+            schema_type, text, references = (previous.schema_type, previous.schema,
+                                             previous.references)
+        if schema_type not in SCHEMA_TYPES:
+            raise invalid_schema(f"Invalid schema type {schema_type}")
+        if not isinstance(references, list) or not all(isinstance(r, dict)
+                                                        for r in references):
+            raise invalid_schema(f"Invalid schema of type {schema_type}, details: the "
+                                 "references must be a list of objects")
+        try:
+            resolved = self._resolve(references, deleted=False)
+            parsed = parse(schema_type, text, resolved)
+            if normalize:
+                parsed = parsed.normalized()
+        except InvalidSchema as exc:
+            described = _described(subject, schema_type, text, references)
+            if getattr(exc, "stage", "parse") == "validate":  # parsed, then found invalid
+                raise invalid_schema(f"Invalid schema {described}, details: {exc}") from None
+            # the format's provider words its refusal, then the registry wraps it again
+            if schema_type == "AVRO":
+                refs = ", ".join(_reference_text(r) for r in references)
+                provider = (f"Invalid schema {described} with refs [{refs}] of type AVRO, "
+                            f"details: {exc}")
+            else:
+                provider = f"Invalid schema of type {schema_type}, details: {exc}"
+            raise invalid_schema(f"Invalid schema of type {schema_type}, details: {provider}") \
+                from None
+        refs = [{"name": r["name"], "subject": r["subject"], "version": r["version"]}
+                for r in references]
+        if normalize:
+            refs = sorted({(r["name"], r["subject"], r["version"]): r
+                           for r in refs}.values(), key=lambda r: (r["name"], r["subject"],
+                                                                  r["version"]))
+        version = SchemaVersion(subject=subject, version=0, id=-1, schema_type=schema_type,
+                                schema=parsed.canonical(), references=refs,
+                                metadata=body.get("metadata") or None,
+                                rule_set=body.get("ruleSet") or None)
+        return version, parsed
+
+    def register(self, subject: str, body: dict[str, Any], *, normalize: bool = False,
+                 force: bool = False) -> SchemaVersion:
+        """POST /subjects/{subject}/versions."""
+        if not valid_subject(subject):
+            raise RegistryError(422, 42208, f"The specified subject '{subject}' is not a "
+                                            "valid.")
+        wanted_id = body.get("id")
+        wanted_version = body.get("version")
+        wanted_id = -1 if wanted_id is None else int(wanted_id)
+        wanted_version = 0 if wanted_version is None else int(wanted_version)
+        mode = self.effective_mode(subject)
+        if mode in ("READONLY", "READONLY_OVERRIDE"):
+            raise not_permitted(f"Subject {subject} in context {DEFAULT_CONTEXT} is in "
+                                "read-only mode")
+        importing = mode in ("IMPORT", "FORWARD")
+        if wanted_id >= 0 and not importing:
+            raise not_permitted(f"Subject {subject} in context {DEFAULT_CONTEXT} is not in "
+                                "import mode")
+        if wanted_id < 0 and mode != "READWRITE":
+            raise not_permitted(f"Subject {subject} in context {DEFAULT_CONTEXT} is not in "
+                                "read-write mode")
+        every = self._versions(subject, deleted=True)
+        live = [v for v in every if not v.deleted]
+        next_version = max([v.version for v in every], default=0) + 1
+        config = self.effective_config(subject)
+        normalize = normalize or bool(config.get("normalize"))
+        candidate, parsed = self.prepare(subject, body, normalize=normalize,
+                                         previous=live[-1] if live else None)
+        state = self.state
+        known_id = state.ids.get(candidate.content())
+        if known_id is not None and wanted_id in (-1, known_id):
+            for found in live:
+                if found.id == known_id and wanted_version == 0:
+                    return found
+            schema_id = known_id
+        else:
+            schema_id = wanted_id
+        if wanted_version == 0:
+            for found in reversed(live):
+                if found.content() == candidate.content() and schema_id in (-1, found.id):
+                    return found
+        if not importing and not force:
+            messages = compatibility.check(
+                config.get("compatibilityLevel", self.default_compatibility), parsed,
+                [compatibility.Earlier(v.version, self.parsed(v)) for v in live],
+                config.get("compatibilityPolicy") or STRICT)
+            if messages:
+                level = config.get("compatibilityLevel", self.default_compatibility)
+                messages.append(_applied(config, level))
+                self._emit("schema_incompatible", subject=subject, compatibility=level)
+                raise RegistryError(409, 40901, "Schema being registered is incompatible with "
+                                                f'an earlier schema for subject "{subject}", '
+                                                f"details: [{', '.join(messages)}]")
+        if wanted_version <= 0:
+            wanted_version = next_version
+        elif wanted_version != next_version and not importing:
+            raise invalid_schema("Version is not one more than previous version")
+        if schema_id >= 0:
+            holder = state.by_id(schema_id)
+            if holder is not None and holder.content() != candidate.content():
+                raise RegistryError(422, 42207, "The ID of an imported schema does not match "
+                                                "the existing ID")
+        else:
+            schema_id = state.max_id + 1
+        candidate.version, candidate.id = wanted_version, schema_id
+        entries = [(schema_key(v.subject, v.version), None) for v in every
+                   if v.deleted and v.id == schema_id and v.version < wanted_version
+                   and not self.referenced_by(subject, v.version, deleted=True)]
+        entries.append((schema_key(subject, wanted_version), candidate.value()))
+        self._write(*entries)
+        self._parsed.setdefault(candidate.content(), parsed)
+        self._emit("schema_registered", subject=subject, version=wanted_version, id=schema_id,
+                   schema_type=candidate.schema_type)
+        return self.state.subjects[subject][wanted_version]
+
+    def lookup(self, subject: str, body: dict[str, Any], *, normalize: bool = False,
+               deleted: bool = False) -> SchemaVersion:
+        """POST /subjects/{subject}: the version of ``subject`` holding this schema."""
+        every = self._versions(subject, deleted=True)
+        if not every:
+            raise subject_not_found(subject)
+        normalize = normalize or bool(self.effective_config(subject).get("normalize"))
+        candidate, _ = self.prepare(subject, body, normalize=normalize)
+        for found in reversed(every):
+            if (deleted or not found.deleted) and found.content() == candidate.content():
+                return found
+        raise schema_not_found()
+
+    def latest_with_metadata(self, subject: str, wanted: dict[str, str], *,
+                             deleted: bool = False) -> SchemaVersion:
+        every = self._versions(subject, deleted=True)
+        if not every:
+            raise subject_not_found(subject)
+        for found in reversed(every):
+            if found.deleted and not deleted:
+                continue
+            properties = (found.metadata or {}).get("properties") or {}
+            if all(properties.get(k) == v for k, v in wanted.items()):
+                return found
+        raise schema_not_found()
+
+    def test_compatibility(self, subject: str, version: int | None, body: dict[str, Any], *,
+                           normalize: bool = False) -> list[str]:
+        """POST /compatibility/subjects/{subject}/versions[/{version}]: why the schema may not
+        be registered, against that version (None: every version the level asks for)."""
+        live = self._versions(subject)
+        config = self.effective_config(subject)
+        level = config.get("compatibilityLevel", self.default_compatibility)
+        if version is None:
+            earlier = live
+        elif version == -1:
+            earlier = live[-1:]
+        else:
+            earlier = [self.version(subject, version)]
+        _, parsed = self.prepare(subject, body, normalize=normalize or bool(
+            config.get("normalize")), previous=live[-1] if live else None)
+        if version is not None and level.endswith("_TRANSITIVE"):
+            level = level[:-len("_TRANSITIVE")]
+        messages = compatibility.check(
+            level, parsed, [compatibility.Earlier(v.version, self.parsed(v)) for v in earlier],
+            config.get("compatibilityPolicy") or STRICT)
+        if messages:
+            messages.append(_applied(config, level))
+        return messages
+
+    # -- deleting ---------------------------------------------------------------------------------
+
+    def delete_subject(self, subject: str, *, permanent: bool = False) -> list[int]:
+        self._check_writable(subject)
+        every = self._versions(subject, deleted=True)
+        if not every:
+            raise subject_not_found(subject)
+        if permanent:
+            live = [v.version for v in every if not v.deleted]
+            if live:
+                raise RegistryError(404, 40405, f"Subject '{subject}' was not deleted first "
+                                                "before being permanently deleted")
+            self._check_unreferenced(subject, every, deleted=True)
+            entries = [(schema_key(subject, v.version), None) for v in reversed(every)]
+            state = self.state
+            if subject in state.modes:
+                entries.append((mode_key(subject), None))
+            if subject in state.configs:
+                entries.append((config_key(subject), None))
+            self._write(*entries)
+            self._emit("subject_deleted", subject=subject, permanent=True)
+            return [v.version for v in every]
+        live = [v for v in every if not v.deleted]
+        if not live:
+            raise RegistryError(404, 40404, f"Subject '{subject}' was soft deleted.Set "
+                                            "permanent=true to delete permanently")
+        self._check_unreferenced(subject, live, deleted=False)
+        self._write((delete_subject_key(subject),
+                     delete_subject_value(subject, live[-1].version)))
+        self._emit("subject_deleted", subject=subject, permanent=False)
+        return [v.version for v in live]
+
+    def delete_version(self, subject: str, version: int, *, permanent: bool = False) -> int:
+        self._check_writable(subject)
+        found = self.version(subject, version, deleted=True)
+        if version == -1 and found.deleted:
+            raise version_not_found(version)
+        if permanent:
+            if not found.deleted:
+                raise RegistryError(404, 40407, f"Subject '{subject}' Version {found.version} "
+                                                "was not deleted first before being "
+                                                "permanently deleted")
+            self._check_unreferenced(subject, [found], deleted=True)
+            entries = [(schema_key(subject, found.version), None)]
+            remaining = [v for v in self._versions(subject, deleted=True) if v is not found]
+            if not remaining:
+                if subject in self.state.modes:
+                    entries.append((mode_key(subject), None))
+                if subject in self.state.configs:
+                    entries.append((config_key(subject), None))
+            self._write(*entries)
+        else:
+            if found.deleted:
+                raise RegistryError(404, 40406, f"Subject '{subject}' Version {found.version} "
+                                                "was soft deleted.Set permanent=true to delete "
+                                                "permanently")
+            self._check_unreferenced(subject, [found], deleted=False)
+            gone = SchemaVersion(**{f: getattr(found, f) for f in found.__struct_fields__})
+            gone.deleted = True
+            self._write((schema_key(subject, found.version), gone.value()))
+        self._emit("schema_deleted", subject=subject, version=found.version,
+                   permanent=permanent)
+        return found.version
+
+    def _check_unreferenced(self, subject: str, versions: list[SchemaVersion], *,
+                            deleted: bool) -> None:
+        for found in versions:
+            if self.referenced_by(subject, found.version, deleted=deleted):
+                raise RegistryError(422, 42206, "One or more references exist to the schema "
+                                                f"{{magic=1,keytype=SCHEMA,subject={subject},"
+                                                f"version={found.version}}}.")
+
+    def clear_subject(self, subject: str) -> None:
+        """Forget a subject's soft-deleted versions (as entering IMPORT mode does)."""
+        self._write((clear_subject_key(subject), clear_subject_value(subject)))
+
+
+def _described(subject: str, schema_type: str, text: str, references: list) -> str:
+    """A schema being registered as Confluent's messages print it (its ``toString``)."""
+    refs = ", ".join(_reference_text(r) for r in references)
+    return (f"{{subject={subject},version=0,id=-1,guid=null,schemaType={schema_type},"
+            f"references=[{refs}],metadata=null,ruleSet=null,schema={text},schemaTags=null,"
+            f"ts=null,deleted=null}}")
+
+
+def _applied(config: dict[str, Any], level: str) -> str:
+    """The note that ends a refusal's messages: the checks the registry applied."""
+    fields = "true" if config.get("validateFields") else "false"
+    return f"{{validateFields: '{fields}', compatibility: '{level}'}}"
+
+
+def _reference_text(ref: dict[str, Any]) -> str:
+    return (f"{{name='{ref.get('name')}', subject='{ref.get('subject')}', "
+            f"version={ref.get('version')}}}")

@@ -1,0 +1,401 @@
+"""The Schema Registry over HTTP: Confluent's REST API v1, its paths, query parameters, bodies,
+content type and error bodies (``{"error_code": 40401, "message": "..."}``), served by aiohttp
+on the brokers' event loop, so every call sees the cluster between two Kafka requests.
+
+The operations are :class:`~mockbroker.core.schemas.registry.SchemaRegistry`'s; this module
+reads requests and writes answers as Confluent's server does: a query flag is true when it is
+``true`` in any case (Java's ``Boolean.valueOf``, so confluent-kafka's ``normalize=False`` is
+false), a version in a path is a number from 1 or ``latest``, a body that is not JSON is 400
+and one of the wrong shape 422.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from aiohttp import web
+
+from mockbroker.core.schemas.cluster import registry_of
+from mockbroker.core.schemas.compatibility import LEVELS
+from mockbroker.core.schemas.formats import SCHEMA_TYPES
+from mockbroker.core.schemas.registry import (
+    CONFIG_FIELDS, DEFAULT_CONTEXT, RegistryError, SchemaRegistry, guid_of, parse_version,
+)
+from mockbroker.core.schemas.store import SchemaVersion
+
+if TYPE_CHECKING:
+    from mockbroker.io.runtime import ClusterRuntime
+
+log = logging.getLogger("mockbroker.schema_registry")
+
+CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+
+
+class Call:
+    """One request as the operations read it."""
+
+    def __init__(self, request: web.Request, body: bytes):
+        self.request = request
+        self.path = request.match_info
+        self.query = request.query
+        self._body = body
+
+    def flag(self, name: str, default: bool = False) -> bool:
+        value = self.query.get(name)
+        return default if value is None else value.strip().lower() == "true"
+
+    def text(self, name: str) -> str | None:
+        value = self.query.get(name)
+        return value or None
+
+    def int(self, name: str, default: int) -> int:
+        value = self.query.get(name)
+        if value is None or value == "":
+            return default
+        try:
+            return int(value)
+        except ValueError:
+            raise web.HTTPNotFound() from None
+
+    def body(self) -> dict[str, Any]:
+        if not self._body.strip():
+            raise RegistryError(422, 422, "The request body must be a JSON object")
+        try:
+            data = json.loads(self._body)
+        except ValueError as exc:
+            raise RegistryError(400, 400, f"Unrecognized JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise RegistryError(422, 422, "The request body must be a JSON object")
+        return data
+
+
+def _entity(found: SchemaVersion, *, schema: str | None = None,
+            deleted: bool = False) -> dict[str, Any]:
+    """A subject's version as ``GET /subjects/{s}/versions/{v}`` answers it."""
+    out: dict[str, Any] = {"subject": found.subject, "version": found.version, "id": found.id,
+                           "guid": guid_of(found), "schemaType": found.schema_type}
+    _schema_fields(out, found, schema)
+    if deleted and found.deleted:
+        out["deleted"] = True
+    return out
+
+
+def _schema_fields(out: dict[str, Any], found: SchemaVersion, schema: str | None) -> None:
+    if found.references:
+        out["references"] = found.references
+    if found.metadata:
+        out["metadata"] = found.metadata
+    if found.rule_set:
+        out["ruleSet"] = found.rule_set
+    out["schema"] = found.schema if schema is None else schema
+
+
+class RegistryApi:
+    """Every route's operation, over the cluster's registry."""
+
+    def __init__(self, runtime: "ClusterRuntime"):
+        self.runtime = runtime
+
+    @property
+    def registry(self) -> SchemaRegistry:
+        return registry_of(self.runtime.core.cluster)
+
+    def _formatted(self, found: SchemaVersion, fmt: str | None) -> str | None:
+        if not fmt:
+            return None
+        return self.registry.parsed(found).formatted(fmt)
+
+    # -- subjects ---------------------------------------------------------------------------------
+
+    def subjects(self, call: Call):
+        deleted_only = call.flag("deletedOnly") or call.flag("deleted_only")
+        found = self.registry.subjects(call.text("subjectPrefix"), deleted=call.flag("deleted"),
+                                       deleted_only=deleted_only)
+        return _page(found, call)
+
+    def versions(self, call: Call):
+        subject = call.path["subject"]
+        deleted_only = call.flag("deletedOnly") or call.flag("deleted_only")
+        return _page(self.registry.versions(subject, deleted=call.flag("deleted"),
+                                            deleted_only=deleted_only), call)
+
+    def register(self, call: Call):
+        body = call.body()
+        found = self.registry.register(call.path["subject"], body,
+                                       normalize=call.flag("normalize"),
+                                       force=call.flag("force"))
+        out: dict[str, Any] = {"id": found.id, "version": found.version,
+                               "guid": guid_of(found), "schemaType": found.schema_type}
+        _schema_fields(out, found, self._formatted(found, call.text("format")))
+        return out
+
+    def lookup(self, call: Call):
+        found = self.registry.lookup(call.path["subject"], call.body(),
+                                     normalize=call.flag("normalize"),
+                                     deleted=call.flag("deleted"))
+        return _entity(found, schema=self._formatted(found, call.text("format")),
+                       deleted=True)
+
+    def version(self, call: Call):
+        deleted = call.flag("deleted")
+        found = self.registry.version(call.path["subject"], parse_version(call.path["version"]),
+                                      deleted=deleted)
+        return _entity(found, schema=self._formatted(found, call.text("format")),
+                       deleted=deleted)
+
+    def version_schema(self, call: Call):
+        found = self.registry.version(call.path["subject"], parse_version(call.path["version"]),
+                                      deleted=call.flag("deleted"))
+        return Raw(self._formatted(found, call.text("format")) or found.schema)
+
+    def referenced_by(self, call: Call):
+        return _page(self.registry.referenced_by(
+            call.path["subject"], parse_version(call.path["version"]),
+            deleted=call.flag("deleted")), call)
+
+    def delete_subject(self, call: Call):
+        return self.registry.delete_subject(call.path["subject"],
+                                            permanent=call.flag("permanent"))
+
+    def delete_version(self, call: Call):
+        return self.registry.delete_version(call.path["subject"],
+                                            parse_version(call.path["version"]),
+                                            permanent=call.flag("permanent"))
+
+    def metadata(self, call: Call):
+        keys, values = call.query.getall("key", []), call.query.getall("value", [])
+        found = self.registry.latest_with_metadata(call.path["subject"],
+                                                   dict(zip(keys, values)),
+                                                   deleted=call.flag("deleted"))
+        return _entity(found, schema=self._formatted(found, call.text("format")))
+
+    # -- schemas by id ----------------------------------------------------------------------------
+
+    def _id(self, call: Call) -> int:
+        try:
+            return int(call.path["id"])
+        except ValueError:
+            raise web.HTTPNotFound() from None
+
+    def schema_by_id(self, call: Call):
+        subject = call.text("subject")
+        found = self.registry.by_id(self._id(call), subject)
+        out: dict[str, Any] = {"schemaType": found.schema_type}
+        _schema_fields(out, found, self._formatted(found, call.text("format")))
+        if subject:
+            out = {"subject": found.subject, "version": found.version, **out}
+        out["guid"] = guid_of(found)
+        if call.flag("fetchMaxId"):
+            out["maxId"] = self.registry.state.max_id
+        return out
+
+    def schema_text_by_id(self, call: Call):
+        found = self.registry.by_id(self._id(call), call.text("subject"))
+        return Raw(self._formatted(found, call.text("format")) or found.schema)
+
+    def subjects_by_id(self, call: Call):
+        pairs = self.registry.subjects_of_id(self._id(call), deleted=call.flag("deleted"),
+                                             subject=call.text("subject"))
+        return _page(list(dict.fromkeys(s for s, _ in pairs)), call)
+
+    def versions_by_id(self, call: Call):
+        pairs = self.registry.subjects_of_id(self._id(call), deleted=call.flag("deleted"),
+                                             subject=call.text("subject"))
+        return _page([{"subject": s, "version": v} for s, v in pairs], call)
+
+    def schema_by_guid(self, call: Call):
+        found = self.registry.by_guid(call.path["guid"])
+        out: dict[str, Any] = {"schemaType": found.schema_type}
+        _schema_fields(out, found, self._formatted(found, call.text("format")))
+        out["guid"] = guid_of(found)
+        return out
+
+    def ids_by_guid(self, call: Call):
+        found = self.registry.by_guid(call.path["guid"])
+        return [{"context": DEFAULT_CONTEXT, "id": found.id}]
+
+    def schemas(self, call: Call):
+        registry, prefix = self.registry, call.text("subjectPrefix")
+        deleted, latest_only = call.flag("deleted"), call.flag("latestOnly")
+        out = []
+        for subject in registry.subjects(prefix, deleted=deleted):
+            versions = [registry.version(subject, v, deleted=deleted)
+                        for v in registry.versions(subject, deleted=deleted)]
+            for found in versions[-1:] if latest_only else versions:
+                out.append(_entity(found, deleted=deleted))
+        return _page(out, call)
+
+    def schema_types(self, call: Call):
+        return list(SCHEMA_TYPES)
+
+    # -- configs and modes ------------------------------------------------------------------------
+
+    def get_config(self, call: Call):
+        subject = call.path.get("subject")
+        found = self.registry.config(subject, default_to_global=call.flag("defaultToGlobal"))
+        if found is None:
+            raise RegistryError(404, 40408, f"Subject '{subject}' does not have subject-level "
+                                            "compatibility configured")
+        return found
+
+    def set_config(self, call: Call):
+        body = call.body()
+        update: dict[str, Any] = {}
+        level = body.get("compatibility", body.get("compatibilityLevel"))
+        if level is not None:
+            if not isinstance(level, str) or level.upper() not in LEVELS:
+                raise RegistryError(422, 42203, "Invalid compatibility level. Valid values are "
+                                                "none, backward, forward, full, "
+                                                "backward_transitive, forward_transitive, and "
+                                                "full_transitive")
+            update["compatibilityLevel"] = level.upper()
+        for name in CONFIG_FIELDS[1:]:
+            if body.get(name) is not None:
+                update[name] = body[name]
+        self.registry.set_config(call.path.get("subject"), update)
+        echo = {"compatibility": update["compatibilityLevel"]} if level is not None else {}
+        echo.update({k: v for k, v in update.items() if k != "compatibilityLevel"})
+        return echo
+
+    def delete_config(self, call: Call):
+        return self.registry.delete_config(call.path.get("subject"))
+
+    def get_mode(self, call: Call):
+        subject = call.path.get("subject")
+        found = self.registry.mode(subject, default_to_global=call.flag("defaultToGlobal"))
+        if found is None:
+            raise RegistryError(404, 40409, f"Subject '{subject}' does not have subject-level "
+                                            "mode configured")
+        return {"mode": found}
+
+    def set_mode(self, call: Call):
+        mode = call.body().get("mode")
+        if not isinstance(mode, str):
+            raise RegistryError(422, 42204, "Invalid mode. Valid values are READWRITE, "
+                                            "READONLY, IMPORT and FORWARD.")
+        return {"mode": self.registry.set_mode(call.path.get("subject"), mode,
+                                               force=call.flag("force"))}
+
+    def delete_mode(self, call: Call):
+        subject = call.path.get("subject")
+        if subject is None:
+            raise web.HTTPMethodNotAllowed("DELETE", ["GET", "PUT"])
+        return {"mode": self.registry.delete_mode(subject)}
+
+    # -- compatibility ---------------------------------------------------------------------------
+
+    def compatibility(self, call: Call):
+        version_text = call.path.get("version")
+        subject = call.path["subject"]
+        version = None if version_text is None else parse_version(version_text)
+        registry = self.registry
+        if version is not None and version != -1:
+            registry.version(subject, version)  # 40401 / 40402 before the body is read
+        messages = registry.test_compatibility(subject, version, call.body(),
+                                               normalize=call.flag("normalize"))
+        out: dict[str, Any] = {"is_compatible": not messages}
+        if call.flag("verbose"):
+            out["messages"] = messages
+        return out
+
+    def contexts(self, call: Call):
+        return _page([DEFAULT_CONTEXT], call)
+
+    def root(self, call: Call):
+        return {}
+
+
+class Raw(str):
+    """An answer that is the schema's text itself, not JSON."""
+
+
+def _page(items: list, call: Call) -> list:
+    offset, limit = max(call.int("offset", 0), 0), call.int("limit", -1)
+    return items[offset:] if limit < 0 else items[offset:offset + limit]
+
+
+#: (method, path, operation name)
+ROUTES: tuple[tuple[str, str, str], ...] = (
+    ("GET", "/", "root"),
+    ("GET", "/subjects", "subjects"),
+    ("GET", "/subjects/{subject}/versions", "versions"),
+    ("POST", "/subjects/{subject}/versions", "register"),
+    ("POST", "/subjects/{subject}", "lookup"),
+    ("DELETE", "/subjects/{subject}", "delete_subject"),
+    ("GET", "/subjects/{subject}/versions/{version}", "version"),
+    ("DELETE", "/subjects/{subject}/versions/{version}", "delete_version"),
+    ("GET", "/subjects/{subject}/versions/{version}/schema", "version_schema"),
+    ("GET", "/subjects/{subject}/versions/{version}/referencedby", "referenced_by"),
+    ("GET", "/subjects/{subject}/metadata", "metadata"),
+    ("GET", "/schemas", "schemas"),
+    ("GET", "/schemas/types", "schema_types"),
+    ("GET", "/schemas/ids/{id}", "schema_by_id"),
+    ("GET", "/schemas/ids/{id}/schema", "schema_text_by_id"),
+    ("GET", "/schemas/ids/{id}/subjects", "subjects_by_id"),
+    ("GET", "/schemas/ids/{id}/versions", "versions_by_id"),
+    ("GET", "/schemas/guids/{guid}", "schema_by_guid"),
+    ("GET", "/schemas/guids/{guid}/ids", "ids_by_guid"),
+    ("GET", "/config", "get_config"),
+    ("PUT", "/config", "set_config"),
+    ("DELETE", "/config", "delete_config"),
+    ("GET", "/config/{subject}", "get_config"),
+    ("PUT", "/config/{subject}", "set_config"),
+    ("DELETE", "/config/{subject}", "delete_config"),
+    ("GET", "/mode", "get_mode"),
+    ("PUT", "/mode", "set_mode"),
+    ("GET", "/mode/{subject}", "get_mode"),
+    ("PUT", "/mode/{subject}", "set_mode"),
+    ("DELETE", "/mode/{subject}", "delete_mode"),
+    ("POST", "/compatibility/subjects/{subject}/versions/{version}", "compatibility"),
+    ("POST", "/compatibility/subjects/{subject}/versions", "compatibility"),
+    ("GET", "/contexts", "contexts"),
+)
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    body = data if isinstance(data, Raw) else json.dumps(data, separators=(",", ":"),
+                                                           ensure_ascii=False)
+    return web.Response(body=str(body).encode(), status=status,
+                        headers={"Content-Type": CONTENT_TYPE})
+
+
+def _error(status: int, code: int, message: str) -> web.Response:
+    return _json({"error_code": code, "message": message}, status)
+
+
+def _handler(api: RegistryApi, name: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+    operation = getattr(api, name)
+
+    async def serve(request: web.Request) -> web.Response:
+        call = Call(request, await request.read())
+        try:
+            return _json(operation(call))
+        except RegistryError as exc:
+            return _error(exc.status, exc.error_code, exc.message)
+
+    serve.__name__ = name
+    return serve
+
+
+@web.middleware
+async def _errors(request: web.Request, handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return _error(exc.status, exc.status, f"HTTP {exc.status} {exc.reason}")
+    except Exception:  # a bug: answered as Confluent answers one, and logged
+        log.exception("schema registry: %s %s failed", request.method, request.path)
+        return _error(500, 50001, "Error in the backend data store")
+
+
+def make_app(runtime: "ClusterRuntime") -> web.Application:
+    api = RegistryApi(runtime)
+    app = web.Application(middlewares=[_errors], client_max_size=16 * 1024 * 1024)
+    app.add_routes([web.route(method, path, _handler(api, name))
+                    for method, path, name in ROUTES])
+    return app
+
