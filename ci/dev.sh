@@ -115,10 +115,11 @@ pom_property() {  # pom_property POM NAME: a property's value in a POM of ours
 
 setup_spark() {
   # Spark's Kafka connector for the Spark tests, at the installed PySpark's version, with the jars
-  # it needs beyond PySpark's own (ci/spark/pom.xml); the plugin's SparkSession loads them.
+  # it needs beyond PySpark's own, and spark-avro (ci/spark/pom.xml); the plugin's SparkSession
+  # loads them.  The marker is spark-avro's jar, the last the POM gained: older caches refetch.
   local version
   version=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("pyspark"))')
-  fetch_jars ci/spark/pom.xml .cache/jars/spark "spark-sql-kafka-0-10_2.13-$version.jar" \
+  fetch_jars ci/spark/pom.xml .cache/jars/spark "spark-avro_2.13-$version.jar" \
     "-Dspark.version=$version"
 }
 

@@ -92,7 +92,8 @@ def test_the_fault_and_request_log_views_show_what_the_core_objects_do():
     fault = Rule(4, "error", api=0, error=6, count=2, broker=1, topic="t", partition=0,
                  client_id="c", delay_ms=5, probability=0.5, fired=1)
     assert to_json(inspect.fault_view(fault)) == {
-        "id": 4, "action": "error", "api": "Produce", "api_key": 0,
+        "id": 4, "action": "error", "api": "Produce", "api_key": 0, "registry": None,
+        "subject": None,
         "error": "NOT_LEADER_OR_FOLLOWER", "error_code": 6, "count": 2, "after": 0, "fired": 1,
         "broker": 1, "topic": "t", "partition": 0, "group": None, "client_id": "c",
         "principal": None, "delay_ms": 5, "throttle_ms": 0, "probability": 0.5, "chain": False,

@@ -309,6 +309,9 @@ class FaultView:
     action: FaultAction
     api: str | None = describe("Kafka API name; null: any")
     api_key: int | None
+    registry: str | None = describe("the Schema Registry operation it picks (then no Kafka "
+                                    "request)", default=None)
+    subject: str | None = describe("the registry subject it picks", default=None)
     error: str | None = describe("Kafka error name (action error only)")
     error_code: int | None
     count: int | None = describe("firings left; null: until removed")
@@ -530,11 +533,17 @@ class FaultSpec:
 
     api: str | int | None = describe(
         "Kafka API name (Produce, JoinGroup, ...) or key; null: any", default=None)
+    registry: str | None = describe(
+        "instead of Kafka requests, pick Schema Registry calls of this operation (register, "
+        "lookup, schema_by_id, version, ...; * for any): actions error (a Confluent error code "
+        "such as 50001 or 40901), delay, drop and disconnect", default=None)
+    subject: str | None = describe("with registry: pick calls about this subject",
+                                   default=None)
     action: AddableAction | None = describe(
         "default: error when an error is given, else delay", default=None)
     error: str | int | None = describe(
-        "Kafka error name (NOT_LEADER_OR_FOLLOWER) or code; used by action error only",
-        default=None)
+        "Kafka error name (NOT_LEADER_OR_FOLLOWER) or code; used by action error only (with "
+        "registry: a Confluent error code)", default=None)
     count: int | None = describe(
         "how many requests it picks (default 1); null: until removed", default=1, minimum=1)
     after: int = describe("let this many matching requests through first", default=0,

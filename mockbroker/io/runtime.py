@@ -86,7 +86,10 @@ class ClusterRuntime:
         if schema_registry:
             from mockbroker.io.registry.server import SchemaRegistryServer
 
-            self.schema_registry = SchemaRegistryServer(host, schema_registry_port, self)
+            # over HTTPS with the brokers' certificate when they speak TLS
+            self.schema_registry = SchemaRegistryServer(
+                host, schema_registry_port, self,
+                ssl_context=self._admin_tls_context(tls_files) if context else None)
         self.ready = False
         #: set once :meth:`stop` begins
         self.stopping = False
@@ -158,7 +161,7 @@ class ClusterRuntime:
         """The Schema Registry's URL, or None when the cluster runs none."""
         server = self.schema_registry
         return None if server is None else \
-            f"http://{host_port(self.advertised_host, server.port)}"
+            f"{server.scheme}://{host_port(self.advertised_host, server.port)}"
 
     @property
     def admin_token(self) -> str | None:

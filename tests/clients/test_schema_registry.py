@@ -23,7 +23,7 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerialize
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from mockbroker import MockCluster
+from mockbroker import AdminError, MockCluster
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
 
 pytestmark = pytest.mark.mockbroker_only("schema-registry")
@@ -384,3 +384,55 @@ def test_protobuf_values_register_their_imports_as_references(cluster, client):
         'syntax = "proto3";\nmessage Customer {\n  int64 name = 1;\n}\n', "PROTOBUF"))
     assert (status, code) == (409, 40901)
     assert "FIELD_SCALAR_KIND_CHANGED" in message or "FIELD_KIND_CHANGED" in message
+
+
+def test_a_secured_cluster_s_registry_wants_a_user_over_tls(stack):
+    cluster = stack.enter_context(MockCluster(schema_registry=True,
+                                              security_protocol="SASL_SSL",
+                                              users={"alice": "secret"},
+                                              admin_token="registry-admin-token"))
+    url = cluster.schema_registry_url
+    assert url.startswith("https://")
+    ca = {"ssl.ca.location": cluster.ssl_ca_location}
+    alice = SchemaRegistryClient({"url": url, "basic.auth.user.info": "alice:secret", **ca})
+    assert alice.register_schema("users-value", avro(USER_V1)) == 1
+    for who in ({}, {"basic.auth.user.info": "alice:wrong"},
+                {"basic.auth.user.info": "mallory:secret"}):
+        stranger = SchemaRegistryClient({"url": url, **who, **ca})
+        assert refused(stranger.get_subjects) == (401, 401, "Unauthorized")
+    # the admin API's token is taken too, as a bearer token
+    bearer = {"bearer.auth.credentials.source": "STATIC_TOKEN",
+              "bearer.auth.logical.cluster": "lkc", "bearer.auth.identity.pool.id": "pool"}
+    admin = SchemaRegistryClient({"url": url, **bearer,
+                                  "bearer.auth.token": "registry-admin-token", **ca})
+    assert admin.get_subjects() == ["users-value"]
+    wrong = SchemaRegistryClient({"url": url, **bearer, "bearer.auth.token": "guess", **ca})
+    assert refused(wrong.get_subjects)[:2] == (401, 401)
+
+
+def test_control_rules_break_registry_calls_on_purpose(cluster, client):
+    client.register_schema("users-value", avro(USER_V1))
+    admin = cluster.admin
+
+    def fresh() -> SchemaRegistryClient:  # no cache of earlier answers, no retries of a 500
+        return SchemaRegistryClient({"url": cluster.schema_registry_url, "max.retries": 0})
+    admin.add_fault(registry="lookup", subject="users-value", error=50001, count=2)
+    for _ in range(2):
+        assert refused(fresh().lookup_schema, "users-value", avro(USER_V1)) == (
+            500, 50001, "Error while writing to the Kafka store")
+    assert fresh().lookup_schema("users-value", avro(USER_V1)).version == 1  # used up
+    # another subject, another operation: untouched by a rule for this one
+    admin.add_fault(registry="register", subject="orders-value", error=40901)
+    assert fresh().register_schema("users-value", avro(USER_V2)) == 2
+    assert refused(fresh().register_schema, "orders-value", avro(USER_V1))[:2] == (409, 40901)
+    assert [e["action"] for e in admin.events("rule_fired")] == ["error"] * 3
+    assert admin.faults() == []
+    admin.add_fault(registry="*", action="disconnect")
+    # the connection closes without an answer: the client's HTTP library says so
+    with pytest.raises(Exception, match="Server disconnected without sending a response"):
+        fresh().get_subjects()
+    assert fresh().get_subjects() == ["users-value"]  # only one call was cut
+    with pytest.raises(AdminError, match="registry: unknown operation"):
+        admin.add_fault(registry="publish", error=500)
+    with pytest.raises(AdminError, match="a Confluent error code"):
+        admin.add_fault(registry="register", error="NOT_LEADER_OR_FOLLOWER")

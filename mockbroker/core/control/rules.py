@@ -22,6 +22,13 @@ the table of :mod:`mockbroker.adminapi.actions`, which says what each needs; by 
   its member still owned the partitions it is revoking (match the member by ``client_id``;
   with ``count`` null it holds until the rule is removed, or the member is fenced).
 
+A rule with ``registry`` picks Schema Registry calls instead of Kafka requests: an operation
+(:data:`mockbroker.core.schemas.routes.OPERATIONS`, or ``*``) and perhaps a ``subject``, then
+answers with a Confluent ``error`` code (``50001`` a store failure, ``40901`` an incompatible
+schema, or a plain HTTP status), a ``delay``, no answer (``drop``) or a closed connection
+(``disconnect``): "the next two lookups of subject orders-value fail with 500" is
+``{"registry": "lookup", "subject": "orders-value", "error": 500, "count": 2}``.
+
 A rule may also match the ``principal`` a request comes from (``User:alice``): deny one
 principal with an error, or, on ``SaslAuthenticate``, refuse one principal's login (the
 exchange fails with the rule's error once the mechanism has named who is logging in; with no
@@ -53,6 +60,17 @@ from wire.apis import API_NAMES, resolve_api
 
 #: the actions ``POST /faults`` may add, as refusals list them
 _ADDABLE = ", ".join(http_names())
+#: what a rule may do to a Schema Registry call
+REGISTRY_ACTIONS = ("error", "delay", "drop", "disconnect")
+
+
+def http_status(code: int) -> int | None:
+    """The HTTP status of a Confluent error code (its first three digits: 50001 is 500), or
+    None for a number that is none."""
+    status = code
+    while status >= 1000:
+        status //= 10
+    return status if 400 <= status <= 599 else None
 
 
 class RuleError(ValueError):
@@ -107,6 +125,10 @@ class Rule(Struct, repr_omit_defaults=True):
     #: requests that matched, fired or not (for ``after``)
     matched: int = 0
     callback: Callable[[ControlledRequest], Any] | None = None
+    #: a Schema Registry operation (:data:`mockbroker.core.schemas.routes.OPERATIONS`, or
+    #: ``*``): the rule picks registry calls, never Kafka requests
+    registry: str | None = None
+    subject: str | None = None
 
     def hits(self, topic: str | None, partition: int | None) -> bool:
         """Whether this rule's topic and partition pick a (topic, partition) of a request
@@ -209,6 +231,8 @@ class ControlTable:
 
     def parse(self, spec: Any) -> Rule:
         spec = _read_spec(spec)
+        if spec.registry is not None or spec.subject is not None:
+            return self._parse_registry(spec)
         error = spec.error
         if error is not None:
             try:
@@ -251,6 +275,43 @@ class ControlTable:
         if chain and action != "delay":
             raise RuleError("only a delay can chain")
         rule.chain = chain
+        self._parse_targets(spec, rule)
+        return rule
+
+    def _parse_registry(self, spec) -> Rule:
+        """A rule for Schema Registry calls: an operation (and subject), and an answer."""
+        from mockbroker.core.schemas.routes import OPERATIONS
+
+        if spec.registry is None:
+            raise RuleError("subject needs registry (the Schema Registry operation to pick)")
+        if spec.registry != "*" and spec.registry not in OPERATIONS:
+            raise RuleError(f"registry: unknown operation {spec.registry!r}; operations are "
+                            f"{', '.join(OPERATIONS)} (or *)")
+        kafka_only = [name for name in ("api", "broker", "topic", "partition", "group",
+                                        "client_id", "principal")
+                      if getattr(spec, name) is not None]
+        if kafka_only:
+            raise RuleError(f"{', '.join(kafka_only)}: for Kafka requests, not registry calls")
+        action = spec.action or ("error" if spec.error is not None else
+                                 "delay" if spec.delay_ms else None)
+        if action not in REGISTRY_ACTIONS:
+            raise RuleError(f"action: registry calls take {', '.join(REGISTRY_ACTIONS)}"
+                            + (f", not {action}" if action else ""))
+        error = None
+        if action == "error":
+            error = spec.error
+            if isinstance(error, bool) or not isinstance(error, int) or \
+                    http_status(error) is None:
+                raise RuleError("error: a registry rule answers with a Confluent error code "
+                                "(an HTTP status such as 500, or a code such as 50001 or "
+                                f"40901), not {error!r}")
+        if action == "delay" and spec.delay_ms == 0:
+            raise RuleError("action delay needs a delay_ms above 0")
+        if spec.chain:
+            raise RuleError("only a broker's delay can chain")
+        rule = Rule(0, action, None, error, spec.count, spec.after, delay_ms=spec.delay_ms,
+                    probability=float(spec.probability), registry=spec.registry,
+                    subject=spec.subject)
         self._parse_targets(spec, rule)
         return rule
 
@@ -323,6 +384,8 @@ class ControlTable:
         chained_delay = 0
         fired: list[Rule] = []
         for rule in list(self._rules.values()):
+            if rule.registry is not None:
+                continue
             if rule.api is not None and rule.api != api_key:
                 continue
             if rule.broker is not None and rule.broker != broker_id:
@@ -357,6 +420,22 @@ class ControlTable:
                 return chained_delay, rule, fired
             chained_delay += rule.delay_ms
         return chained_delay, None, fired
+
+    def pick_registry(self, operation: str, subject: str | None) -> Rule | None:
+        """The rule that applies to one Schema Registry call, counted as fired, or None."""
+        for rule in list(self._rules.values()):
+            if rule.registry is None or rule.registry not in ("*", operation):
+                continue
+            if rule.subject is not None and rule.subject != subject:
+                continue
+            rule.matched += 1
+            if rule.matched <= rule.after:
+                continue
+            if rule.probability < 1.0 and self._random.random() >= rule.probability:
+                continue
+            self._count(rule)
+            return rule
+        return None
 
     def _count(self, rule: Rule) -> None:
         rule.fired += 1

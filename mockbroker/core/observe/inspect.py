@@ -224,9 +224,12 @@ def _error_name(code: int | None) -> str | None:
 def fault_view(fault) -> FaultView:
     """A fault as the API shows it; its other fields are the fault's attributes of the same
     names."""
+    registry = getattr(fault, "registry", None)
     return from_object(FaultView, fault,
                        api=API_NAMES.get(fault.api) if fault.api is not None else None,
-                       api_key=fault.api, error=_error_name(fault.error),
+                       api_key=fault.api,
+                       # a registry rule's error is a Confluent code, which has no Kafka name
+                       error=None if registry is not None else _error_name(fault.error),
                        error_code=fault.error)
 
 

@@ -7,10 +7,17 @@ reads requests and writes answers as Confluent's server does: a query flag is tr
 ``true`` in any case (Java's ``Boolean.valueOf``, so confluent-kafka's ``normalize=False`` is
 false), a version in a path is a number from 1 or ``latest``, a body that is not JSON is 400
 and one of the wrong shape 422.
+
+With SASL users configured for the cluster, every call needs HTTP basic credentials of one of
+them (or the admin API's token as a bearer token), else 401; over TLS when the brokers' listeners
+use it (:mod:`.server`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import hmac
 import json
 import logging
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
@@ -20,6 +27,8 @@ from aiohttp import web
 from mockbroker.core.schemas.cluster import registry_of
 from mockbroker.core.schemas.compatibility import LEVELS
 from mockbroker.core.schemas.formats import SCHEMA_TYPES
+from mockbroker.core.control.rules import http_status
+from mockbroker.core.schemas.routes import ROUTES
 from mockbroker.core.schemas.registry import (
     CONFIG_FIELDS, DEFAULT_CONTEXT, RegistryError, SchemaRegistry, guid_of, parse_version,
 )
@@ -316,44 +325,6 @@ def _page(items: list, call: Call) -> list:
     return items[offset:] if limit < 0 else items[offset:offset + limit]
 
 
-#: (method, path, operation name)
-ROUTES: tuple[tuple[str, str, str], ...] = (
-    ("GET", "/", "root"),
-    ("GET", "/subjects", "subjects"),
-    ("GET", "/subjects/{subject}/versions", "versions"),
-    ("POST", "/subjects/{subject}/versions", "register"),
-    ("POST", "/subjects/{subject}", "lookup"),
-    ("DELETE", "/subjects/{subject}", "delete_subject"),
-    ("GET", "/subjects/{subject}/versions/{version}", "version"),
-    ("DELETE", "/subjects/{subject}/versions/{version}", "delete_version"),
-    ("GET", "/subjects/{subject}/versions/{version}/schema", "version_schema"),
-    ("GET", "/subjects/{subject}/versions/{version}/referencedby", "referenced_by"),
-    ("GET", "/subjects/{subject}/metadata", "metadata"),
-    ("GET", "/schemas", "schemas"),
-    ("GET", "/schemas/types", "schema_types"),
-    ("GET", "/schemas/ids/{id}", "schema_by_id"),
-    ("GET", "/schemas/ids/{id}/schema", "schema_text_by_id"),
-    ("GET", "/schemas/ids/{id}/subjects", "subjects_by_id"),
-    ("GET", "/schemas/ids/{id}/versions", "versions_by_id"),
-    ("GET", "/schemas/guids/{guid}", "schema_by_guid"),
-    ("GET", "/schemas/guids/{guid}/ids", "ids_by_guid"),
-    ("GET", "/config", "get_config"),
-    ("PUT", "/config", "set_config"),
-    ("DELETE", "/config", "delete_config"),
-    ("GET", "/config/{subject}", "get_config"),
-    ("PUT", "/config/{subject}", "set_config"),
-    ("DELETE", "/config/{subject}", "delete_config"),
-    ("GET", "/mode", "get_mode"),
-    ("PUT", "/mode", "set_mode"),
-    ("GET", "/mode/{subject}", "get_mode"),
-    ("PUT", "/mode/{subject}", "set_mode"),
-    ("DELETE", "/mode/{subject}", "delete_mode"),
-    ("POST", "/compatibility/subjects/{subject}/versions/{version}", "compatibility"),
-    ("POST", "/compatibility/subjects/{subject}/versions", "compatibility"),
-    ("GET", "/contexts", "contexts"),
-)
-
-
 def _json(data: Any, status: int = 200) -> web.Response:
     body = data if isinstance(data, Raw) else json.dumps(data, separators=(",", ":"),
                                                            ensure_ascii=False)
@@ -365,11 +336,53 @@ def _error(status: int, code: int, message: str) -> web.Response:
     return _json({"error_code": code, "message": message}, status)
 
 
+#: what an injected error answers with, by its code (Confluent's words where it has them)
+_INJECTED = {50001: "Error while writing to the Kafka store", 50002: "Operation timed out",
+             50003: "Error while forwarding the request to the leader",
+             50004: "Leader not known.", 40901: "Schema being registered is incompatible with "
+                                                "an earlier schema",
+             409: "Schema being registered is incompatible with an earlier schema",
+             40401: "Subject not found.", 40403: "Schema not found"}
+
+
+async def _apply_rule(runtime: "ClusterRuntime", rule, request: web.Request
+                      ) -> web.StreamResponse | None:
+    """What a control rule does to a registry call: None lets it be answered as usual."""
+    if rule.delay_ms:
+        await _later(runtime, rule.delay_ms)
+    if rule.action == "error":
+        return _error(http_status(rule.error), rule.error,
+                      _INJECTED.get(rule.error, f"Error {rule.error} (rule {rule.id})"))
+    if rule.action == "disconnect":
+        if request.transport is not None:
+            request.transport.close()
+        raise asyncio.CancelledError()
+    if rule.action == "drop":
+        await asyncio.Event().wait()  # never answered (until the server stops)
+    return None
+
+
+async def _later(runtime: "ClusterRuntime", delay_ms: int) -> None:
+    """Wait ``delay_ms`` on the broker clock (a manual clock moves only when told)."""
+    done = asyncio.get_running_loop().create_future()
+    runtime.core.timers.call_later(delay_ms, lambda: done.done() or done.set_result(None))
+    await done  # the core's timers wake the loop (ClusterRuntime._rearm)
+
+
 def _handler(api: RegistryApi, name: str) -> Callable[[web.Request], Awaitable[web.Response]]:
     operation = getattr(api, name)
+    runtime = api.runtime
 
-    async def serve(request: web.Request) -> web.Response:
-        call = Call(request, await request.read())
+    async def serve(request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        control = runtime.core.control
+        if control:
+            rule = control.pick_registry(name, request.match_info.get("subject"))
+            if rule is not None:
+                answer = await _apply_rule(runtime, rule, request)
+                if answer is not None:
+                    return answer
+        call = Call(request, body)
         try:
             return _json(operation(call))
         except RegistryError as exc:
@@ -392,9 +405,40 @@ async def _errors(request: web.Request, handler) -> web.StreamResponse:
         return _error(500, 50001, "Error in the backend data store")
 
 
+def _credentials(runtime: "ClusterRuntime", header: str) -> bool:
+    """Whether an ``Authorization`` header names one of the cluster's users with its password
+    (HTTP basic, as confluent-kafka's ``basic.auth.user.info`` sends it), or carries the admin
+    API's token."""
+    kind, _, value = header.partition(" ")
+    if kind.lower() == "basic":
+        try:
+            user, _, password = base64.b64decode(value.strip(), validate=True).decode() \
+                .partition(":")
+        except (ValueError, UnicodeDecodeError):
+            return False
+        return runtime.core.security.credentials.check_password(user, password)
+    token = runtime.admin_token
+    return kind.lower() == "bearer" and token is not None and \
+        hmac.compare_digest(value.strip().encode(), token.encode())
+
+
+def _authorizing(runtime: "ClusterRuntime"):
+    """With SASL users configured, every call needs one of them (or the admin token)."""
+    @web.middleware
+    async def authorize(request: web.Request, handler) -> web.StreamResponse:
+        if runtime.security.users and \
+                not _credentials(runtime, request.headers.get("Authorization", "")):
+            response = _error(401, 401, "Unauthorized")
+            response.headers["WWW-Authenticate"] = 'Basic realm="SchemaRegistry"'
+            return response
+        return await handler(request)
+    return authorize
+
+
 def make_app(runtime: "ClusterRuntime") -> web.Application:
     api = RegistryApi(runtime)
-    app = web.Application(middlewares=[_errors], client_max_size=16 * 1024 * 1024)
+    app = web.Application(middlewares=[_errors, _authorizing(runtime)],
+                          client_max_size=16 * 1024 * 1024)
     app.add_routes([web.route(method, path, _handler(api, name))
                     for method, path, name in ROUTES])
     return app

@@ -1,9 +1,11 @@
 """The Schema Registry's server: its own HTTP port beside the brokers and the admin API, on the
-brokers' event loop (:mod:`.http` is the application)."""
+brokers' event loop (:mod:`.http` is the application); HTTPS with the brokers' certificate when
+their listeners speak TLS."""
 
 from __future__ import annotations
 
 import socket
+import ssl
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -18,9 +20,11 @@ if TYPE_CHECKING:
 class SchemaRegistryServer:
     """The registry on ``host:port`` (0: an ephemeral port, known once started)."""
 
-    def __init__(self, host: str, port: int, runtime: "ClusterRuntime"):
+    def __init__(self, host: str, port: int, runtime: "ClusterRuntime", *,
+                 ssl_context: ssl.SSLContext | None = None):
         self.host = host
         self.port = port
+        self.ssl_context = ssl_context
         self._runtime = runtime
         self._sockets: list[socket.socket] = []
         self._runner: Any = None
@@ -32,8 +36,12 @@ class SchemaRegistryServer:
                                handle_signals=False)
         await runner.setup()
         for sock in self._sockets:
-            await web.SockSite(runner, sock).start()
+            await web.SockSite(runner, sock, ssl_context=self.ssl_context).start()
         self._runner = runner
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.ssl_context is not None else "http"
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -22,6 +22,31 @@
 //	    retention.ms once its broker knows it, grows it to four partitions, deletes it and waits
 //	    until it is gone; prints "retention VALUE SOURCE" and "partitions N"
 //
+// The Schema Registry commands talk to the registry at URL with pkg/sr, and print what it
+// answers as one JSON line:
+//
+//	franz-client sr-register URL SUBJECT SCHEMA [TYPE]
+//	    registers SCHEMA (its text; TYPE AVRO when not given, JSON or PROTOBUF) under SUBJECT and
+//	    prints {"subject", "version", "id", "schema"[, "schemaType"]}; a refusal is printed as
+//	    the registry's error {"error_code", "message"}, with exit 0
+//	franz-client sr-get URL ID
+//	    prints the schema of global id ID: {"schema"[, "schemaType"]} (AVRO when absent)
+//	franz-client sr-subjects URL ID
+//	    prints the subjects that have the schema of global id ID, as a JSON list
+//	franz-client sr-versions URL SUBJECT
+//	    prints the versions of SUBJECT, as a JSON list
+//	franz-client sr-check URL SUBJECT SCHEMA [TYPE]
+//	    checks SCHEMA against SUBJECT's latest version (verbose) and prints
+//	    {"is_compatible", "messages"}
+//	franz-client sr-config URL [SUBJECT]
+//	    prints the compatibility level of SUBJECT (the global one without it):
+//	    {"compatibilityLevel"}, or the registry's error {"error_code", "message"}
+//	franz-client sr-set-config URL SUBJECT LEVEL
+//	    sets SUBJECT's compatibility level and prints {"compatibility"}
+//	franz-client sr-writer URL HEX
+//	    reads the schema id of HEX (a payload in Confluent's wire format: magic byte 0, then
+//	    the id in four bytes) with pkg/sr's Serde and prints {"id", "schema"[, "schemaType"]}
+//
 // Every command connects as the environment says, as a client configured for production would:
 // KAFKA_SECURITY_PROTOCOL (PLAINTEXT when unset, SSL, SASL_PLAINTEXT or SASL_SSL),
 // KAFKA_SSL_CA_LOCATION (the PEM file of the CA that signed the broker's certificate),
@@ -35,7 +60,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -48,6 +75,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+	"github.com/twmb/franz-go/pkg/sr"
 )
 
 const partitions = 3
@@ -324,6 +352,111 @@ func admin(bootstrap, topic string) {
 	})
 }
 
+// registry is a pkg/sr client of the registry at url, and a context that ends in 30 s.
+func registry(url string) (*sr.Client, context.Context, context.CancelFunc) {
+	cl, err := sr.NewClient(sr.URLs(url))
+	if err != nil {
+		fail(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return cl, ctx, cancel
+}
+
+func schemaType(name string) sr.SchemaType {
+	var t sr.SchemaType
+	if err := t.UnmarshalText([]byte(name)); err != nil {
+		fail(err)
+	}
+	return t
+}
+
+// answer prints v as a JSON line; a refusal of the registry (a ResponseError) is printed as
+// its error body instead when refusalIsAnswer, and fails the command otherwise.
+func answer(v any, err error, refusalIsAnswer bool) {
+	var refused *sr.ResponseError
+	if err != nil && refusalIsAnswer && errors.As(err, &refused) {
+		v = map[string]any{"error_code": refused.ErrorCode, "message": refused.Message}
+	} else if err != nil {
+		fail(err)
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(v); err != nil {
+		fail(err)
+	}
+}
+
+func srRegister(url, subject, text, typ string) {
+	cl, ctx, cancel := registry(url)
+	defer cancel()
+	created, err := cl.CreateSchema(ctx, subject, sr.Schema{Schema: text, Type: schemaType(typ)})
+	answer(created, err, true)
+}
+
+func srGet(url string, id int) {
+	cl, ctx, cancel := registry(url)
+	defer cancel()
+	schema, err := cl.SchemaByID(ctx, id)
+	answer(schema, err, false)
+}
+
+func srSubjects(url string, id int) {
+	cl, ctx, cancel := registry(url)
+	defer cancel()
+	subjects, err := cl.SubjectsByID(ctx, id)
+	answer(subjects, err, false)
+}
+
+func srVersions(url, subject string) {
+	cl, ctx, cancel := registry(url)
+	defer cancel()
+	versions, err := cl.SubjectVersions(ctx, subject)
+	answer(versions, err, false)
+}
+
+func srCheck(url, subject, text, typ string) {
+	cl, ctx, cancel := registry(url)
+	defer cancel()
+	checked, err := cl.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), subject, -1,
+		sr.Schema{Schema: text, Type: schemaType(typ)})
+	answer(checked, err, false)
+}
+
+func srConfig(url, subject string) {
+	cl, ctx, cancel := registry(url)
+	defer cancel()
+	got := cl.Compatibility(ctx, subject)[0]
+	answer(map[string]string{"compatibilityLevel": got.Level.String()}, got.Err, true)
+}
+
+func srSetConfig(url, subject, level string) {
+	cl, ctx, cancel := registry(url)
+	defer cancel()
+	var compat sr.CompatibilityLevel
+	if err := compat.UnmarshalText([]byte(level)); err != nil {
+		fail(err)
+	}
+	set := cl.SetCompatibility(ctx, sr.SetCompatibility{Level: compat}, subject)[0]
+	answer(map[string]string{"compatibility": set.Level.String()}, set.Err, false)
+}
+
+func srWriter(url, payload string) {
+	raw, err := hex.DecodeString(payload)
+	if err != nil {
+		fail(err)
+	}
+	var serde sr.Serde
+	id, _, err := serde.DecodeID(raw)
+	if err != nil {
+		fail(err)
+	}
+	cl, ctx, cancel := registry(url)
+	defer cancel()
+	schema, err := cl.SchemaByID(ctx, id)
+	answer(struct {
+		ID int `json:"id"`
+		sr.Schema
+	}{id, schema}, err, false)
+}
+
 func number(s string) int {
 	n, err := strconv.Atoi(s)
 	if err != nil {
@@ -349,8 +482,25 @@ func main() {
 		txn(args[1], args[2], args[3])
 	case len(args) == 3 && args[0] == "admin":
 		admin(args[1], args[2])
+	case (len(args) == 4 || len(args) == 5) && args[0] == "sr-register":
+		srRegister(args[1], args[2], args[3], append(args, "AVRO")[4])
+	case len(args) == 3 && args[0] == "sr-get":
+		srGet(args[1], number(args[2]))
+	case len(args) == 3 && args[0] == "sr-subjects":
+		srSubjects(args[1], number(args[2]))
+	case len(args) == 3 && args[0] == "sr-versions":
+		srVersions(args[1], args[2])
+	case (len(args) == 4 || len(args) == 5) && args[0] == "sr-check":
+		srCheck(args[1], args[2], args[3], append(args, "AVRO")[4])
+	case (len(args) == 2 || len(args) == 3) && args[0] == "sr-config":
+		srConfig(args[1], append(args, sr.GlobalSubject)[2])
+	case len(args) == 4 && args[0] == "sr-set-config":
+		srSetConfig(args[1], args[2], args[3])
+	case len(args) == 3 && args[0] == "sr-writer":
+		srWriter(args[1], args[2])
 	default:
 		fail(fmt.Errorf("usage: franz-client produce|read|group|consumer-group|share|txn|admin " +
-			"BOOTSTRAP TOPIC [GROUP|TRANSACTIONAL_ID] [COUNT]"))
+			"BOOTSTRAP TOPIC [GROUP|TRANSACTIONAL_ID] [COUNT], or franz-client sr-... URL ... " +
+			"(see main.go)"))
 	}
 }

@@ -16,6 +16,24 @@
 //       gone; prints "retention VALUE SOURCE" (the source as the protocol numbers it) and
 //       "partitions N"
 //
+// The Schema Registry commands talk to the registry at URL with @kafkajs/confluent-schema-registry
+// and print one JSON line:
+//
+//   node client.js sr-register URL SUBJECT AVRO_SCHEMA
+//       registers the Avro schema under SUBJECT as the package does (it reads the subject's
+//       compatibility first and, on a first registration, sets it to BACKWARD); prints {"id"}
+//   node client.js sr-schema URL ID
+//       prints the Avro schema of global id ID as the package parsed it: {"name", "schema"}
+//   node client.js sr-id URL SUBJECT AVRO_SCHEMA
+//       prints {"id"}: the id of the schema as SUBJECT has it (the registry's lookup)
+//   node client.js sr-latest URL SUBJECT
+//       prints {"id"}: the id of SUBJECT's latest version
+//   node client.js sr-encode URL ID RECORD_JSON
+//       encodes the record with the schema of id ID in Confluent's wire format; prints {"hex"}
+//   node client.js sr-decode URL HEX
+//       decodes HEX (Confluent's wire format) with the writer schema its id names; prints
+//       {"record"}
+//
 // Every command connects as the environment says, as a client configured for production would:
 // KAFKA_SECURITY_PROTOCOL (PLAINTEXT when unset, SSL, SASL_PLAINTEXT or SASL_SSL),
 // KAFKA_SSL_CA_LOCATION (the PEM file of the CA that signed the broker's certificate),
@@ -27,6 +45,7 @@
 
 const fs = require('fs');
 const { ConfigResourceTypes, Kafka, logLevel } = require('kafkajs');
+const { SchemaRegistry, SchemaType } = require('@kafkajs/confluent-schema-registry');
 
 const PARTITIONS = 3;
 
@@ -160,8 +179,37 @@ function security(env) {
   return settings;
 }
 
+// The Schema Registry commands: each takes the registry's URL first.
+const REGISTRY_COMMANDS = {
+  'sr-register': async (registry, subject, schema) => {
+    const { id } = await registry.register({ type: SchemaType.AVRO, schema }, { subject });
+    return { id };
+  },
+  'sr-schema': async (registry, id) => {
+    const type = await registry.getSchema(Number(id));
+    return { name: type.name, schema: type.schema() };
+  },
+  'sr-id': async (registry, subject, schema) => ({
+    id: await registry.getRegistryIdBySchema(subject, { type: SchemaType.AVRO, schema }),
+  }),
+  'sr-latest': async (registry, subject) => ({ id: await registry.getLatestSchemaId(subject) }),
+  'sr-encode': async (registry, id, record) => ({
+    hex: (await registry.encode(Number(id), JSON.parse(record))).toString('hex'),
+  }),
+  'sr-decode': async (registry, hex) => ({
+    record: await registry.decode(Buffer.from(hex, 'hex')),
+  }),
+};
+
 async function main() {
-  const [command, bootstrap, topic, groupId, count] = process.argv.slice(2);
+  const [command, ...rest] = process.argv.slice(2);
+  if (Object.hasOwn(REGISTRY_COMMANDS, command || '')) {
+    const [url, ...args] = rest;
+    const registry = new SchemaRegistry({ host: url, clientId: 'kafkajs-conformance' });
+    console.log(JSON.stringify(await REGISTRY_COMMANDS[command](registry, ...args)));
+    return;
+  }
+  const [bootstrap, topic, groupId, count] = rest;
   const kafka = new Kafka({ clientId: 'kafkajs-conformance', brokers: [bootstrap],
                             logLevel: logLevel.ERROR, ...security(process.env) });
   if (command === 'produce' && topic) return produce(kafka, topic);
@@ -169,7 +217,8 @@ async function main() {
   if (command === 'admin' && topic) return admin(kafka, topic);
   if (command === 'txn' && groupId) return txn(kafka, topic, groupId);
   throw new Error('usage: node client.js produce|group|txn|admin BOOTSTRAP TOPIC ' +
-                  '[GROUP COUNT | TRANSACTIONAL_ID]');
+                  '[GROUP COUNT | TRANSACTIONAL_ID], or node client.js sr-... URL ... ' +
+                  '(see client.js)');
 }
 
 main().then(() => process.exit(0), (err) => {
