@@ -75,6 +75,8 @@ class _F32(float):
 def _blank_comments(text: str) -> str:
     """``text`` with its ``//`` and ``/* */`` comments (outside strings) blanked out, every
     other character left where it was."""
+    if "/" not in text:  # no comment can start: the usual case, without a walk
+        return text
     out, i, n, in_str = [], 0, len(text), False
     while i < n:
         c = text[i]

@@ -31,6 +31,8 @@ CONFIG_FIELDS = ("compatibilityLevel", "normalize", "alias", "validateFields", "
                  "compatibilityPolicy", "compatibilityGroup", "defaultMetadata",
                  "overrideMetadata", "defaultRuleSet", "overrideRuleSet")
 MAX_VERSION = 2 ** 31 - 1
+#: how many schemas sent in requests the registry keeps parsed
+_REMEMBERED = 1024
 
 
 class RegistryError(Exception):
@@ -123,7 +125,10 @@ class SchemaRegistry:
         self.default_compatibility = default_compatibility
         self.state = SchemaState()
         self._identity = source.identity()
+        #: stored versions parsed, by content
         self._parsed: dict[tuple, ParsedSchema] = {}
+        #: schemas requests sent, parsed (:meth:`_parse`)
+        self._requested: dict[tuple, ParsedSchema] = {}
         self._emit = emit or (lambda *a, **k: None)
 
     # -- the topic ------------------------------------------------------------------------------
@@ -239,6 +244,33 @@ class SchemaRegistry:
                            self._resolve(found.references, deleted=True))
             self._parsed[key] = parsed
         return parsed
+
+    def _parse(self, schema_type: str, text: str, resolved: dict[str, str],
+               normalize: bool) -> ParsedSchema:
+        """A schema a request sends, parsed (and normalized), remembered: serializers send
+        the same schema on every lookup."""
+        key = (schema_type, text, tuple(resolved.items()), normalize)
+        parsed = self._requested.get(key)
+        if parsed is None:
+            parsed = parse(schema_type, text, resolved)
+            if normalize:
+                parsed = parsed.normalized()
+            if len(self._requested) >= _REMEMBERED:
+                self._requested.clear()
+            self._requested[key] = parsed
+        return parsed
+
+    def _holding(self, subject: str, candidate: SchemaVersion, *, deleted: bool
+                 ) -> list[SchemaVersion]:
+        """The versions of ``subject`` that hold the same schema as ``candidate``, oldest
+        first (by the schema's id, not by comparing every version)."""
+        state = self.catch_up()
+        schema_id = state.ids.get(candidate.content())
+        if schema_id is None:
+            return []
+        found = [state.subjects[s][v] for s, v in state.holders.get(schema_id, ())
+                 if s == subject]
+        return sorted((f for f in found if deleted or not f.deleted), key=lambda f: f.version)
 
     def _resolve(self, references: list[dict[str, Any]], *, deleted: bool,
                  seen: dict[str, str] | None = None) -> dict[str, str]:
@@ -359,9 +391,7 @@ class SchemaRegistry:
                                  "references must be a list of objects")
         try:
             resolved = self._resolve(references, deleted=False)
-            parsed = parse(schema_type, text, resolved)
-            if normalize:
-                parsed = parsed.normalized()
+            parsed = self._parse(schema_type, text, resolved, normalize)
         except InvalidSchema as exc:
             described = _described(subject, schema_type, text, references)
             if getattr(exc, "stage", "parse") == "validate":  # parsed, then found invalid
@@ -425,8 +455,8 @@ class SchemaRegistry:
         else:
             schema_id = wanted_id
         if wanted_version == 0:
-            for found in reversed(live):
-                if found.content() == candidate.content() and schema_id in (-1, found.id):
+            for found in reversed(self._holding(subject, candidate, deleted=False)):
+                if schema_id in (-1, found.id):
                     return found
         if not importing and not force:
             messages = compatibility.check(
@@ -470,10 +500,10 @@ class SchemaRegistry:
             raise subject_not_found(subject)
         normalize = normalize or bool(self.effective_config(subject).get("normalize"))
         candidate, _ = self.prepare(subject, body, normalize=normalize)
-        for found in reversed(every):
-            if (deleted or not found.deleted) and found.content() == candidate.content():
-                return found
-        raise schema_not_found()
+        holding = self._holding(subject, candidate, deleted=deleted)
+        if not holding:
+            raise schema_not_found()
+        return holding[-1]
 
     def latest_with_metadata(self, subject: str, wanted: dict[str, str], *,
                              deleted: bool = False) -> SchemaVersion:
