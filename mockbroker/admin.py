@@ -39,7 +39,7 @@ from typing import Any, Iterator, Protocol
 
 from mockbroker.adminapi import actions, routes
 from mockbroker.adminapi.jsonview import from_json
-from mockbroker.adminapi.views import QuorumView
+from mockbroker.adminapi.views import QuorumView, SchemaRegistryView
 from mockbroker.adminapi.views import ClientMetricView, ClientView
 from mockbroker.adminapi.views import (
     AclsView, BrokerView, ClockView, FaultView, GroupSummaryView, GroupView, HeaderView,
@@ -439,6 +439,12 @@ class AdminClient:
         return self._route("advance_clock", {"ms": ms})
 
     # -- the KRaft controller quorum -----------------------------------------------------------
+
+    def schema_registry(self) -> SchemaRegistryView:
+        """The Schema Registry's subjects with every version (id, type, schema, references),
+        each subject's compatibility and mode, and the global ones (AdminError 404 when the
+        cluster runs none)."""
+        return self._route("schema_registry")
 
     def quorum(self) -> QuorumView:
         """The controller quorum as ``kafka-metadata-quorum.sh describe`` shows it: leader,

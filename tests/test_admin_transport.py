@@ -123,11 +123,13 @@ def _calls(admin: AdminClient):
         ("client", {"client_instance_id": lambda: admin.clients()[0].client_instance_id}, None),
         ("client_metrics",
          {"client_instance_id": lambda: admin.clients()[0].client_instance_id}, None),
+        ("schema_registry", {}, None),
         ("reset", {}, None),
     ]
 
 
-@pytest.mark.kafka(brokers=2, topics={"orders": 2}, clock="manual", telemetry_receiver=True)
+@pytest.mark.kafka(brokers=2, topics={"orders": 2}, clock="manual", telemetry_receiver=True,
+                   schema_registry=True)
 def test_every_route_is_served_documented_and_answers_in_the_shape_of_its_view(
         kafka_cluster, kafka_admin):
     table = {(r.method, r.path) for r in routes.ROUTES}

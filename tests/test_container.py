@@ -24,6 +24,7 @@ import sys
 import tomllib
 import zipfile
 import tarfile
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -177,7 +178,8 @@ def test_dockerfile_declares_what_the_image_promises(image):
     assert image.user and image.user.split(":")[0] not in ("root", "0")
     # the configured ports are exposed, with room for three brokers
     first = int(env["MOCKBROKER_PORT"])
-    assert {first, first + 1, first + 2, int(env["MOCKBROKER_HTTP_PORT"])} <= image.expose
+    assert {first, first + 1, first + 2, int(env["MOCKBROKER_HTTP_PORT"]),
+            int(env["MOCKBROKER_SCHEMA_REGISTRY_PORT"])} <= image.expose
     assert image.healthcheck is not None and image.healthcheck[0] == "python"
     for name in ("interval", "timeout", "start-period"):
         assert re.fullmatch(r"(\d+(ms|s|m|h))+", image.healthcheck_options[name]), name
@@ -321,6 +323,7 @@ class Running:
     env: dict[str, str]
     brokers: list[tuple[str, int]]
     admin: str
+    ready_line: str
 
     @property
     def bootstrap(self) -> str:
@@ -338,12 +341,14 @@ def run_image(image, tmp_path):
         for attempt in range(5):
             port = _free_ports(brokers)
             http_port = _free_ports(1, avoid=range(port, port + brokers))
-            # Exactly the Dockerfile's variables, except the ports: its fixed 9092 and 8080 are
-            # replaced by free ephemeral ones so that tests can run in parallel (pytest -n auto)
-            # and beside anything else listening on those ports.  PATH finds the installed
-            # console script and its Python, as the image's PATH does.
+            registry_port = _free_ports(1, avoid=[*range(port, port + brokers), http_port])
+            # Exactly the Dockerfile's variables, except the ports: its fixed 9092, 8080 and
+            # 8081 are replaced by free ephemeral ones so that tests can run in parallel
+            # (pytest -n auto) and beside anything else listening on those ports.  PATH finds
+            # the installed console script and its Python, as the image's PATH does.
             env = {**image.env, "MOCKBROKER_PORT": str(port),
-                   "MOCKBROKER_HTTP_PORT": str(http_port), **extra,
+                   "MOCKBROKER_HTTP_PORT": str(http_port),
+                   "MOCKBROKER_SCHEMA_REGISTRY_PORT": str(registry_port), **extra,
                    "PATH": os.pathsep.join([str(BIN), os.defpath])}
             log = tmp_path / f"stderr-{len(started)}-{attempt}"
             with log.open("w") as stderr:
@@ -353,7 +358,7 @@ def run_image(image, tmp_path):
             readable, _, _ = select.select([proc.stdout], [], [], READY_TIMEOUT_S)
             line = proc.stdout.readline() if readable else ""
             if line:
-                return Running(proc, env, *parse_ready_line(line))
+                return Running(proc, env, *parse_ready_line(line), line)
             proc.kill()
             proc.wait(10)
             if "address already in use" not in log.read_text():  # else a port was taken: retry
@@ -416,6 +421,17 @@ def test_healthcheck_passes_while_serving_and_fails_once_stopped(image, run_imag
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", running.brokers[0][1]), timeout=2)
     assert _healthcheck(image, running).returncode != 0
+
+
+def test_a_schema_registry_on_its_port_when_asked_for(image, run_image):
+    assert "schema_registry=" not in run_image().ready_line  # off by default
+    running = run_image(MOCKBROKER_SCHEMA_REGISTRY="true")
+    advertised = image.env["MOCKBROKER_ADVERTISED_HOST"]
+    port = running.env["MOCKBROKER_SCHEMA_REGISTRY_PORT"]
+    assert f" schema_registry=http://{advertised}:{port}" in running.ready_line
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=10) as answer:
+        assert json.loads(answer.read()) == {"compatibilityLevel": "BACKWARD"}
+    assert _stop(image, running) == 0
 
 
 def test_three_brokers_on_consecutive_ports(image, run_image):

@@ -186,3 +186,19 @@ cli.main(["serve", "--port", "0", "--http-port", "0"])
     classes, dataclasses = json.loads(done.stdout.strip().splitlines()[-1])
     assert classes > 100  # the cluster, the codec and the listeners are all loaded by then
     assert dataclasses == []
+
+
+def test_a_cluster_without_a_schema_registry_loads_none_of_it():
+    code = """
+import sys
+from mockbroker import MockCluster
+with MockCluster() as cluster:
+    cluster.admin.add_fault("Produce", error=6)
+    cluster.admin.faults()
+    cluster.admin.topics()
+print(sorted(m for m in sys.modules if m.startswith(("mockbroker.core.schemas",
+                                                     "mockbroker.io.registry"))))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

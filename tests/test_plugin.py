@@ -133,6 +133,15 @@ def test_marker_wildcard_host_and_token(kafka_cluster, kafka_admin):
     with pytest.raises(AdminError) as refused:
         AdminClient(kafka_cluster.admin_url).brokers()
     assert refused.value.status == 401
+
+
+def test_schema_registry_url_gives_the_test_cluster_a_registry(schema_registry_url,
+                                                               kafka_cluster):
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    assert schema_registry_url == kafka_cluster.schema_registry_url
+    client = SchemaRegistryClient({"url": schema_registry_url})
+    assert client.register_schema("user-value", Schema('"string"', "AVRO")) == 1
 '''
 
 INI = '''
@@ -165,7 +174,7 @@ def _run(tmp_path, *args: str):
 def test_a_user_suite_passes_with_the_installed_plugin(tmp_path, workers):
     result, outcomes = _run(tmp_path, *workers)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert set(outcomes.values()) == {"passed"} and len(outcomes) == 11, outcomes
+    assert set(outcomes.values()) == {"passed"} and len(outcomes) == 12, outcomes
 
 
 def test_against_an_existing_cluster_admin_tests_skip_with_the_reason(tmp_path):

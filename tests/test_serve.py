@@ -562,3 +562,20 @@ def test_serve_keeps_freed_memory_unless_the_environment_tunes_malloc():
     assert done.returncode == 0, done.stderr
     # this platform's C library is glibc (the container's too): its malloc takes the settings
     assert json.loads(done.stdout) == [True, False, False]
+
+
+def test_a_schema_registry_beside_the_brokers_from_flags_and_variables():
+    with serving("--schema-registry") as (proc, ready):
+        assert set(ready) == {"bootstrap", "admin", "schema_registry"}
+        url = ready["schema_registry"]
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "/schemas/types", timeout=10) as answer:
+            assert answer.headers["Content-Type"] == "application/vnd.schemaregistry.v1+json"
+            assert json.loads(answer.read()) == ["JSON", "PROTOBUF", "AVRO"]
+    env = {**CLEAN_ENV, "MOCKBROKER_SCHEMA_REGISTRY": "true",
+           "MOCKBROKER_SCHEMA_REGISTRY_PORT": "0"}
+    with serving(env=env) as (proc, ready):
+        with urllib.request.urlopen(ready["schema_registry"] + "/subjects", timeout=10) as got:
+            assert json.loads(got.read()) == []
+    with serving() as (proc, ready):
+        assert "schema_registry" not in ready  # off unless asked for

@@ -21,7 +21,7 @@ from mockbroker.adminapi.views import (
     Deleted, Error, EventWait, FaultSpec, FaultView, GroupLoadingView, GroupSummaryView,
     GroupView, GroupWait, LagWait, LoggedRequestView, NewTopic, QuorumFailover, QuorumView,
     QuotaSpec, QuotaView, RebalanceView, RecordsWait, RecordView, Removed, ReplicaLagging,
-    Status, TargetBroker, TopicView, TransactionView, UserView,
+    SchemaRegistryView, Status, TargetBroker, TopicView, TransactionView, UserView,
 )
 
 __all__ = ["PATH_PARAMS", "Param", "ROUTES", "Route", "by_name", "match"]
@@ -266,6 +266,11 @@ ROUTES: tuple[Route, ...] = _routes(
           "from OTLP, by name", list[ClientMetricView], "metrics",
           query=(Param("prefix", str, "only metrics whose name starts with this"),),
           errors=(400, 404)),
+    # -- the Schema Registry
+    Route("schema_registry", "GET", "/schema-registry",
+          "the Schema Registry's subjects with every version (id, type, schema, references), "
+          "their compatibility and mode (404 when the cluster runs none)", SchemaRegistryView,
+          "the registry", errors=(404,)),
     # -- reset
     Route("reset", "POST", "/reset",
           "drop all topics, groups, offsets, faults and latency, start stopped brokers, close "

@@ -31,7 +31,8 @@ __all__ = [
     "VIEWS",
     "EventView", "RebalanceView", "ClockView", "ClockAdvance", "GroupWait", "RecordsWait",
     "LagWait", "EventWait", "QuorumView", "QuorumReplicaView", "QuorumFailover",
-    "ReplicaLagging",
+    "ReplicaLagging", "SchemaReferenceView", "SchemaVersionView", "SubjectView",
+    "SchemaRegistryView",
     "ClientSubscriptionView", "ClientView", "ClientMetricView",
 ]
 
@@ -620,6 +621,44 @@ class QuorumReplicaView:
 
 
 @_view
+class SchemaReferenceView:
+    name: str
+    subject: str
+    version: int
+
+
+@_view
+class SchemaVersionView:
+    """One version of a subject in the Schema Registry."""
+
+    version: int
+    id: int
+    schema_type: str = describe("AVRO, JSON or PROTOBUF")
+    schema: str = describe("the schema's text as the registry stores it (canonical)")
+    references: list[SchemaReferenceView] = describe(default_factory=list)
+    deleted: bool = describe("soft-deleted (still readable by id)", default=False)
+
+
+@_view
+class SubjectView:
+    subject: str
+    compatibility: str | None = describe("the subject's own compatibility level; null: the "
+                                         "global one applies")
+    mode: str | None = describe("the subject's own mode; null: the global one applies")
+    versions: list[SchemaVersionView] = describe("every version, soft-deleted ones included")
+
+
+@_view
+class SchemaRegistryView:
+    """The Schema Registry: where it answers, its global config and mode, its subjects."""
+
+    url: str
+    compatibility: str
+    mode: str
+    subjects: list[SubjectView]
+
+
+@_view
 class QuorumView:
     """The KRaft controller quorum of the metadata log ``__cluster_metadata``."""
 
@@ -758,6 +797,7 @@ VIEWS: tuple[type, ...] = (
     GroupSummaryView, LoggedRequestView, Removed,
     TransactionView, AclView, AclsView, UserView, QuotaView, QuotaSpec, EventView,
     RebalanceView, ClockView, ClockAdvance, GroupWait, RecordsWait, LagWait, EventWait,
-    QuorumReplicaView, QuorumView, QuorumFailover,
+    QuorumReplicaView, QuorumView, QuorumFailover, SchemaReferenceView, SchemaVersionView,
+    SubjectView, SchemaRegistryView,
     ClientSubscriptionView, ClientView, ClientMetricView,
 )

@@ -358,3 +358,32 @@ def test_the_dashboard_shows_a_share_groups_records_in_flight(page: Page):
         consumer.close()  # the connection drops: what it held goes back
         expect(row.locator(".run.available")).to_have_text("1 Available ×1")
         assert page.script_errors == []
+
+
+def test_the_dashboard_lists_the_schema_registry_s_subjects_as_they_change(page: Page):
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    user = {"type": "record", "name": "User", "fields": [{"name": "name", "type": "string"}]}
+    with MockCluster(schema_registry=True) as cluster:
+        client = SchemaRegistryClient({"url": cluster.schema_registry_url})
+        client.register_schema("users-value", Schema(json.dumps(user), "AVRO"))
+        page.goto(cluster.admin_url + "/")
+        section = page.locator("#schema-registry")
+        expect(section).to_be_visible()
+        expect(section.locator("h2")).to_contain_text(cluster.schema_registry_url)
+        first = section.locator('tr[data-subject="users-value"][data-version="1"]')
+        expect(first).to_contain_text("AVRO")
+        expect(first.locator("td.schema")).to_contain_text('"name":"User"')
+        # a new version and a deletion reach the page through the event stream
+        user["fields"].append({"name": "age", "type": "int", "default": 0})
+        client.register_schema("users-value", Schema(json.dumps(user), "AVRO"))
+        expect(section.locator('tr[data-subject="users-value"][data-version="2"]')) \
+            .to_contain_text("2")
+        client.delete_version("users-value", 1)
+        expect(first).to_contain_text("1 (deleted)")
+        assert page.script_errors == []
+    with MockCluster() as cluster:  # without a registry the section stays hidden
+        page.goto(cluster.admin_url + "/")
+        expect(page.locator("#live")).to_have_text("live")
+        expect(page.locator("#schema-registry")).to_be_hidden()
+        assert page.script_errors == []

@@ -14,7 +14,8 @@ from mockbroker.core.security.acls import authorizer_of
 from mockbroker.core.security.mechanisms import PLAIN, SCRAM_HASHES
 from mockbroker.adminapi.views import (
     AclsView, AclView, BrokerView, FaultView, GroupSummaryView, GroupView, HeaderView,
-    LoggedRequestView, PartitionView, RecordView, TopicView, TransactionView, UserView,
+    LoggedRequestView, PartitionView, RecordView, SchemaReferenceView, SchemaRegistryView,
+    SchemaVersionView, SubjectView, TopicView, TransactionView, UserView,
 )
 from mockbroker.adminapi.views import ClientMetricView, ClientSubscriptionView, ClientView
 from wire import errors
@@ -330,3 +331,27 @@ def client_metrics(core, client_instance_id: str,
              for m in found.metrics.values() if prefix is None or m.name.startswith(prefix)]
     return sorted(shown, key=lambda m: (m.name, json.dumps(m.attributes, sort_keys=True,
                                                             default=str)))
+
+
+def schema_registry(core, url: str) -> SchemaRegistryView:
+    """The Schema Registry (``GET /schema-registry``): its global config and mode, and each
+    subject's versions, soft-deleted ones included."""
+    from mockbroker.core.schemas.cluster import registry_of
+
+    registry = registry_of(core.cluster)
+    state = registry.catch_up()
+    subjects = []
+    for subject, versions in sorted(state.subjects.items()):
+        subjects.append(SubjectView(
+            subject=subject,
+            compatibility=(state.configs.get(subject) or {}).get("compatibilityLevel"),
+            mode=state.modes.get(subject),
+            versions=[SchemaVersionView(
+                version=v.version, id=v.id, schema_type=v.schema_type, schema=v.schema,
+                references=[SchemaReferenceView(name=r["name"], subject=r["subject"],
+                                                version=r["version"])
+                            for r in v.references],
+                deleted=v.deleted) for _, v in sorted(versions.items())]))
+    return SchemaRegistryView(url=url,
+                              compatibility=registry.config(None)["compatibilityLevel"],
+                              mode=registry.mode(None) or "READWRITE", subjects=subjects)

@@ -655,6 +655,14 @@ class AdminApi:
 
     # -- the KRaft controller quorum -----------------------------------------------------------
 
+    async def schema_registry(self, call: Call):
+        _only_query(call, "schema_registry")
+        url = self.runtime.schema_registry_url
+        if url is None:
+            raise ApiError(404, "the cluster runs no Schema Registry (start it with "
+                                "schema_registry=True, or mockbroker serve --schema-registry)")
+        return inspect.schema_registry(self.core, url)
+
     async def quorum(self, call: Call):
         _only_query(call, "quorum")
         return _quorum_view(quorum_of(self.core.cluster))

@@ -14,7 +14,9 @@ Two kinds of series:
   core reads no time; :mod:`mockbroker.core.observe.request_metrics` holds the counts without
   the HTTP server): ``mockbroker_requests_total{api,broker}`` and the histogram
   ``mockbroker_request_duration_seconds{api}``, from a request frame read to its answer
-  written.
+  written;
+- with a Schema Registry: its subjects, schemas and each subject's live versions, and the
+  calls it answered (``mockbroker_schema_registry_requests_total{operation,status}``).
 
 The request metrics belong to the process, as the listeners do: ``POST /reset`` forgets the
 cluster's state (and the request log of ``GET /requests``) but not these counters, so that a
@@ -175,11 +177,37 @@ def _requests(out: _Writer, metrics: RequestMetrics) -> None:
         out.sample(f"{name}_count", {"api": label}, histogram.count)
 
 
-def render(core, metrics: RequestMetrics) -> str:
-    """Every series, as the text ``GET /metrics`` answers."""
+def _schema_registry(out: _Writer, core, calls: dict[tuple[str, int], int]) -> None:
+    registry = core.cluster.__dict__.get("schema_registry")
+    if registry is None:  # the cluster runs none (or it has not started yet)
+        return
+    state = registry.catch_up()
+    versions = {subject: [v for v in found.values() if not v.deleted]
+                for subject, found in sorted(state.subjects.items())}
+    out.family("mockbroker_schema_registry_subjects", "gauge",
+               "Subjects of the Schema Registry with a live version.",
+               [({}, sum(1 for live in versions.values() if live))])
+    out.family("mockbroker_schema_registry_schemas", "gauge",
+               "Distinct schemas (ids) the Schema Registry holds.", [({}, len(state.holders))])
+    out.family("mockbroker_schema_registry_versions", "gauge",
+               "Live versions of each subject.",
+               [({"subject": subject}, len(live)) for subject, live in versions.items()
+                if live])
+    out.family("mockbroker_schema_registry_requests_total", "counter",
+               "Schema Registry calls answered, by operation and HTTP status.",
+               [({"operation": operation, "status": str(status)}, count)
+                for (operation, status), count in sorted(calls.items())])
+
+
+def render(core, metrics: RequestMetrics,
+           registry_calls: dict[tuple[str, int], int] | None = None) -> str:
+    """Every series, as the text ``GET /metrics`` answers; the Schema Registry's with
+    ``registry_calls`` (operation, HTTP status) -> count, when the cluster runs one."""
     out = _Writer()
     _cluster(out, core)
     _requests(out, metrics)
+    if registry_calls is not None:
+        _schema_registry(out, core, registry_calls)
     return out.text()
 
 
@@ -196,7 +224,9 @@ def serve_metrics(runtime: "ClusterRuntime"):
             return await handler(request)
         if request.method not in ("GET", "HEAD"):
             raise web.HTTPMethodNotAllowed(request.method, ["GET", "HEAD"])
-        body = render(runtime.core, runtime.request_metrics)
+        server = runtime.schema_registry
+        body = render(runtime.core, runtime.request_metrics,
+                      None if server is None else server.calls)
         return web.Response(body=body.encode(), headers={"Content-Type": CONTENT_TYPE})
 
     return metrics

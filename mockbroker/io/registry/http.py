@@ -374,6 +374,14 @@ def _handler(api: RegistryApi, name: str) -> Callable[[web.Request], Awaitable[w
     runtime = api.runtime
 
     async def serve(request: web.Request) -> web.StreamResponse:
+        response = await answer(request)
+        server = runtime.schema_registry
+        if server is not None:
+            key = (name, response.status)
+            server.calls[key] = server.calls.get(key, 0) + 1
+        return response
+
+    async def answer(request: web.Request) -> web.StreamResponse:
         body = await request.read()
         control = runtime.core.control
         if control:

@@ -25,6 +25,8 @@ class SchemaRegistryServer:
         self.host = host
         self.port = port
         self.ssl_context = ssl_context
+        #: (operation, HTTP status) -> calls answered (the process's, as the listeners' are)
+        self.calls: dict[tuple[str, int], int] = {}
         self._runtime = runtime
         self._sockets: list[socket.socket] = []
         self._runner: Any = None

@@ -24,7 +24,8 @@ const EVENT_TYPES = [
   "assignment", "offsets_committed", "topic_created", "partitions_created", "topic_deleted",
   "broker_stopped", "broker_started", "leader_changed", "coordinator_moved", "rule_fired",
   "transaction_state", "transaction_begun", "transaction_committed", "transaction_aborted",
-  "clock_advanced", "reset", "message",
+  "clock_advanced", "reset", "message", "schema_registered", "schema_incompatible",
+  "schema_deleted", "subject_deleted",
 ];
 // the sections each type of event changes; any other type: every section
 const AFFECTS = {
@@ -48,8 +49,13 @@ const AFFECTS = {
   transaction_committed: ["transactions", "topics", "groups"],
   transaction_aborted: ["transactions", "topics", "groups"],
   clock_advanced: ["clock", "groups", "transactions"],
+  schema_registered: ["schema-registry", "topics"],
+  schema_incompatible: [],
+  schema_deleted: ["schema-registry", "topics"],
+  subject_deleted: ["schema-registry", "topics"],
 };
-const SECTIONS = ["brokers", "topics", "groups", "transactions", "faults", "requests", "clock"];
+const SECTIONS = ["brokers", "topics", "groups", "transactions", "faults", "requests", "clock",
+  "schema-registry"];
 const POLLED = ["topics", "groups", "transactions", "faults", "requests", "clock"];
 
 const state = {
@@ -478,6 +484,39 @@ async function refreshTransactions() {
   ], { "data-transaction": t.transactional_id })), "no transactional ids", 8);
 }
 
+// -- the Schema Registry ------------------------------------------------------------------
+
+async function refreshSchemaRegistry() {
+  const section = $("#schema-registry");
+  let registry;
+  try {
+    registry = await api("/schema-registry");
+  } catch (error) {
+    if (error.status === 404) {  // the cluster runs none: the section stays hidden
+      section.hidden = true;
+      return;
+    }
+    throw error;
+  }
+  section.hidden = false;
+  $("#schema-registry-summary").textContent =
+    `${registry.url} · ${registry.compatibility} · ${registry.mode}`;
+  const rows = [];
+  for (const subject of registry.subjects) {
+    const own = [subject.compatibility, subject.mode].filter((x) => x).join(", ");
+    for (const v of subject.versions) {
+      rows.push(row([
+        own ? `${subject.subject} (${own})` : subject.subject,
+        h("td", { class: "num" }, v.deleted ? `${v.version} (deleted)` : v.version),
+        h("td", { class: "num" }, v.id), v.schema_type,
+        v.references.map((r) => `${r.name} → ${r.subject} v${r.version}`).join(", ") || "–",
+        h("td", { class: "schema" }, h("code", {}, v.schema)),
+      ], { "data-subject": subject.subject, "data-version": String(v.version) }));
+    }
+  }
+  fill($("#schema-registry tbody"), rows, "no subjects", 6);
+}
+
 // -- control rules ------------------------------------------------------------------------
 
 async function refreshFaults() {
@@ -613,6 +652,7 @@ const REFRESH = {
   faults: refreshFaults,
   requests: refreshRequests,
   clock: refreshClock,
+  "schema-registry": refreshSchemaRegistry,
 };
 const dirty = new Set();
 let timer = null;
