@@ -13,11 +13,12 @@
 # the Java client and Kafka Streams tests run them), Spark's Kafka connector in
 # .cache/jars/spark/ (the Spark tests load it), Kafka's command-line tools in
 # .cache/jars/kafka-tools/ and Apache Kafka's broker in .cache/jars/kafka-broker/ (the
-# conformance tests run against it too), and the other clients of the conformance tests: a
-# franz-go program built into .cache/bin/ (with Go), kafkajs in tests/clients/node/node_modules
-# (with npm) and Debian's kcat and Chromium (installed when running as root; the dashboard test
-# drives Chromium with Playwright).  Needs Python 3.11+, Java 17
-# with Maven for the jars, Go and npm.
+# conformance tests run against it too), Apicurio Registry built from ci/apicurio/ into
+# .cache/apicurio/app/ (the Schema Registry tests' second registry), and the other clients of
+# the conformance tests: a franz-go program built into .cache/bin/ (with Go), kafkajs in
+# tests/clients/node/node_modules (with npm) and Debian's kcat and Chromium (installed when
+# running as root; the dashboard test drives Chromium with Playwright).  Needs Python 3.11+,
+# Java 17 with Maven for the jars and Apicurio, Go and npm.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -136,6 +137,25 @@ setup_kafka_broker() {
     "kafka_2.13-$(pom_property ci/kafka-broker/pom.xml kafka.version).jar"
 }
 
+setup_apicurio() {
+  # Apicurio Registry 2.4.2, the second Confluent-compatible registry of the registry tests:
+  # ci/apicurio/ built by Quarkus into .cache/apicurio/app/ (quarkus-run.jar and its jars);
+  # again when a file of ci/apicurio/ changed.  A build that fails leaves the old app in place.
+  local out=.cache/apicurio/app build=.cache/apicurio/build
+  if [ -f "$out/.built" ] && [ -z "$(find ci/apicurio -type f -newer "$out/.built")" ]; then
+    return 0
+  fi
+  ensure_maven
+  log "building Apicurio Registry (ci/apicurio)"
+  rm -rf "$build"
+  mvn --batch-mode --quiet -f ci/apicurio/pom.xml package -DskipTests \
+    "-Dapicurio.build.directory=$PWD/$build"
+  rm -rf "$out"
+  mv "$build/quarkus-app" "$out"
+  rm -rf "$build"
+  touch "$out/.built"
+}
+
 debian_package() {
   # debian_package NAME WHO-NEEDS-IT: Debian's package NAME (which installs the command NAME),
   # installed when running as root; otherwise a line saying what will fail without it
@@ -181,8 +201,8 @@ setup_go_client() {
 }
 
 setup() {
-  setup_venv; setup_jars; setup_spark; setup_kafka_tools; setup_kafka_broker; setup_go_client
-  setup_node_client; setup_kcat; setup_chromium
+  setup_venv; setup_jars; setup_spark; setup_kafka_tools; setup_kafka_broker; setup_apicurio
+  setup_go_client; setup_node_client; setup_kcat; setup_chromium
 }
 
 command=${1:-}

@@ -65,12 +65,20 @@ def parse(schema_type: str, text: str, references: Mapping[str, str] | None = No
     use the types they define.  Raises :class:`InvalidSchema`."""
     refs = dict(references or {})
     if schema_type == "AVRO":
-        from mockbroker.core.schemas import avro
-        return avro.parse(text, refs)
-    if schema_type == "JSON":
-        from mockbroker.core.schemas import json_schema
-        return json_schema.parse(text, refs)
-    if schema_type == "PROTOBUF":
-        from mockbroker.core.schemas import protobuf
-        return protobuf.parse(text, refs)
-    raise ValueError(f"unknown schema type {schema_type!r}")
+        from mockbroker.core.schemas.avro import parse as parse_format
+    elif schema_type == "JSON":
+        from mockbroker.core.schemas.json_schema import parse as parse_format
+    elif schema_type == "PROTOBUF":
+        from mockbroker.core.schemas.protobuf import parse as parse_format
+    else:
+        raise ValueError(f"unknown schema type {schema_type!r}")
+    try:
+        return parse_format(text, refs)
+    except RecursionError:  # nested deeper than a parser goes: refused as Jackson refuses it
+        raise InvalidSchema(TOO_DEEP) from None
+
+
+#: what Jackson, under Confluent's parsers, says of a document nested too deeply
+TOO_DEEP = ("com.fasterxml.jackson.core.exc.StreamConstraintsException: Document nesting depth "
+            "(1001) exceeds the maximum allowed (1000, from "
+            "`StreamReadConstraints.getMaxNestingDepth()`)")

@@ -378,6 +378,9 @@ class SchemaRegistry:
         schema_type = body.get("schemaType") or "AVRO"
         text = body.get("schema")
         references = body.get("references") or []
+        for name in ("metadata", "ruleSet"):
+            if body.get(name) is not None and not isinstance(body[name], dict):
+                raise _unreadable(name, body[name], "an object")
         if not isinstance(text, str) or not text.strip():
             if previous is None:
                 raise invalid_schema("Empty schema")
@@ -423,10 +426,12 @@ class SchemaRegistry:
         if not valid_subject(subject):
             raise RegistryError(422, 42208, f"The specified subject '{subject}' is not a "
                                             "valid.")
-        wanted_id = body.get("id")
-        wanted_version = body.get("version")
-        wanted_id = -1 if wanted_id is None else int(wanted_id)
-        wanted_version = 0 if wanted_version is None else int(wanted_version)
+        wanted_id, wanted_version = body.get("id"), body.get("version")
+        for name, value in (("id", wanted_id), ("version", wanted_version)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise _unreadable(name, value, "an integer")
+        wanted_id = -1 if wanted_id is None else wanted_id
+        wanted_version = 0 if wanted_version is None else wanted_version
         mode = self.effective_mode(subject)
         if mode in ("READONLY", "READONLY_OVERRIDE"):
             raise not_permitted(f"Subject {subject} in context {DEFAULT_CONTEXT} is in "
@@ -617,6 +622,12 @@ class SchemaRegistry:
     def clear_subject(self, subject: str) -> None:
         """Forget a subject's soft-deleted versions (as entering IMPORT mode does)."""
         self._write((clear_subject_key(subject), clear_subject_value(subject)))
+
+
+def _unreadable(name: str, value: Any, wanted: str) -> RegistryError:
+    """A request body whose field has the wrong type (Jackson's mapping refuses it: 422)."""
+    return RegistryError(422, 422, f"The field {name} must be {wanted}, not "
+                                   f"{type(value).__name__} {value!r}"[:200])
 
 
 def _described(subject: str, schema_type: str, text: str, references: list) -> str:
