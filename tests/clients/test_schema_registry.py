@@ -436,3 +436,23 @@ def test_control_rules_break_registry_calls_on_purpose(cluster, client):
         admin.add_fault(registry="publish", error=500)
     with pytest.raises(AdminError, match="a Confluent error code"):
         admin.add_fault(registry="register", error="NOT_LEADER_OR_FOLLOWER")
+
+
+def test_the_registry_outlives_the_loss_of_its_topic_s_leader(stack):
+    cluster = stack.enter_context(MockCluster(brokers=3, schema_registry=True))
+    client = SchemaRegistryClient({"url": cluster.schema_registry_url})
+    assert client.register_schema("users-value", avro(USER_V1)) == 1
+    [partition] = cluster.admin.topic("_schemas").partitions
+    assert len(partition.replicas) == 3  # up to three replicas, as Confluent creates it
+    cluster.stop_broker(partition.leader)
+    assert cluster.admin.topic("_schemas").partitions[0].leader != partition.leader
+    assert client.register_schema("users-value", avro(USER_V2)) == 2
+    assert SchemaRegistryClient({"url": cluster.schema_registry_url}) \
+        .get_versions("users-value") == [1, 2]
+    # without a leader the registry still reads, and a write is refused, not lost
+    for broker in {0, 1, 2} - {partition.leader}:
+        cluster.stop_broker(broker)
+    fresh = SchemaRegistryClient({"url": cluster.schema_registry_url, "max.retries": 0})
+    assert fresh.get_versions("users-value") == [1, 2]
+    status, code, _ = refused(fresh.register_schema, "orders-value", avro(USER_V1))
+    assert (status, code) == (500, 50001)

@@ -314,14 +314,14 @@ class SchemaRegistry:
         return self.config(subject, default_to_global=True) or {}
 
     def set_config(self, subject: str | None, update: dict[str, Any]) -> dict[str, Any]:
-        self._check_writable(subject, config=True)
+        self._check_writable(subject)
         current = dict(self.catch_up().configs.get(subject) or {})
         current.update({k: v for k, v in update.items() if v is not None})
         self._write((config_key(subject), config_value(subject, current)))
         return current
 
     def delete_config(self, subject: str | None) -> dict[str, Any]:
-        self._check_writable(subject, config=True)
+        self._check_writable(subject)
         before = self.catch_up().configs.get(subject)
         if subject is not None and before is None:
             raise subject_not_found(subject)
@@ -363,10 +363,13 @@ class SchemaRegistry:
         self._write((mode_key(subject), None))
         return before
 
-    def _check_writable(self, subject: str | None, *, config: bool = False) -> None:
+    def _check_writable(self, subject: str | None) -> None:
+        """Deletes and config changes are refused in read-only mode (the global one, or the
+        subject's); ``null`` names the global scope, as Confluent's message prints it."""
         mode = self.effective_mode(subject) if subject is not None else self.mode(None)
-        if mode in ("READONLY", "READONLY_OVERRIDE") and not config:
-            raise not_permitted(f"Subject {subject} in context {DEFAULT_CONTEXT} is in "
+        if mode in ("READONLY", "READONLY_OVERRIDE"):
+            name = "null" if subject is None else subject
+            raise not_permitted(f"Subject {name} in context {DEFAULT_CONTEXT} is in "
                                 "read-only mode")
 
     # -- registering and looking up ---------------------------------------------------------------

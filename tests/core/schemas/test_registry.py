@@ -169,6 +169,7 @@ def test_modes_refuse_what_they_forbid(registry):
     assert refusal(registry.register, "a", V2) == (
         422, 42205, "Subject a in context . is in read-only mode")
     assert refusal(registry.delete_subject, "a")[:2] == (422, 42205)
+    assert refusal(registry.set_config, "a", {"compatibilityLevel": "NONE"})[:2] == (422, 42205)
     assert registry.register("b", V2).id == 2  # only subject a is read-only
     assert registry.delete_mode("a") == "READONLY"
     registry.set_mode(None, "IMPORT", force=True)
