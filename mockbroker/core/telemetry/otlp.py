@@ -21,10 +21,12 @@ from typing import Any, Iterator
 
 from msgspec import Struct
 
+from mockbroker.core import protowire
+from mockbroker.core.protowire import LEN
+
 _DOUBLE = struct.Struct("<d")
 _INT64 = struct.Struct("<q")
 _UINT64 = struct.Struct("<Q")
-VARINT, I64, LEN, I32 = 0, 1, 2, 5
 _BITS64 = 1 << 64
 
 #: Metric's data fields -> what the metric is
@@ -35,7 +37,7 @@ MAX_DEPTH = 64
 TEMPORALITY = {0: "unspecified", 1: "delta", 2: "cumulative"}
 
 
-class OtlpError(ValueError):
+class OtlpError(protowire.WireError):
     """Bytes that are not a ``MetricsData`` message."""
 
 
@@ -60,48 +62,9 @@ class DataPoint(Struct):
 
 
 def _fields(data: memoryview) -> Iterator[tuple[int, int, Any]]:
-    """(field number, wire type, value) of each field of a message: an int for a varint or a
-    fixed-size field (its raw bits), a memoryview for a length-delimited one."""
-    pos, end = 0, len(data)
-    while pos < end:
-        key, pos = _varint(data, pos)
-        number, wire_type = key >> 3, key & 7
-        if number == 0:
-            raise OtlpError("field number 0")
-        if wire_type == VARINT:
-            value, pos = _varint(data, pos)
-        elif wire_type == I64:
-            if pos + 8 > end:
-                raise OtlpError("truncated 64-bit field")
-            value = _UINT64.unpack_from(data, pos)[0]
-            pos += 8
-        elif wire_type == LEN:
-            size, pos = _varint(data, pos)
-            if pos + size > end:
-                raise OtlpError("truncated length-delimited field")
-            value = data[pos:pos + size]
-            pos += size
-        elif wire_type == I32:
-            if pos + 4 > end:
-                raise OtlpError("truncated 32-bit field")
-            value = int.from_bytes(data[pos:pos + 4], "little")
-            pos += 4
-        else:
-            raise OtlpError(f"wire type {wire_type} of field {number}")
-        yield number, wire_type, value
-
-
-def _varint(data: memoryview, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise OtlpError("truncated or overlong varint")
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
+    """(field number, wire type, value) of each field of a message
+    (:func:`mockbroker.core.protowire.fields`)."""
+    return protowire.fields(data, OtlpError)
 
 
 def _signed(bits: int) -> int:

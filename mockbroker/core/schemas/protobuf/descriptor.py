@@ -23,53 +23,28 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Optional
 
+from mockbroker.core import protowire
+
 from .model import (BOOLEAN, ENUM, MAP, OPTION, PROTO2, PROTO3, SCALARS, STRING, Enum,
                     EnumConstant, Extend, Extensions, Field, Message, OneOf, Option, ProtoFile,
                     Range, Reserved, Rpc, Service, map_types)
 from .scope import Scope
 
 
-class DescriptorError(ValueError):
+class DescriptorError(protowire.WireError):
     pass
 
 
-# -- the wire format --------------------------------------------------------------------------
+# -- the wire format (read by mockbroker.core.protowire) ------------------------------------
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise DescriptorError("truncated varint")
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
+    return protowire.varint(data, pos, DescriptorError)
 
 
 def fields_of(data: bytes) -> Iterator[tuple[int, Any]]:
     """``(number, value)`` for each field on the wire: an int for varints and fixed-width
     values, bytes for length-delimited ones."""
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
-        number, wire = key >> 3, key & 7
-        if number == 0:
-            raise DescriptorError("invalid tag (zero)")
-        if wire == 0:
-            value, pos = _varint(data, pos)
-        elif wire == 1:
-            value, pos = int.from_bytes(data[pos:pos + 8], "little"), pos + 8
-        elif wire == 5:
-            value, pos = int.from_bytes(data[pos:pos + 4], "little"), pos + 4
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            value, pos = data[pos:pos + length], pos + length
-        else:
-            raise DescriptorError(f"unsupported wire type {wire}")
-        if pos > len(data):
-            raise DescriptorError("truncated message")
+    for number, _, value in protowire.fields(data, DescriptorError):
         yield number, value
 
 
