@@ -134,7 +134,8 @@ def test_a_static_quorum_refuses_to_add_or_remove_a_controller(target, tmp_path)
                      "request didn't include a valid voter", err
     directory = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
     code, out, err = quorum_tool(bootstrap, "remove-controller", "--controller-id", str(node),
-                                 "--controller-directory-id", directory)
+                                 # one word: a random id may start with "-"
+                                 f"--controller-directory-id={directory}")
     assert (code, err[0]) == (1, "org.apache.kafka.common.errors.UnsupportedVersionException: "
                                  "Cluster doesn't support removing voter because the "
                                  "kraft.version feature is 0"), err
