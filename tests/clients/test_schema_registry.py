@@ -456,3 +456,21 @@ def test_the_registry_outlives_the_loss_of_its_topic_s_leader(stack):
     assert fresh.get_versions("users-value") == [1, 2]
     status, code, _ = refused(fresh.register_schema, "orders-value", avro(USER_V1))
     assert (status, code) == (500, 50001)
+
+
+def test_a_delayed_registry_call_waits_on_the_broker_clock(stack):
+    import threading
+
+    cluster = stack.enter_context(MockCluster(schema_registry=True, clock="manual"))
+    client = SchemaRegistryClient({"url": cluster.schema_registry_url})
+    schema_id = client.register_schema("users-value", avro(USER_V1))
+    cluster.admin.add_fault(registry="schema_by_id", delay_ms=5000)
+    answers = []
+    reader = threading.Thread(target=lambda: answers.append(
+        SchemaRegistryClient({"url": cluster.schema_registry_url}).get_schema(schema_id)))
+    reader.start()
+    cluster.wait_for_event("rule_fired", timeout=TIMEOUT_S)
+    assert reader.is_alive() and answers == []  # held until the clock reaches the delay
+    cluster.advance_clock(5000)
+    reader.join(TIMEOUT_S)
+    assert json.loads(answers[0].schema_str) == USER_V1
