@@ -25,12 +25,17 @@ from mockbroker.core.schemas.store import (
 )
 
 DEFAULT_CONTEXT = "."
+#: how Confluent's messages name the default context (its qualified name is empty)
+_CONTEXT_SHOWN = ""
 MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT", "FORWARD")
 #: what a config may hold, by its field name in records and answers
 CONFIG_FIELDS = ("compatibilityLevel", "normalize", "alias", "validateFields", "validateRules",
                  "compatibilityPolicy", "compatibilityGroup", "defaultMetadata",
                  "overrideMetadata", "defaultRuleSet", "overrideRuleSet")
 MAX_VERSION = 2 ** 31 - 1
+#: what a subject's own config never takes from the global one when they are merged
+_SUBJECT_ONLY = ("compatibilityLevel", "alias", "defaultMetadata", "overrideMetadata",
+                 "defaultRuleSet", "overrideRuleSet")
 #: how many schemas sent in requests the registry keeps parsed
 _REMEMBERED = 1024
 
@@ -163,31 +168,32 @@ class SchemaRegistry:
             if prefix and not subject.startswith(prefix):
                 continue
             live = any(not v.deleted for v in versions.values())
-            gone = any(v.deleted for v in versions.values())
-            if (deleted_only and gone) or (not deleted_only and (live or (deleted and gone))):
+            if (not live) if deleted_only else (live or deleted):
                 out.append(subject)
         return out
 
-    def versions(self, subject: str, *, deleted: bool = False,
-                 deleted_only: bool = False) -> list[int]:
+    def versions(self, subject: str, *, deleted: bool = False, deleted_only: bool = False,
+                 deleted_as_negative: bool = False) -> list[int]:
+        """A subject's version numbers (soft-deleted ones too with ``deleted``, only them with
+        ``deleted_only``, written negative with ``deleted_as_negative``)."""
         every = self._versions(subject, deleted=True)
-        chosen = [v.version for v in every
-                  if (v.deleted if deleted_only else deleted or not v.deleted)]
-        if not chosen:
+        if not (every if deleted or deleted_only else [v for v in every if not v.deleted]):
             raise subject_not_found(subject)
-        return chosen
+        chosen = [v for v in every if (v.deleted if deleted_only else deleted or not v.deleted)]
+        return [-v.version if v.deleted and deleted_as_negative else v.version
+                for v in chosen]
 
     def version(self, subject: str, version: int, *, deleted: bool = False) -> SchemaVersion:
         """A subject's version (-1: the latest); 40401 / 40402 as Confluent answers."""
         every = self._versions(subject, deleted=True)
-        if not every:
+        live = [v for v in every if not v.deleted]
+        if not (every if deleted else live):
             raise subject_not_found(subject)
-        visible = [v for v in every if deleted or not v.deleted]
-        if version == -1:
-            if not visible:
-                raise subject_not_found(subject)
-            return visible[-1]
-        for found in visible:
+        if version == -1:  # the latest live version, deleted ones asked for or not
+            if not live:
+                raise version_not_found(version)
+            return live[-1]
+        for found in every if deleted else live:
             if found.version == version:
                 return found
         raise version_not_found(version)
@@ -213,27 +219,25 @@ class SchemaRegistry:
 
     def subjects_of_id(self, schema_id: int, *, deleted: bool = False,
                        subject: str | None = None) -> list[tuple[str, int]]:
-        """(subject, version) pairs carrying ``schema_id``; 40403 when there are none."""
+        """(subject, version) pairs carrying ``schema_id`` (``subject`` names the context only,
+        as in Confluent's registry: it filters nothing); 40403 for an id nobody holds."""
         state = self.catch_up()
-        pairs = sorted(p for p in state.holders.get(schema_id, ())
-                       if deleted or not state.subjects[p[0]][p[1]].deleted)
-        if subject:
-            pairs = [p for p in pairs if p[0] == subject]
-        if not pairs:
+        holders = state.holders.get(schema_id)
+        if not holders:
             raise schema_not_found()
-        return pairs
+        return sorted(p for p in holders if deleted or not state.subjects[p[0]][p[1]].deleted)
 
     def referenced_by(self, subject: str, version: int, *, deleted: bool = False) -> list[int]:
         target = self.version(subject, version, deleted=True)
-        out = set()
-        for versions in self.catch_up().subjects.values():
-            for found in versions.values():
-                if found.deleted and not deleted:
-                    continue
-                if any(r.get("subject") == subject and r.get("version") == target.version
-                       for r in found.references):
-                    out.add(found.id)
-        return sorted(out)
+        return sorted({found.id for found in self._referrers(subject, target.version,
+                                                             deleted=deleted)})
+
+    def _referrers(self, subject: str, version: int, *, deleted: bool) -> list[SchemaVersion]:
+        """The versions whose references name ``subject``'s ``version``."""
+        return [found for versions in self.catch_up().subjects.values()
+                for found in versions.values() if (deleted or not found.deleted)
+                and any(r.get("subject") == subject and r.get("version") == version
+                        for r in found.references)]
 
     def parsed(self, found: SchemaVersion) -> ParsedSchema:
         """A stored version, parsed (with what its references name)."""
@@ -295,19 +299,24 @@ class SchemaRegistry:
 
     def config(self, subject: str | None, *, default_to_global: bool = False
                ) -> dict[str, Any] | None:
-        """The config set for ``subject`` (None: global), merged over the global one with
-        ``default_to_global``; None when nothing is set (the global one has a default)."""
+        """The config set for ``subject`` (None: global); None when the subject has none of
+        its own, unless ``default_to_global``.  A config without a compatibility level has the
+        server's default; merged over the global one, a subject's own config keeps its
+        level, alias and metadata and rule set defaults as they are (Confluent's
+        ``Config.mergeConfigs``)."""
         configs = self.catch_up().configs
         global_config = configs.get(None) or {}
         if subject is None:
-            return {"compatibilityLevel": self.default_compatibility, **global_config}
+            return {**global_config,
+                    "compatibilityLevel": global_config.get("compatibilityLevel",
+                                                            self.default_compatibility)}
         own = configs.get(subject)
-        if own is None and not default_to_global:
-            return None
-        merged = dict(global_config) if default_to_global else {}
-        if default_to_global:
-            merged.setdefault("compatibilityLevel", self.default_compatibility)
-        merged.update(own or {})
+        if own is None:
+            return self.config(None) if default_to_global else None
+        merged = {k: v for k, v in global_config.items() if k not in _SUBJECT_ONLY} \
+            if default_to_global else {}
+        merged.update(own)
+        merged.setdefault("compatibilityLevel", self.default_compatibility)
         return merged
 
     def effective_config(self, subject: str) -> dict[str, Any]:
@@ -321,13 +330,12 @@ class SchemaRegistry:
         return current
 
     def delete_config(self, subject: str | None) -> dict[str, Any]:
-        self._check_writable(subject)
-        before = self.catch_up().configs.get(subject)
-        if subject is not None and before is None:
+        """The config removed, as it read (its level filled in when it had none)."""
+        before = self.config(subject)
+        if before is None:
             raise subject_not_found(subject)
+        self._check_writable(subject)
         self._write((config_key(subject), None))
-        if subject is None:
-            return {"compatibilityLevel": self.default_compatibility, **(before or {})}
         return before
 
     def mode(self, subject: str | None, *, default_to_global: bool = False) -> str | None:
@@ -356,10 +364,13 @@ class SchemaRegistry:
         self._write((mode_key(subject), mode_value(subject, mode)))
         return mode
 
-    def delete_mode(self, subject: str) -> str:
+    def delete_mode(self, subject: str | None) -> str:
+        """The mode removed (the global one: READWRITE when none was set)."""
         before = self.catch_up().modes.get(subject)
         if before is None:
-            raise subject_not_found(subject)
+            if subject is not None:
+                raise subject_not_found(subject)
+            before = "READWRITE"
         self._write((mode_key(subject), None))
         return before
 
@@ -369,7 +380,7 @@ class SchemaRegistry:
         mode = self.effective_mode(subject) if subject is not None else self.mode(None)
         if mode in ("READONLY", "READONLY_OVERRIDE"):
             name = "null" if subject is None else subject
-            raise not_permitted(f"Subject {name} in context {DEFAULT_CONTEXT} is in "
+            raise not_permitted(f"Subject {name} in context {_CONTEXT_SHOWN} is in "
                                 "read-only mode")
 
     # -- registering and looking up ---------------------------------------------------------------
@@ -435,37 +446,34 @@ class SchemaRegistry:
                 raise _unreadable(name, value, "an integer")
         wanted_id = -1 if wanted_id is None else wanted_id
         wanted_version = 0 if wanted_version is None else wanted_version
+        config = self.effective_config(subject)
+        normalize = normalize or bool(config.get("normalize"))
+        live = self._versions(subject)
+        # a schema the subject holds already is answered before anything else is checked
+        # (Confluent looks it up first), read-only and import modes included
+        candidate, parsed = self.prepare(subject, body, normalize=normalize,
+                                         previous=live[-1] if live else None)
+        if wanted_version == 0:
+            for found in reversed(self._holding(subject, candidate, deleted=False)):
+                if wanted_id in (-1, found.id):
+                    return found
         mode = self.effective_mode(subject)
         if mode in ("READONLY", "READONLY_OVERRIDE"):
-            raise not_permitted(f"Subject {subject} in context {DEFAULT_CONTEXT} is in "
+            raise not_permitted(f"Subject {subject} in context {_CONTEXT_SHOWN} is in "
                                 "read-only mode")
         importing = mode in ("IMPORT", "FORWARD")
         if wanted_id >= 0 and not importing:
-            raise not_permitted(f"Subject {subject} in context {DEFAULT_CONTEXT} is not in "
+            raise not_permitted(f"Subject {subject} in context {_CONTEXT_SHOWN} is not in "
                                 "import mode")
         if wanted_id < 0 and mode != "READWRITE":
-            raise not_permitted(f"Subject {subject} in context {DEFAULT_CONTEXT} is not in "
+            raise not_permitted(f"Subject {subject} in context {_CONTEXT_SHOWN} is not in "
                                 "read-write mode")
         every = self._versions(subject, deleted=True)
-        live = [v for v in every if not v.deleted]
         next_version = max([v.version for v in every], default=0) + 1
-        config = self.effective_config(subject)
-        normalize = normalize or bool(config.get("normalize"))
-        candidate, parsed = self.prepare(subject, body, normalize=normalize,
-                                         previous=live[-1] if live else None)
         state = self.state
         known_id = state.ids.get(candidate.content())
-        if known_id is not None and wanted_id in (-1, known_id):
-            for found in live:
-                if found.id == known_id and wanted_version == 0:
-                    return found
-            schema_id = known_id
-        else:
-            schema_id = wanted_id
-        if wanted_version == 0:
-            for found in reversed(self._holding(subject, candidate, deleted=False)):
-                if schema_id in (-1, found.id):
-                    return found
+        schema_id = known_id if known_id is not None and wanted_id in (-1, known_id) \
+            else wanted_id
         if not importing and not force:
             messages = compatibility.check(
                 config.get("compatibilityLevel", self.default_compatibility), parsed,
@@ -485,8 +493,8 @@ class SchemaRegistry:
         if schema_id >= 0:
             holder = state.by_id(schema_id)
             if holder is not None and holder.content() != candidate.content():
-                raise RegistryError(422, 42207, "The ID of an imported schema does not match "
-                                                "the existing ID")
+                raise not_permitted(f"Overwrite new schema with id {schema_id} in context "
+                                    f"{_CONTEXT_SHOWN} is not permitted.")
         else:
             schema_id = state.max_id + 1
         candidate.version, candidate.id = wanted_version, schema_id
@@ -502,12 +510,17 @@ class SchemaRegistry:
 
     def lookup(self, subject: str, body: dict[str, Any], *, normalize: bool = False,
                deleted: bool = False) -> SchemaVersion:
-        """POST /subjects/{subject}: the version of ``subject`` holding this schema."""
-        every = self._versions(subject, deleted=True)
-        if not every:
-            raise subject_not_found(subject)
+        """POST /subjects/{subject}: the version of ``subject`` holding this schema (the schema
+        is read first: a bad one is 42201 whatever the subject)."""
         normalize = normalize or bool(self.effective_config(subject).get("normalize"))
-        candidate, _ = self.prepare(subject, body, normalize=normalize)
+        text = body.get("schema")
+        candidate = None
+        if isinstance(text, str) and text.strip():
+            candidate, _ = self.prepare(subject, body, normalize=normalize)
+        if not self._versions(subject, deleted=deleted):
+            raise subject_not_found(subject)
+        if candidate is None:  # nothing to look up
+            raise schema_not_found()
         holding = self._holding(subject, candidate, deleted=deleted)
         if not holding:
             raise schema_not_found()
@@ -515,21 +528,22 @@ class SchemaRegistry:
 
     def latest_with_metadata(self, subject: str, wanted: dict[str, str], *,
                              deleted: bool = False) -> SchemaVersion:
-        every = self._versions(subject, deleted=True)
-        if not every:
+        visible = self._versions(subject, deleted=deleted)
+        if not visible:
             raise subject_not_found(subject)
-        for found in reversed(every):
-            if found.deleted and not deleted:
-                continue
-            properties = (found.metadata or {}).get("properties") or {}
-            if all(properties.get(k) == v for k, v in wanted.items()):
+        for found in reversed(visible):
+            properties = (found.metadata or {}).get("properties")
+            if properties is not None and all(properties.get(k) == v
+                                              for k, v in wanted.items()):
                 return found
         raise schema_not_found()
 
     def test_compatibility(self, subject: str, version: int | None, body: dict[str, Any], *,
                            normalize: bool = False) -> list[str]:
         """POST /compatibility/subjects/{subject}/versions[/{version}]: why the schema may not
-        be registered, against that version (None: every version the level asks for)."""
+        be registered, against that version (None: every version the level asks for).  A
+        numbered version that does not exist is 40402, whether the subject does or not; the
+        schema sent is not completed from an earlier version (none: 42201 Empty schema)."""
         live = self._versions(subject)
         config = self.effective_config(subject)
         level = config.get("compatibilityLevel", self.default_compatibility)
@@ -538,31 +552,33 @@ class SchemaRegistry:
         elif version == -1:
             earlier = live[-1:]
         else:
-            earlier = [self.version(subject, version)]
+            earlier = [v for v in live if v.version == version]
+            if not earlier:
+                raise version_not_found(version)
         _, parsed = self.prepare(subject, body, normalize=normalize or bool(
-            config.get("normalize")), previous=live[-1] if live else None)
-        if version is not None and level.endswith("_TRANSITIVE"):
-            level = level[:-len("_TRANSITIVE")]
+            config.get("normalize")))
+        checked = level[:-len("_TRANSITIVE")] if version is not None and \
+            level.endswith("_TRANSITIVE") else level
         messages = compatibility.check(
-            level, parsed, [compatibility.Earlier(v.version, self.parsed(v)) for v in earlier],
+            checked, parsed, [compatibility.Earlier(v.version, self.parsed(v)) for v in earlier],
             config.get("compatibilityPolicy") or STRICT)
         if messages:
-            messages.append(_applied(config, level))
+            messages.append(_applied(config, level))  # the level configured
         return messages
 
     # -- deleting ---------------------------------------------------------------------------------
 
     def delete_subject(self, subject: str, *, permanent: bool = False) -> list[int]:
-        self._check_writable(subject)
         every = self._versions(subject, deleted=True)
         if not every:
             raise subject_not_found(subject)
+        self._check_writable(subject)
         if permanent:
             live = [v.version for v in every if not v.deleted]
             if live:
                 raise RegistryError(404, 40405, f"Subject '{subject}' was not deleted first "
                                                 "before being permanently deleted")
-            self._check_unreferenced(subject, every, deleted=True)
+            self._check_unreferenced(subject, every, deleted=True, own_too=False)
             entries = [(schema_key(subject, v.version), None) for v in reversed(every)]
             state = self.state
             if subject in state.modes:
@@ -576,23 +592,21 @@ class SchemaRegistry:
         if not live:
             raise RegistryError(404, 40404, f"Subject '{subject}' was soft deleted.Set "
                                             "permanent=true to delete permanently")
-        self._check_unreferenced(subject, live, deleted=False)
+        self._check_unreferenced(subject, live, deleted=False, own_too=False)
         self._write((delete_subject_key(subject),
                      delete_subject_value(subject, live[-1].version)))
         self._emit("subject_deleted", subject=subject, permanent=False)
         return [v.version for v in live]
 
     def delete_version(self, subject: str, version: int, *, permanent: bool = False) -> int:
-        self._check_writable(subject)
         found = self.version(subject, version, deleted=True)
-        if version == -1 and found.deleted:
-            raise version_not_found(version)
+        self._check_writable(subject)
         if permanent:
+            self._check_unreferenced(subject, [found], deleted=True)
             if not found.deleted:
                 raise RegistryError(404, 40407, f"Subject '{subject}' Version {found.version} "
                                                 "was not deleted first before being "
                                                 "permanently deleted")
-            self._check_unreferenced(subject, [found], deleted=True)
             entries = [(schema_key(subject, found.version), None)]
             remaining = [v for v in self._versions(subject, deleted=True) if v is not found]
             if not remaining:
@@ -615,9 +629,14 @@ class SchemaRegistry:
         return found.version
 
     def _check_unreferenced(self, subject: str, versions: list[SchemaVersion], *,
-                            deleted: bool) -> None:
+                            deleted: bool, own_too: bool = True) -> None:
+        """42206 when another schema refers to one of ``versions`` (with ``own_too`` False,
+        references from the subject's own versions do not count: deleting the subject)."""
         for found in versions:
-            if self.referenced_by(subject, found.version, deleted=deleted):
+            referrers = self._referrers(subject, found.version, deleted=deleted)
+            if not own_too:
+                referrers = [r for r in referrers if r.subject != subject]
+            if referrers:
                 raise RegistryError(422, 42206, "One or more references exist to the schema "
                                                 f"{{magic=1,keytype=SCHEMA,subject={subject},"
                                                 f"version={found.version}}}.")

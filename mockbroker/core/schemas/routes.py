@@ -34,6 +34,7 @@ ROUTES: tuple[tuple[str, str, str], ...] = (
     ("DELETE", "/config/{subject}", "delete_config"),
     ("GET", "/mode", "get_mode"),
     ("PUT", "/mode", "set_mode"),
+    ("DELETE", "/mode", "delete_mode"),
     ("GET", "/mode/{subject}", "get_mode"),
     ("PUT", "/mode/{subject}", "set_mode"),
     ("DELETE", "/mode/{subject}", "delete_mode"),

@@ -81,13 +81,14 @@ class Call:
 
 
 def _entity(found: SchemaVersion, *, schema: str | None = None,
-            deleted: bool = False) -> dict[str, Any]:
-    """A subject's version as ``GET /subjects/{s}/versions/{v}`` answers it."""
+            lookup: bool = False) -> dict[str, Any]:
+    """A subject's version as ``GET /subjects/{s}/versions/{v}`` answers it: whether it is
+    soft-deleted too (Confluent 8 says it in every stored version's answer, not a lookup's)."""
     out: dict[str, Any] = {"subject": found.subject, "version": found.version, "id": found.id,
                            "guid": guid_of(found), "schemaType": found.schema_type}
     _schema_fields(out, found, schema)
-    if deleted and found.deleted:
-        out["deleted"] = True
+    if not lookup:
+        out["deleted"] = found.deleted
     return out
 
 
@@ -127,8 +128,9 @@ class RegistryApi:
     def versions(self, call: Call):
         subject = call.path["subject"]
         deleted_only = call.flag("deletedOnly") or call.flag("deleted_only")
-        return _page(self.registry.versions(subject, deleted=call.flag("deleted"),
-                                            deleted_only=deleted_only), call)
+        return _page(self.registry.versions(
+            subject, deleted=call.flag("deleted"), deleted_only=deleted_only,
+            deleted_as_negative=call.flag("deletedAsNegative")), call)
 
     def register(self, call: Call):
         body = call.body()
@@ -145,14 +147,13 @@ class RegistryApi:
                                      normalize=call.flag("normalize"),
                                      deleted=call.flag("deleted"))
         return _entity(found, schema=self._formatted(found, call.text("format")),
-                       deleted=True)
+                       lookup=True)
 
     def version(self, call: Call):
         deleted = call.flag("deleted")
         found = self.registry.version(call.path["subject"], parse_version(call.path["version"]),
                                       deleted=deleted)
-        return _entity(found, schema=self._formatted(found, call.text("format")),
-                       deleted=deleted)
+        return _entity(found, schema=self._formatted(found, call.text("format")))
 
     def version_schema(self, call: Call):
         found = self.registry.version(call.path["subject"], parse_version(call.path["version"]),
@@ -198,6 +199,7 @@ class RegistryApi:
         out["guid"] = guid_of(found)
         if call.flag("fetchMaxId"):
             out["maxId"] = self.registry.state.max_id
+        out["deleted"] = found.deleted
         return out
 
     def schema_text_by_id(self, call: Call):
@@ -205,13 +207,11 @@ class RegistryApi:
         return Raw(self._formatted(found, call.text("format")) or found.schema)
 
     def subjects_by_id(self, call: Call):
-        pairs = self.registry.subjects_of_id(self._id(call), deleted=call.flag("deleted"),
-                                             subject=call.text("subject"))
+        pairs = self.registry.subjects_of_id(self._id(call), deleted=call.flag("deleted"))
         return _page(list(dict.fromkeys(s for s, _ in pairs)), call)
 
     def versions_by_id(self, call: Call):
-        pairs = self.registry.subjects_of_id(self._id(call), deleted=call.flag("deleted"),
-                                             subject=call.text("subject"))
+        pairs = self.registry.subjects_of_id(self._id(call), deleted=call.flag("deleted"))
         return _page([{"subject": s, "version": v} for s, v in pairs], call)
 
     def schema_by_guid(self, call: Call):
@@ -222,7 +222,10 @@ class RegistryApi:
         return out
 
     def ids_by_guid(self, call: Call):
-        found = self.registry.by_guid(call.path["guid"])
+        try:
+            found = self.registry.by_guid(call.path["guid"])
+        except RegistryError:  # no schema has it: none of its ids
+            return []
         return [{"context": DEFAULT_CONTEXT, "id": found.id}]
 
     def schemas(self, call: Call):
@@ -233,7 +236,7 @@ class RegistryApi:
             versions = [registry.version(subject, v, deleted=deleted)
                         for v in registry.versions(subject, deleted=deleted)]
             for found in versions[-1:] if latest_only else versions:
-                out.append(_entity(found, deleted=deleted))
+                out.append(_entity(found))
         return _page(out, call)
 
     def schema_types(self, call: Call):
@@ -252,7 +255,7 @@ class RegistryApi:
     def set_config(self, call: Call):
         body = call.body()
         update: dict[str, Any] = {}
-        level = body.get("compatibility", body.get("compatibilityLevel"))
+        level = body.get("compatibility")
         if level is not None:
             if not isinstance(level, str) or level.upper() not in LEVELS:
                 raise RegistryError(422, 42203, "Invalid compatibility level. Valid values are "
@@ -263,10 +266,10 @@ class RegistryApi:
         for name in CONFIG_FIELDS[1:]:
             if body.get(name) is not None:
                 update[name] = body[name]
-        self.registry.set_config(call.path.get("subject"), update)
-        echo = {"compatibility": update["compatibilityLevel"]} if level is not None else {}
-        echo.update({k: v for k, v in update.items() if k != "compatibilityLevel"})
-        return echo
+        stored = self.registry.set_config(call.path.get("subject"), update)
+        # the whole config now stored, in the request's names (the level as "compatibility")
+        return {("compatibility" if k == "compatibilityLevel" else k): v
+                for k, v in stored.items()}
 
     def delete_config(self, call: Call):
         return self.registry.delete_config(call.path.get("subject"))
@@ -288,10 +291,7 @@ class RegistryApi:
                                                force=call.flag("force"))}
 
     def delete_mode(self, call: Call):
-        subject = call.path.get("subject")
-        if subject is None:
-            raise web.HTTPMethodNotAllowed("DELETE", ["GET", "PUT"])
-        return {"mode": self.registry.delete_mode(subject)}
+        return {"mode": self.registry.delete_mode(call.path.get("subject"))}
 
     # -- compatibility ---------------------------------------------------------------------------
 
@@ -299,13 +299,16 @@ class RegistryApi:
         version_text = call.path.get("version")
         subject = call.path["subject"]
         version = None if version_text is None else parse_version(version_text)
-        registry = self.registry
-        if version is not None and version != -1:
-            registry.version(subject, version)  # 40401 / 40402 before the body is read
-        messages = registry.test_compatibility(subject, version, call.body(),
-                                               normalize=call.flag("normalize"))
+        verbose = call.flag("verbose")
+        try:
+            messages = self.registry.test_compatibility(subject, version, call.body(),
+                                                        normalize=call.flag("normalize"))
+        except RegistryError as exc:
+            if not (verbose and exc.error_code == 42201):
+                raise
+            messages = [exc.message]  # verbose: an invalid schema is an answer, not an error
         out: dict[str, Any] = {"is_compatible": not messages}
-        if call.flag("verbose"):
+        if verbose:
             out["messages"] = messages
         return out
 

@@ -167,7 +167,7 @@ def test_modes_refuse_what_they_forbid(registry):
         422, 42205, "Cannot import since found existing subjects")
     registry.set_mode("a", "READONLY")
     assert refusal(registry.register, "a", V2) == (
-        422, 42205, "Subject a in context . is in read-only mode")
+        422, 42205, "Subject a in context  is in read-only mode")
     assert refusal(registry.delete_subject, "a")[:2] == (422, 42205)
     assert refusal(registry.set_config, "a", {"compatibilityLevel": "NONE"})[:2] == (422, 42205)
     assert registry.register("b", V2).id == 2  # only subject a is read-only
@@ -176,7 +176,7 @@ def test_modes_refuse_what_they_forbid(registry):
     imported = registry.register("z", {**V3, "id": 100, "version": 5})
     assert (imported.id, imported.version) == (100, 5)
     assert refusal(registry.register, "z", {**V1, "id": 100, "version": 6}) == (
-        422, 42207, "The ID of an imported schema does not match the existing ID")
+        422, 42205, "Overwrite new schema with id 100 in context  is not permitted.")
 
 
 def test_configs_merge_and_fall_back_to_the_global_one(registry):
@@ -227,3 +227,70 @@ def test_a_record_that_is_not_the_registrys_is_passed_over(records, registry):
                     (b'{"keytype":"SCHEMA","subject":"s","version":1,"magic":1}', b"{}")])
     assert registry.subjects() == []
     assert registry.register("s", V1).version == 1
+
+
+# -- Confluent's finer rules (KafkaSchemaRegistry, AbstractSchemaRegistry, its resources) ------
+
+def test_a_schema_a_read_only_subject_holds_is_still_answered(registry):
+    registry.register("a", V1)
+    registry.set_mode("a", "READONLY")
+    assert registry.register("a", V1).version == 1  # looked up before the mode is checked
+    assert refusal(registry.register, "a", V2)[:2] == (422, 42205)
+
+
+def test_latest_is_the_latest_live_version_even_with_deleted_ones_asked_for(registry):
+    registry.register("a", V1)
+    registry.register("a", V2)
+    registry.delete_version("a", 2)
+    assert registry.version("a", -1, deleted=True).version == 1
+    assert registry.delete_version("a", -1) == 1  # deletes the latest live one
+    assert refusal(registry.version, "a", 1) == (404, 40401, "Subject 'a' not found.")
+    assert registry.version("a", 1, deleted=True).deleted
+    assert refusal(registry.lookup, "a", V1) == (404, 40401, "Subject 'a' not found.")
+    assert registry.lookup("a", V1, deleted=True).version == 1
+
+
+def test_listing_deleted_subjects_and_versions(registry):
+    registry.register("a", V1)
+    registry.register("a", V2)
+    registry.register("b", V1)
+    registry.delete_version("a", 1)
+    registry.delete_subject("b")
+    assert registry.subjects(deleted_only=True) == ["b"]  # every version deleted
+    assert registry.subjects(deleted=True) == ["a", "b"] and registry.subjects() == ["a"]
+    assert registry.versions("a", deleted_only=True) == [1]
+    assert registry.versions("a", deleted=True, deleted_as_negative=True) == [-1, 2]
+    assert registry.subjects_of_id(2) == [("a", 2)]
+    registry.delete_version("a", 2)
+    assert registry.subjects_of_id(2) == []  # an id held by deleted versions only
+    assert registry.subjects_of_id(2, deleted=True) == [("a", 2)]
+    assert refusal(registry.subjects_of_id, 9) == (404, 40403, "Schema not found")
+
+
+def test_testing_compatibility_against_a_version(registry):
+    assert refusal(registry.test_compatibility, "nobody", 1, V1) == (
+        404, 40402, "Version 1 not found.")
+    registry.register("a", V1)
+    assert refusal(registry.test_compatibility, "a", -1, {"schema": ""}) == (
+        422, 42201, "Empty schema")
+    registry.set_config("a", {"compatibilityLevel": "BACKWARD_TRANSITIVE"})
+    messages = registry.test_compatibility("a", 1, NO_DEFAULT)
+    assert messages[-1] == "{validateFields: 'false', compatibility: 'BACKWARD_TRANSITIVE'}"
+
+
+def test_a_subject_config_keeps_its_own_level(registry):
+    registry.set_config(None, {"compatibilityLevel": "FULL"})
+    registry.set_config("a", {"normalize": True})
+    assert registry.config("a") == {"normalize": True, "compatibilityLevel": "BACKWARD"}
+    assert registry.config("a", default_to_global=True)["compatibilityLevel"] == "BACKWARD"
+    assert registry.config("b", default_to_global=True) == {"compatibilityLevel": "FULL"}
+
+
+def test_a_subject_referring_to_itself_can_be_deleted(registry):
+    registry.register("self", avro(("name", "string"), name="Base"))
+    referring = {"schema": json.dumps({"type": "record", "name": "Next", "fields": [
+        {"name": "base", "type": "Base"}]}),
+        "references": [{"name": "Base", "subject": "self", "version": 1}]}
+    registry.register("self", {**referring}, force=True)
+    assert registry.delete_subject("self") == [1, 2]
+    assert registry.delete_subject("self", permanent=True) == [1, 2]
