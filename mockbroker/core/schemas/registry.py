@@ -98,13 +98,85 @@ def valid_subject(subject: str) -> bool:
 
 
 def guid_of(version: SchemaVersion) -> str:
-    """The schema's guid: an MD5 of its text and references, written as a UUID."""
+    """The schema's guid: an MD5 of its text, references, metadata and rule set, in the order
+    and the bytes Confluent's ``Schema.updateHash`` feeds them, written as a UUID."""
     digest = hashlib.md5(version.schema.encode())
+
+    def text(value: Any) -> None:
+        if value is not None:
+            digest.update(str(value).encode())
     for ref in version.references:
-        digest.update(str(ref.get("name", "")).encode())
-        digest.update(str(ref.get("subject", "")).encode())
-        digest.update(int(ref.get("version", 0)).to_bytes(4, "big", signed=True))
+        text(ref.get("name"))
+        text(ref.get("subject"))
+        if isinstance(ref.get("version"), int):
+            digest.update(ref["version"].to_bytes(4, "big", signed=True))
+    if version.metadata is not None:
+        digest.update(b"\x01")
+        for key, values in (version.metadata.get("tags") or {}).items():
+            text(key)
+            for value in values:
+                text(value)
+        for key, value in (version.metadata.get("properties") or {}).items():
+            text(key)
+            text(value)
+        for value in version.metadata.get("sensitive") or ():
+            text(value)
+    if version.rule_set is not None:
+        digest.update(b"\x01")
+        for kind in ("migrationRules", "domainRules", "encodingRules"):
+            for rule in version.rule_set.get(kind) or ():
+                for name in ("name", "doc", "kind", "mode", "type"):
+                    text(rule.get(name))
+                for tag in rule.get("tags") or ():
+                    text(tag)
+                for key, value in (rule.get("params") or {}).items():
+                    text(key)
+                    text(value)
+                for name in ("expr", "onSuccess", "onFailure"):
+                    text(rule.get(name))
+                if rule.get("disabled"):
+                    digest.update(b"\x01")
+        text(version.rule_set.get("enableAt"))
     return str(uuid.UUID(bytes=digest.digest()))
+
+
+def sorted_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Metadata as Confluent's ``Metadata`` holds it: tags, properties and sensitive names
+    sorted (so their order makes no other schema)."""
+    if metadata is None:
+        return None
+    # its fields in Metadata's own order, whatever order the request gave them in
+    order = ("tags", "properties", "sensitive")
+    out = {k: metadata[k] for k in order if k in metadata}
+    out.update({k: v for k, v in metadata.items() if k not in order})
+    if isinstance(out.get("tags"), dict):
+        out["tags"] = {k: sorted(set(v)) if isinstance(v, list) else v
+                       for k, v in sorted(out["tags"].items())}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = dict(sorted(out["properties"].items()))
+    if isinstance(out.get("sensitive"), list):
+        out["sensitive"] = sorted(set(out["sensitive"]))
+    return out
+
+
+def sorted_rule_set(rule_set: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A rule set as Confluent's ``Rule`` holds each rule: its tags and params sorted."""
+    if rule_set is None:
+        return None
+    out = dict(rule_set)
+    for kind in ("migrationRules", "domainRules", "encodingRules"):
+        if isinstance(out.get(kind), list):
+            out[kind] = [_sorted_rule(r) if isinstance(r, dict) else r for r in out[kind]]
+    return out
+
+
+def _sorted_rule(rule: dict[str, Any]) -> dict[str, Any]:
+    out = dict(rule)
+    if isinstance(out.get("tags"), list):
+        out["tags"] = sorted(set(out["tags"]))
+    if isinstance(out.get("params"), dict):
+        out["params"] = dict(sorted(out["params"].items()))
+    return out
 
 
 class RecordSource(Protocol):
@@ -430,8 +502,8 @@ class SchemaRegistry:
                                                                   r["version"]))
         version = SchemaVersion(subject=subject, version=0, id=-1, schema_type=schema_type,
                                 schema=parsed.canonical(), references=refs,
-                                metadata=body.get("metadata") or None,
-                                rule_set=body.get("ruleSet") or None)
+                                metadata=sorted_metadata(body.get("metadata") or None),
+                                rule_set=sorted_rule_set(body.get("ruleSet") or None))
         return version, parsed
 
     def register(self, subject: str, body: dict[str, Any], *, normalize: bool = False,

@@ -294,3 +294,18 @@ def test_a_subject_referring_to_itself_can_be_deleted(registry):
     registry.register("self", {**referring}, force=True)
     assert registry.delete_subject("self") == [1, 2]
     assert registry.delete_subject("self", permanent=True) == [1, 2]
+
+
+def test_metadata_is_kept_sorted_and_counts_in_the_schema_s_identity_and_guid(registry):
+    from mockbroker.core.schemas.registry import guid_of
+
+    plain = registry.register("a", V1)
+    owned = registry.register("b", {**V1, "metadata": {"properties": {"z": "1", "a": "2"},
+                                                       "tags": {"t": ["y", "x", "x"]}}})
+    assert owned.id != plain.id and guid_of(owned) != guid_of(plain)
+    assert list(owned.metadata["properties"]) == ["a", "z"]
+    assert owned.metadata["tags"] == {"t": ["x", "y"]}
+    # the same properties in another order are the same schema
+    again = registry.register("c", {**V1, "metadata": {"tags": {"t": ["x", "y"]},
+                                                       "properties": {"a": "2", "z": "1"}}})
+    assert again.id == owned.id
