@@ -16,6 +16,7 @@ from mockbroker.core.observe import inspect
 from mockbroker.adminapi import actions, routes, views
 from mockbroker.core.groups.classic.state import GroupState
 from mockbroker.core.groups.consumer.group import ConsumerGroupState
+from mockbroker.core.groups.streams.group import StreamsGroupState
 from mockbroker.core.transactions.state import TxnState
 from mockbroker.core.control.rules import Rule
 from mockbroker.core.observe.requests import LoggedRequest
@@ -123,7 +124,7 @@ class _Core:
 
 def test_the_views_enums_and_the_fault_spec_match_the_core():
     assert set(get_args(views.GroupState)) == {s.value for s in GroupState} | \
-        {s.value for s in ConsumerGroupState}
+        {s.value for s in ConsumerGroupState} | {s.value for s in StreamsGroupState}
     assert set(get_args(views.TransactionState)) == {s.value for s in TxnState}
     assert get_args(views.FaultAction) == actions.names()
     # a parsed rule keeps every field a fault spec has

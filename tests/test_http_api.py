@@ -296,13 +296,13 @@ def test_moving_a_partition_leader_to_a_stopped_broker_is_refused(kafka_admin):
 def test_a_request_the_broker_does_not_serve_is_in_the_log_before_its_connection_closes(
         kafka_cluster, kafka_admin):
     host, port = kafka_cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
-    frame = wire.encode_request(89, 0, 9, "unserved-client", wire.request_class(89)())
+    frame = wire.encode_request(84, 0, 9, "unserved-client", wire.request_class(84)())
     with socket.create_connection((host, int(port)), timeout=10) as conn:
         conn.sendall(frame)
         assert conn.recv(4) == b""  # closed, with no answer
     (logged,) = kafka_admin.requests(client_id="unserved-client")
     assert (logged.api, logged.api_version, logged.outcome) == \
-        ("StreamsGroupDescribe", 0, "unsupported")
+        ("ReadShareGroupState", 0, "unsupported")
 
 
 @pytest.mark.kafka(brokers=3, topics={"payments": 2})

@@ -39,10 +39,10 @@ __all__ = [
 BrokerState = Literal["up", "down"]
 #: a classic group's state, in Kafka's names (``GroupState`` of the coordinator)
 GroupState = Literal["Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
-                     "Assigning", "Reconciling"]
-#: "classic" (JoinGroup and SyncGroup), "consumer" (KIP-848, ConsumerGroupHeartbeat) or
-#: "share" (KIP-932, ShareGroupHeartbeat)
-GroupType = Literal["classic", "consumer", "share"]
+                     "Assigning", "Reconciling", "NotReady"]
+#: "classic" (JoinGroup and SyncGroup), "consumer" (KIP-848, ConsumerGroupHeartbeat),
+#: "share" (KIP-932, ShareGroupHeartbeat) or "streams" (KIP-1071, StreamsGroupHeartbeat)
+GroupType = Literal["classic", "consumer", "share", "streams"]
 #: what a rule does to a request it picks (the table of :mod:`mockbroker.adminapi.actions`)
 FaultAction = Literal[actions.names()]  # type: ignore[valid-type]
 #: what ``POST /faults`` may ask for: every action but the in-process callback
@@ -197,6 +197,63 @@ class SharePartitionView:
 
 
 @_view
+class TasksView:
+    """A streams member's tasks: {subtopology id: [task numbers]} in each role."""
+
+    active: dict[str, list[int]]
+    standby: dict[str, list[int]]
+    warmup: dict[str, list[int]]
+
+
+@_view
+class StreamsMemberView:
+    """What a streams group member is beyond any member: its process, topology epoch,
+    endpoint, state and tasks."""
+
+    process_id: str
+    topology_epoch: int
+    user_endpoint: str | None = describe("host:port of its interactive queries, if any")
+    client_tags: dict[str, str]
+    state: Literal["stable", "unrevoked_tasks", "unreleased_tasks", "unknown"] = describe(
+        "how far it is from its target: unrevoked_tasks while it must give tasks up, "
+        "unreleased_tasks while others still hold tasks it is to get")
+    tasks: TasksView
+    target_tasks: TasksView
+    pending_revocation: TasksView
+
+
+@_view
+class InternalTopicView:
+    """A topic a streams topology reads, writes or keeps state in, as configured."""
+
+    name: str
+    partitions: int = describe("as the topology asks or the broker worked out (0: not yet)")
+    replication_factor: int = describe("0: the broker's default")
+    configs: dict[str, str]
+    exists: bool
+
+
+@_view
+class SubtopologyView:
+    subtopology_id: str
+    source_topics: list[str]
+    repartition_sink_topics: list[str]
+    repartition_source_topics: list[InternalTopicView]
+    state_changelog_topics: list[InternalTopicView]
+    tasks: int = describe("its number of tasks (0 until the topology is configured)")
+
+
+@_view
+class TopologyView:
+    """A streams group's topology, configured against the topics there are."""
+
+    epoch: int
+    ready: bool = describe("configured: its topics exist and are partitioned as it needs")
+    status: str | None = describe("why it is not ready, in Kafka's words", default=None)
+    subtopologies: list[SubtopologyView]
+
+
+@_view
 class MemberView:
     member_id: str
     client_id: str
@@ -216,13 +273,16 @@ class MemberView:
     protocol: str | None = describe(
         "consumer groups: the protocol the member speaks, consumer (ConsumerGroupHeartbeat) "
         "or classic (JoinGroup and SyncGroup, a mixed group's member)", default=None)
+    streams: StreamsMemberView | None = describe(
+        "streams groups: the member's process, endpoint and tasks", default=None)
 
 
 @_view
 class GroupView:
     group_id: str
     state: GroupState
-    type: GroupType = describe("classic, consumer (KIP-848) or share (KIP-932)",
+    type: GroupType = describe("classic, consumer (KIP-848), share (KIP-932) or streams "
+                               "(KIP-1071)",
                                default="classic")
     group_epoch: int | None = describe("consumer groups: the group epoch", default=None)
     assignment_epoch: int | None = describe(
@@ -240,6 +300,9 @@ class GroupView:
         "{topic: {partition: high watermark - committed offset}}", default_factory=dict)
     share_partitions: list[SharePartitionView] | None = describe(
         "share groups: each share partition its leader serves, with its in-flight records",
+        default=None)
+    topology: TopologyView | None = describe(
+        "streams groups: the topology, its internal topics and their configuration",
         default=None)
 
     def assignment(self) -> dict[str, dict[str, list[int]]]:
@@ -793,6 +856,7 @@ class EventWait:
 VIEWS: tuple[type, ...] = (
     Error, Status, FaultSpec, FaultView, BrokerView, BrokerLatency, TargetBroker,
     PartitionView, TopicView, NewTopic, ReplicaLagging, Deleted, HeaderView, RecordView,
+    TasksView, StreamsMemberView, InternalTopicView, SubtopologyView, TopologyView,
     MemberView, InFlightView, SharePartitionView, GroupView, GroupLoadingView,
     GroupSummaryView, LoggedRequestView, Removed,
     TransactionView, AclView, AclsView, UserView, QuotaView, QuotaSpec, EventView,

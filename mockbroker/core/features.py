@@ -4,11 +4,10 @@ Kafka 4.4 finalizes, on a fresh cluster, ``metadata.version`` 33, ``transaction.
 Java producer then speaks transaction version 2: implicit partitions, an epoch bump at every
 EndTxn), ``group.version`` 1, and ``share.version``, ``streams.version`` and
 ``eligible.leader.replicas.version``.  We report the features whose meaning we serve:
-``share.version`` at level 2 (share groups, and from level 2 their dead-letter queue) and
-``eligible.leader.replicas.version`` at 1 (KIP-966, :mod:`mockbroker.core.controller`); streams
-groups are not served, so they are not claimed.  A
-finalized level is reported as min = max = the level, and a feature at level 0 is left out,
-as Kafka does.
+``share.version`` at level 2 (share groups, and from level 2 their dead-letter queue),
+``streams.version`` at 1 (KIP-1071's streams groups) and ``eligible.leader.replicas.version`` at
+1 (KIP-966, :mod:`mockbroker.core.controller`).  A finalized level is reported as min = max =
+the level, and a feature at level 0 is left out, as Kafka does.
 
 The levels are the cluster's (:class:`FeatureLevels`, ``Cluster.features``): UpdateFeatures
 (``kafka-features.sh``) raises and lowers them with Kafka's checks and messages, and each change
@@ -39,6 +38,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("transaction.version", 0, 2, 2),
     Feature("group.version", 0, 1, 1),
     Feature("share.version", 0, 2, 2),
+    Feature("streams.version", 0, 1, 1),
     Feature("eligible.leader.replicas.version", 0, 1, 1),
 )
 _BY_NAME = {f.name: f for f in FEATURES}
@@ -53,7 +53,8 @@ SHARE_DEAD_LETTER_LEVEL = 2
 #: API key -> the feature that must be at level 1 or more for it to be served: below, Kafka
 #: answers UNSUPPORTED_VERSION without a message, before any other check (KafkaApis)
 GATES = {68: "group.version", 69: "group.version",
-         **{key: "share.version" for key in (76, 77, 78, 79, 90, 91, 92)}}
+         **{key: "share.version" for key in (76, 77, 78, 79, 90, 91, 92)},
+         **{key: "streams.version" for key in (88, 89, 93)}}
 
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 

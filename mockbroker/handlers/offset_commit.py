@@ -91,11 +91,15 @@ def handle(core, ctx, request):
         group_error = errors.NONE
     except ApiException as exc:
         group, group_error = None, exc.error_code
+    check = None if group is None else core.groups.offset_partition_check(
+        group, request.member_id, request.generation_id_or_member_epoch)
     entries = {}
     for t, topic, p in valid:
         metadata = java_string(p.committed_metadata)
         if group_error != errors.NONE:
             code = group_error
+        elif check is not None and check(topic.name, p.partition_index) != errors.NONE:
+            code = check(topic.name, p.partition_index)
         elif metadata is not None and java_length(metadata) > MAX_METADATA_CHARS:
             code = errors.OFFSET_METADATA_TOO_LARGE
         else:

@@ -88,11 +88,15 @@ def handle(core, ctx, request):
     group, group_error = (None, errors.NONE)
     if any(code is None for *_, code in checked):
         group, group_error = _settle(core, ctx, request)
+    check = None if group is None else core.groups.offset_partition_check(
+        group, request.member_id or "", request.generation_id_or_member_epoch)
     entries = {}
     answer: dict = {}
     for t, topic, p, code in checked:
         if code is None:
             code = group_error
+            if code == errors.NONE and check is not None:
+                code = check(topic.name, p.partition_index)
             if code == errors.NONE:
                 entries[(topic.name, p.partition_index)] = OffsetEntry(
                     p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "",

@@ -100,7 +100,7 @@ def _high_watermarks(core, topic):
     ({"api": "Produce", "error": 6, "probability": 1.5}, "probability must be"),
     ({"api": "Produce", "error": 6, "client_id": 12}, "client_id must be a string"),
     ({"api": "Produce", "error": 6, "delay_ms": -1}, "delay_ms must be at least 0"),
-    ({"api": "StreamsGroupDescribe", "error": 6}, "not served by mockbroker"),
+    ({"api": "ReadShareGroupState", "error": 6}, "not served by mockbroker"),
 ])
 def test_a_bad_fault_is_refused_with_the_reason_and_nothing_is_added(core, spec, message):
     with pytest.raises(RuleError, match=message):

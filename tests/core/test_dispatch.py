@@ -25,12 +25,13 @@ def _frame(api_key: int, version: int, body, correlation_id: int = 5) -> bytes:
 
 def test_an_api_the_broker_does_not_serve_is_logged_then_closed():
     core = make_core()
-    body = wire.request_class(89)()  # StreamsGroupDescribe: defined by the codec, not served
-    outcome = core.receive(_frame(89, 0, body), CONN)
+    # ReadShareGroupState: defined by the codec, spoken between brokers, not served
+    body = wire.request_class(84)()
+    outcome = core.receive(_frame(84, 0, body), CONN)
     assert outcome.done and isinstance(outcome.value, Close)
     (logged,) = list(core.requests)
     assert (logged.api_key, logged.api_version, logged.client_id, logged.outcome) == \
-        (89, 0, "probe", "unsupported")
+        (84, 0, "probe", "unsupported")
 
 
 def test_a_version_the_codec_does_not_know_is_logged_then_closed():

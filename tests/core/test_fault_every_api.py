@@ -126,6 +126,9 @@ WHERE: dict[str, dict[int, tuple[str, ...]]] = {
     "DescribeShareGroupOffsets": {0: ("groups.error_code",)},
     "AlterShareGroupOffsets": {0: ("error_code",)},
     "DeleteShareGroupOffsets": {0: ("error_code",)},
+    "StreamsGroupHeartbeat": {0: ("error_code",)},
+    "StreamsGroupDescribe": {0: ("groups.error_code",)},
+    "StreamsGroupTopologyDescriptionUpdate": {0: ("error_code",)},
 }
 
 #: (API name, version) → why its response has no place for an error, and a rule for the API is

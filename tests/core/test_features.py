@@ -38,7 +38,7 @@ def finalized(core) -> tuple[dict[str, int], int]:
 def test_a_new_cluster_finalizes_kafka_4_4s_levels():
     assert finalized(make_core()) == ({"metadata.version": 33, "transaction.version": 2,
                                        "group.version": 1, "share.version": 2,
-                                "eligible.leader.replicas.version": 1}, 1)
+                                "streams.version": 1, "eligible.leader.replicas.version": 1}, 1)
 
 
 def test_downgrades_and_upgrades_move_the_levels_and_the_epoch():
@@ -47,17 +47,18 @@ def test_downgrades_and_upgrades_move_the_levels_and_the_epoch():
     assert (answer.error_code, answer.error_message) == (errors.NONE, None)
     assert finalized(core) == ({"metadata.version": 33, "transaction.version": 1,
                                 "group.version": 1, "share.version": 2,
-                                "eligible.leader.replicas.version": 1}, 2)
+                                "streams.version": 1, "eligible.leader.replicas.version": 1}, 2)
     # a level of 0 takes the feature out of the finalized ones
     update(core, ("group.version", 0, SAFE), ("share.version", 0, UNSAFE))
     assert finalized(core) == ({"metadata.version": 33, "transaction.version": 1,
-                                "eligible.leader.replicas.version": 1}, 4)
+                                "streams.version": 1, "eligible.leader.replicas.version": 1}, 4)
     # a change to the level it has is written all the same: the epoch moves
     assert update(core, ("transaction.version", 1)).error_code == errors.NONE
     assert finalized(core)[1] == 5
     update(core, ("transaction.version", 2), ("group.version", 1))
     assert finalized(core) == ({"metadata.version": 33, "transaction.version": 2,
-                                "group.version": 1, "eligible.leader.replicas.version": 1}, 7)
+                                "group.version": 1, "streams.version": 1,
+                                "eligible.leader.replicas.version": 1}, 7)
 
 
 def test_validate_only_checks_and_changes_nothing():
@@ -66,7 +67,7 @@ def test_validate_only_checks_and_changes_nothing():
     assert answer.error_code == errors.NONE
     assert finalized(core) == ({"metadata.version": 33, "transaction.version": 2,
                                 "group.version": 1, "share.version": 2,
-                                "eligible.leader.replicas.version": 1}, 1)
+                                "streams.version": 1, "eligible.leader.replicas.version": 1}, 1)
 
 
 @pytest.mark.parametrize("change, message", [

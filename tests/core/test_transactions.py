@@ -686,15 +686,16 @@ def test_api_versions_reports_the_finalized_transaction_and_group_versions():
     v4 = send(h.core, 18, 4, client_software_name="t", client_software_version="1")
     assert {(f.name, f.min_version_level, f.max_version_level) for f in v4.finalized_features} \
         == {("metadata.version", 33, 33), ("transaction.version", 2, 2),
-            ("group.version", 1, 1), ("share.version", 2, 2),
+            ("group.version", 1, 1), ("share.version", 2, 2), ("streams.version", 1, 1),
             ("eligible.leader.replicas.version", 1, 1)}
     assert {(f.name, f.min_version, f.max_version) for f in v4.supported_features} == \
         {("metadata.version", 7, 33), ("transaction.version", 0, 2), ("group.version", 0, 1),
-         ("share.version", 0, 2), ("eligible.leader.replicas.version", 0, 1)}
+         ("share.version", 0, 2), ("streams.version", 0, 1),
+         ("eligible.leader.replicas.version", 0, 1)}
     # before v4 Kafka leaves out every feature whose supported minimum is 0
     v3 = send(h.core, 18, 3, client_software_name="t", client_software_version="1")
     assert [(f.name, f.min_version) for f in v3.supported_features] == [("metadata.version", 7)]
-    assert len(v3.finalized_features) == 5 and v3.finalized_features_epoch >= 0
+    assert len(v3.finalized_features) == 6 and v3.finalized_features_epoch >= 0
     served = {k.api_key: (k.min_version, k.max_version) for k in v4.api_keys}
     assert {key: served[key] for key in (22, 24, 25, 26, 27, 28, 61, 65, 66)} == {
         22: (0, 5), 24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 2), 28: (0, 6), 61: (0, 0),

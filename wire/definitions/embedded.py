@@ -35,6 +35,44 @@ TOPIC_INFO = [
     F('topic_name', 'string', '0+'),
 ]
 
+LAST_ASSIGNMENT_CONFIG = [
+    F('key', 'string', '0+'),
+    F('value', 'string', '0+'),
+]
+
+ENDPOINT = [
+    F('host', 'string', '0+'),
+    F('port', 'uint16', '0+'),
+]
+
+KEY_VALUE = [
+    F('key', 'string', '0+'),
+    F('value', 'string', '0+'),
+]
+
+TASK_IDS = [
+    F('subtopology_id', 'string', '0+'),
+    F('partitions', '[]int32', '0+'),
+]
+
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TASK_IDS = [
+    F('subtopology_id', 'string', '0+'),
+    F('partitions', '[]int32', '0+'),
+    F('assignment_epochs', '[]int32', '0+', nullable='0+', default=None, tag=0, tagged='0+'),
+]
+
+TOPIC_CONFIG = [
+    F('key', 'string', '0+'),
+    F('value', 'string', '0+'),
+]
+
+STREAMS_GROUP_TOPOLOGY_VALUE_TOPIC_INFO = [
+    F('name', 'string', '0+'),
+    F('partitions', 'int32', '0+'),
+    F('replication_factor', 'int16', '0+'),
+    F('topic_configs', '[]TopicConfig', '0+', fields=TOPIC_CONFIG),
+]
+
 REQUEST_HEADER = M('RequestHeader', 'header', '1-2', '2+', [
     F('request_api_key', 'int16', '0+'),
     F('request_api_version', 'int16', '0+'),
@@ -307,3 +345,91 @@ SHARE_UPDATE_VALUE = M('ShareUpdateValue', 'coordinator-value', '0', '0+', [
         F('delivery_count', 'int16', '0+'),
     ]),
 ], api_key=1)
+
+STREAMS_GROUP_METADATA_KEY = M('StreamsGroupMetadataKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+], api_key=17)
+
+STREAMS_GROUP_METADATA_VALUE = M('StreamsGroupMetadataValue', 'coordinator-value', '0', '0+', [
+    F('epoch', 'int32', '0+'),
+    F('metadata_hash', 'int64', '0+'),
+    F('validated_topology_epoch', 'int32', '0+', default=-1, tag=0, tagged='0+'),
+    F('last_assignment_configs', '[]LastAssignmentConfig', '0+', nullable='0+', default=None, tag=1, tagged='0+', fields=LAST_ASSIGNMENT_CONFIG),
+    F('stored_description_topology_epoch', 'int32', '0+', default=-1, tag=2, tagged='0+'),
+    F('failed_description_topology_epoch', 'int32', '0+', default=-1, tag=3, tagged='0+'),
+], api_key=17)
+
+STREAMS_GROUP_MEMBER_METADATA_KEY = M('StreamsGroupMemberMetadataKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('member_id', 'string', '0'),
+], api_key=19)
+
+STREAMS_GROUP_MEMBER_METADATA_VALUE = M('StreamsGroupMemberMetadataValue', 'coordinator-value', '0', '0+', [
+    F('instance_id', 'string', '0+', nullable='0+'),
+    F('rack_id', 'string', '0+', nullable='0+'),
+    F('client_id', 'string', '0+'),
+    F('client_host', 'string', '0+'),
+    F('rebalance_timeout_ms', 'int32', '0+', default=-1),
+    F('topology_epoch', 'int32', '0+'),
+    F('process_id', 'string', '0+'),
+    F('user_endpoint', 'Endpoint', '0+', nullable='0+', default=None, fields=ENDPOINT),
+    F('client_tags', '[]KeyValue', '0+', fields=KEY_VALUE),
+], api_key=19)
+
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = M('StreamsGroupTargetAssignmentMetadataKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+], api_key=20)
+
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = M('StreamsGroupTargetAssignmentMetadataValue', 'coordinator-value', '0', '0+', [
+    F('assignment_epoch', 'int32', '0+'),
+    F('assignment_timestamp', 'int64', '0+', tag=0, tagged='0+', ignorable=True),
+], api_key=20)
+
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = M('StreamsGroupTargetAssignmentMemberKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('member_id', 'string', '0'),
+], api_key=21)
+
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = M('StreamsGroupTargetAssignmentMemberValue', 'coordinator-value', '0', '0+', [
+    F('active_tasks', '[]TaskIds', '0+', fields=TASK_IDS),
+    F('standby_tasks', '[]TaskIds', '0+', fields=TASK_IDS),
+    F('warmup_tasks', '[]TaskIds', '0+', fields=TASK_IDS),
+], api_key=21)
+
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = M('StreamsGroupCurrentMemberAssignmentKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+    F('member_id', 'string', '0'),
+], api_key=22)
+
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = M('StreamsGroupCurrentMemberAssignmentValue', 'coordinator-value', '0', '0+', [
+    F('member_epoch', 'int32', '0+'),
+    F('previous_member_epoch', 'int32', '0+'),
+    F('state', 'int8', '0+'),
+    F('active_tasks', '[]TaskIds', '0+', fields=STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TASK_IDS),
+    F('standby_tasks', '[]TaskIds', '0+', fields=STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TASK_IDS),
+    F('warmup_tasks', '[]TaskIds', '0+', fields=STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TASK_IDS),
+    F('active_tasks_pending_revocation', '[]TaskIds', '0+', fields=STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TASK_IDS),
+    F('standby_tasks_pending_revocation', '[]TaskIds', '0+', fields=STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TASK_IDS),
+    F('warmup_tasks_pending_revocation', '[]TaskIds', '0+', fields=STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TASK_IDS),
+], api_key=22)
+
+STREAMS_GROUP_TOPOLOGY_KEY = M('StreamsGroupTopologyKey', 'coordinator-key', '0', 'none', [
+    F('group_id', 'string', '0'),
+], api_key=23)
+
+STREAMS_GROUP_TOPOLOGY_VALUE = M('StreamsGroupTopologyValue', 'coordinator-value', '0', '0+', [
+    F('epoch', 'int32', '0+'),
+    F('subtopologies', '[]Subtopology', '0+', fields=[
+        F('subtopology_id', 'string', '0+'),
+        F('source_topics', '[]string', '0+'),
+        F('source_topic_regex', '[]string', '0+'),
+        F('state_changelog_topics', '[]TopicInfo', '0+', fields=STREAMS_GROUP_TOPOLOGY_VALUE_TOPIC_INFO),
+        F('repartition_sink_topics', '[]string', '0+'),
+        F('repartition_source_topics', '[]TopicInfo', '0+', fields=STREAMS_GROUP_TOPOLOGY_VALUE_TOPIC_INFO),
+        F('copartition_groups', '[]CopartitionGroup', '0+', fields=[
+            F('source_topics', '[]int16', '0+'),
+            F('source_topic_regex', '[]int16', '0+'),
+            F('repartition_source_topics', '[]int16', '0+'),
+        ]),
+    ]),
+], api_key=23)

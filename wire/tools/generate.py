@@ -48,6 +48,12 @@ EMBEDDED = (
     "ShareGroupCurrentMemberAssignmentKey", "ShareGroupCurrentMemberAssignmentValue",
     "ShareGroupStatePartitionMetadataKey", "ShareGroupStatePartitionMetadataValue",
     "ShareSnapshotKey", "ShareSnapshotValue", "ShareUpdateKey", "ShareUpdateValue",
+    "StreamsGroupMetadataKey", "StreamsGroupMetadataValue",
+    "StreamsGroupMemberMetadataKey", "StreamsGroupMemberMetadataValue",
+    "StreamsGroupTargetAssignmentMetadataKey", "StreamsGroupTargetAssignmentMetadataValue",
+    "StreamsGroupTargetAssignmentMemberKey", "StreamsGroupTargetAssignmentMemberValue",
+    "StreamsGroupCurrentMemberAssignmentKey", "StreamsGroupCurrentMemberAssignmentValue",
+    "StreamsGroupTopologyKey", "StreamsGroupTopologyValue",
 )
 
 _LINE_COMMENT = re.compile(r"^\s*//.*$", re.M)

@@ -137,6 +137,8 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
          "Whether a classic group with members becomes a consumer group when a member of the "
          "consumer protocol joins it (upgrade), and a consumer group left with only classic "
          "members becomes a classic group (downgrade).", setting=_MOCK),
+    _key("group.streams.max.size", I, 2147483647, Range(1),
+         "Most members a streams group may have.", setting=_MOCK),
     _key("group.share.max.size", I, 200, Range(1, 1000),
          "Most members a share group may have.", setting=_MOCK),
     _key("group.share.max.share.sessions", I, 2000, Range(1),

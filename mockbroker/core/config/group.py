@@ -53,8 +53,12 @@ _SETTINGS = frozenset(
                                       "assignment.interval.ms")),
                         ("share", ("session.timeout.ms", "heartbeat.interval.ms",
                                    "assignment.interval.ms", "record.lock.duration.ms",
-                                   "delivery.count.limit", "partition.max.record.locks")))
-    for name in names for bound in ("", "min.", "max."))
+                                   "delivery.count.limit", "partition.max.record.locks")),
+                        ("streams", ("session.timeout.ms", "heartbeat.interval.ms",
+                                     "assignment.interval.ms")))
+    for name in names for bound in ("", "min.", "max.")) | {
+    "group.streams.num.standby.replicas", "group.streams.max.standby.replicas",
+    "group.streams.initial.rebalance.delay.ms"}
 
 
 def _broker(name: str, type_, default, doc: str, dynamic: bool = False) -> ConfigKey:

@@ -1,8 +1,9 @@
 """The group coordinator (:mod:`~mockbroker.core.groups.coordinator`) and its group types.
 
-A group type ("classic", KIP-848's "consumer"; KIP-932's "share" and KIP-1071's "streams"
-later) is a package beside the others (:mod:`~mockbroker.core.groups.classic`,
-:mod:`~mockbroker.core.groups.consumer`), with its own group, state and protocol, and with one
+A group type ("classic", KIP-848's "consumer", KIP-932's "share" and KIP-1071's "streams") is
+a package beside the others (:mod:`~mockbroker.core.groups.classic`,
+:mod:`~mockbroker.core.groups.consumer`, :mod:`~mockbroker.core.groups.share`,
+:mod:`~mockbroker.core.groups.streams`), with its own group, state and protocol, and with one
 entry in the table of group types (:mod:`~mockbroker.core.groups.types`).  No type imports
 another: what joins two of them (a consumer group with members of the classic protocol, and
 online migration between the two) lives above both, in :mod:`~mockbroker.core.groups.mixed`.

@@ -116,6 +116,28 @@ class GroupCoordinator(ShardedCoordinator[Shard]):
         """ShareGroupHeartbeat and ShareGroupDescribe: KIP-932's protocol."""
         return self.protocol("share")
 
+    @cached_property
+    def streams(self):
+        """StreamsGroupHeartbeat and StreamsGroupDescribe: KIP-1071's protocol."""
+        return self.protocol("streams")
+
+    def offset_partition_check(self, group, member_id: str, member_epoch: int):
+        """None, or what checks each partition of an OffsetCommit (or TxnOffsetCommit) that
+        ``validate_offset_commit`` let through: (topic, partition) -> error code (a streams
+        member's older epoch is checked task by task)."""
+        check = getattr(self.protocol(group.type), "validate_offset_partition", None)
+        if check is None:
+            return None
+
+        def code(topic: str, partition: int) -> int:
+            try:
+                check(group, member_id, member_epoch, topic, partition)
+            except ApiException as exc:
+                return exc.error_code
+            return errors.NONE
+
+        return code
+
     # -- where groups live -----------------------------------------------------------------------
 
     def find_group(self, group_id: str):

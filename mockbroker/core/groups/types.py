@@ -7,7 +7,7 @@ its records and their tombstones, its snapshot for the group watch, its views fo
 API, its ListGroups entry, its rebalancing states), and one entry in :data:`TABLE`.  What joins
 two types (mixed groups, migration) registers the requests it serves between them, in the
 packages :data:`BETWEEN` loads.  A new type is one package and one
-line of :data:`TABLE`, as KIP-932's share groups are.
+line of :data:`TABLE`, as KIP-932's share groups and KIP-1071's streams groups are.
 
 The coordinator routes by this table (one lookup per request: :meth:`GroupTypes.route`); the
 handlers, the admin API and the group watch ask the coordinator, and none of them branches on a
@@ -47,6 +47,12 @@ def _share() -> "GroupType":
     return ShareType()
 
 
+def _streams() -> "GroupType":
+    from mockbroker.core.groups.streams.grouptype import StreamsType
+
+    return StreamsType()
+
+
 #: Kafka's name of each group type -> what loads its declaration.  Replay rebuilds each type's
 #: groups in this order, and should two types' records both hold a group id the later one wins
 #: (they cannot: a conversion writes tombstones for the old type's records).
@@ -54,6 +60,7 @@ TABLE: dict[str, Callable[[], "GroupType"]] = {
     "classic": _classic,
     "consumer": _consumer,
     "share": _share,
+    "streams": _streams,
 }
 
 #: A group known only by its committed offsets (a simple consumer's, an admin tool's) is a group

@@ -1,5 +1,5 @@
 """What the new-style group types share (Kafka's ``ModernGroup``): KIP-848's consumer groups,
-KIP-932's share groups, and later KIP-1071's streams groups.
+KIP-932's share groups and KIP-1071's streams groups.
 
 * :mod:`.group`: a group of epochs: the group epoch, the target assignment and the epoch it was
   computed at, members that each reach it at an epoch of their own, and the group's state
