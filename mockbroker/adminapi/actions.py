@@ -140,6 +140,11 @@ ACTIONS: tuple[Action, ...] = (
            api="ConsumerGroupHeartbeat",
            description="handle a member's ConsumerGroupHeartbeat as if it still owned the "
                        "partitions it is revoking, as a consumer slow to give them up would"),
+    Action(name="hold_task_revocation", kind=Kind.REQUEST, passive=False,
+           api="StreamsGroupHeartbeat",
+           description="handle a streams member's StreamsGroupHeartbeat as if it still owned "
+                       "the tasks it is revoking, as a Streams instance slow to give them up "
+                       "would"),
     Action(name="hold_acknowledgements", kind=Kind.REQUEST, passive=False,
            description="handle a share member's ShareFetch or ShareAcknowledge as if it "
                        "carried no acknowledgements, as a consumer that never acknowledges "

@@ -46,8 +46,6 @@ MOCKBROKER_ONLY = {
     "security": "SASL and TLS listeners, which the Kafka target (PLAINTEXT only) does not run",
     "mockbroker": "mockbroker's own interfaces (the HTTP API, its CLI, its view of the cluster)",
     "clock": "a broker clock the test moves, which no Kafka has",
-    "not-served": "a capability Kafka 4.4 has and mockbroker does not serve yet, which the "
-                  "client must be told of",
     "schema-registry": "the Schema Registry, which Apache Kafka does not include",
 }
 #: broker settings of both targets
@@ -66,6 +64,13 @@ SETTINGS = {
     "group.share.heartbeat.interval.ms": "500",
     "group.share.min.heartbeat.interval.ms": "500",
     "group.share.min.record.lock.duration.ms": "1000",
+    # streams groups (KIP-1071): members heartbeat often, one that died leaves within seconds,
+    # and a new group's first assignment is not held back for more members to come
+    "group.streams.heartbeat.interval.ms": "500",
+    "group.streams.min.heartbeat.interval.ms": "500",
+    "group.streams.session.timeout.ms": "6000",
+    "group.streams.min.session.timeout.ms": "6000",
+    "group.streams.initial.rebalance.delay.ms": "0",
     # a transaction past its timeout is aborted within a moment, not after up to 10 s
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": "100",
 }

@@ -43,12 +43,12 @@ def test_kafka_features_describes_and_checks_upgrades_and_downgrades(target, cli
     bootstrap = target.bootstrap_servers
     levels = described(bootstrap)
     # the features mockbroker serves, as Kafka 4.4 reports them (Kafka also lists the KRaft
-    # and streams versions, which mockbroker does not claim)
+    # version, which mockbroker does not claim)
     assert {name: levels[name] for name in ("group.version", "share.version",
-                                            "transaction.version",
+                                            "streams.version", "transaction.version",
                                             "eligible.leader.replicas.version")} == {
         "group.version": ("0", "1", "1"), "share.version": ("0", "2", "2"),
-        "transaction.version": ("0", "2", "2"),
+        "streams.version": ("0", "1", "1"), "transaction.version": ("0", "2", "2"),
         "eligible.leader.replicas.version": ("0", "1", "1")}
     assert levels["metadata.version"][0] == "3.3-IV3"
     assert features(bootstrap, "upgrade", "--feature", "transaction.version=2",

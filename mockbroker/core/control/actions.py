@@ -163,6 +163,11 @@ def _hold_revocation(core, rule: Rule, ctx: RequestContext, body: Any) -> Any:
     return core.groups.consumer.holding_revocation(body)
 
 
+@rewrites("hold_task_revocation")
+def _hold_task_revocation(core, rule: Rule, ctx: RequestContext, body: Any) -> Any:
+    return core.groups.streams.holding_revocation(body)
+
+
 def check(registered: list[tuple[str, table.Kind, Callable]]) -> list[str]:
     """What is wrong between the table and a list of registrations (empty: nothing): each
     control and request action needs exactly one function, and each function an action of the

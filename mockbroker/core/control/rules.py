@@ -20,7 +20,8 @@ the table of :mod:`mockbroker.adminapi.actions`, which says what each needs; by 
   connection's SASL session, so its next request closes it, as Kafka closes a connection
   whose session has expired; ``hold_revocation`` has a ConsumerGroupHeartbeat handled as if
   its member still owned the partitions it is revoking (match the member by ``client_id``;
-  with ``count`` null it holds until the rule is removed, or the member is fenced).
+  with ``count`` null it holds until the rule is removed, or the member is fenced), and
+  ``hold_task_revocation`` does the same to a streams member's StreamsGroupHeartbeat.
 
 A rule with ``registry`` picks Schema Registry calls instead of Kafka requests: an operation
 (:data:`mockbroker.core.schemas.routes.OPERATIONS`, or ``*``) and perhaps a ``subject``, then

@@ -14,6 +14,8 @@ Kafka's broker does; until they exist every member's target is empty.
 
 from __future__ import annotations
 
+import copy
+
 from msgspec import Struct, field
 
 from mockbroker.core.config.group import group_value
@@ -558,6 +560,28 @@ class StreamsProtocol(ModernProtocol):
                 self.fence(group, {member.member_id})
 
         self.timers.schedule(key, max(member.rebalance_timeout_ms, 0), fence)
+
+    def holding_revocation(self, request):
+        """A StreamsGroupHeartbeat request as a member slow to revoke would send it: the
+        tasks it is revoking are still reported as owned (fault injection)."""
+        group = self.coordinator.find_group(request.group_id)
+        member = group.members.get(request.member_id) \
+            if isinstance(group, StreamsGroup) else None
+        if member is None or member.pending.is_empty() or request.active_tasks is None:
+            return request  # nothing to hold, or it reports nothing (it still owns them)
+        held = copy.copy(request)
+        cls = type(request).TaskIds
+        for field_name, pending in (("active_tasks", member.pending.active),
+                                    ("standby_tasks", member.pending.standby),
+                                    ("warmup_tasks", member.pending.warmup)):
+            owned: dict[str, set[int]] = {}
+            for entry in getattr(request, field_name) or ():
+                owned.setdefault(entry.subtopology_id, set()).update(entry.partitions)
+            for s, ps in pending.items():
+                owned.setdefault(s, set()).update(ps)
+            setattr(held, field_name, [cls(subtopology_id=s, partitions=sorted(ps))
+                                       for s, ps in sorted(owned.items())])
+        return held
 
     # -- leaving ---------------------------------------------------------------------------------
 
