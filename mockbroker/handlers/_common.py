@@ -170,8 +170,12 @@ def described_groups(core, ctx, request, describe, described_cls, topics_of) -> 
     from mockbroker.core.security.acls import ResourceType
 
     acl = access(core, ctx)
-    if not acl.enforced:
-        return [describe(core, ctx, group_id) for group_id in request.group_ids]
+    if not acl.enforced:  # every operation is allowed, and said so when asked
+        groups = [describe(core, ctx, group_id) for group_id in request.group_ids]
+        for g in groups:
+            if request.include_authorized_operations and g.error_code == errors.NONE:
+                g.authorized_operations = acl.operations(ResourceType.GROUP, g.group_id)
+        return groups
     refused, groups = [], []
     for group_id in request.group_ids:
         if not acl.group(AclOperation.DESCRIBE, group_id):

@@ -19,6 +19,10 @@ from wire import errors, response_class
 
 API_KEY = 16
 RESPONSE = response_class(API_KEY)
+#: a state's name in a states filter where it is not just the name in lower case
+#: (Kafka's streams NotReady is "not_ready")
+FILTER_NAMES = {"NotReady": "not_ready"}
+
 
 @REGISTRY.handler(API_KEY)
 def handle(core, ctx, request):
@@ -32,7 +36,7 @@ def handle(core, ctx, request):
     types = {t.lower() for t in request.types_filter} if ctx.api_version >= 5 else set()
     listed = []
     for group in groups:
-        if states and group.state.lower() not in states:
+        if states and FILTER_NAMES.get(group.state, group.state.lower()) not in states:
             continue
         if types and group.group_type not in types:
             continue

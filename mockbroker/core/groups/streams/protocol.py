@@ -141,7 +141,7 @@ class StreamsProtocol(ModernProtocol):
     def session_timeout_ms(self, group: StreamsGroup, member: StreamsMember) -> int:
         return self.group_config(group.group_id, "streams.session.timeout.ms")
 
-    # -- validation --------------------------------------------------------------------------------
+    # -- validation ----------------------------------------------------------------------------
 
     @staticmethod
     def validate(req: Heartbeat) -> None:
@@ -278,8 +278,15 @@ class StreamsProtocol(ModernProtocol):
         self.arm_session(group, updated)
         if req.shutdown_application and group.shutdown_requested_by is None:
             group.shutdown_requested_by = updated.member_id
-        return self._answer(group, req, member, updated, stored, configured, configs, status,
-                            replaced)
+        result = self._answer(group, req, member, updated, stored, configured, configs, status,
+                              replaced)
+        if not stored:
+            # Kafka answers a new group's first join from a group object it then drops: the
+            # group its records create has none of what no record holds
+            group.endpoint_information_epoch = 0
+            group.task_offsets, group.task_end_offsets = {}, {}
+            group.shutdown_requested_by = None
+        return result
 
     def _answer(self, group: StreamsGroup, req: Heartbeat, before: StreamsMember,
                 updated: StreamsMember, stored: bool, configured: ConfiguredTopology,
@@ -663,7 +670,7 @@ class StreamsProtocol(ModernProtocol):
                 sub = subtopologies.get(s)
                 if sub is None:
                     continue
-                for topic in sorted(sub.sources()):
+                for topic in _hash_order(list(sub.sources())):  # a HashSet's order
                     count = len(topics[topic].partitions) if topic in topics else 0
                     mine = sorted(p for p in ps if p < count)
                     if mine:
@@ -749,7 +756,7 @@ class StreamsProtocol(ModernProtocol):
                 f"The received member epoch {member_epoch} does not match the expected member "
                 f"epoch {member.member_epoch}."))
 
-    # -- describing --------------------------------------------------------------------------------
+    # -- describing ----------------------------------------------------------------------------
 
     def described_topology(self, group: StreamsGroup) -> Topology | None:
         """The topology as StreamsGroupDescribe shows it: configured (partition counts filled
