@@ -37,15 +37,18 @@ MODULE = "tests.clients.test_conformance"
 #: (``test_name[target-client]``): the conformance module, and the share groups' own
 SCENARIO_MODULES = {MODULE, "tests.clients.test_share_groups", "tests.clients.test_share_tools",
                     "tests.clients.test_share_go", "tests.clients.test_share_confluent",
-                    "tests.clients.test_quotas", "tests.clients.test_features"}
+                    "tests.clients.test_quotas", "tests.clients.test_features",
+                    "tests.clients.test_streams_groups"}
 #: test function -> the capability it shows
 CAPABILITIES = {
     "test_records_come_back_with_keys_headers_and_offsets": "produce / consume",
     "test_console_tools_write_and_read_records": "produce / consume",
     "test_a_classic_group_splits_commits_and_resumes": "groups, classic",
-    "test_a_consumer_protocol_group_splits_commits_and_resumes": "groups, consumer protocol",
+    "test_a_consumer_protocol_group_splits_commits_and_resumes":
+        "groups, consumer / streams protocol",
     "test_a_group_member_commits_and_the_next_resumes": "groups, classic",
-    "test_a_consumer_protocol_member_commits_and_the_next_resumes": "groups, consumer protocol",
+    "test_a_consumer_protocol_member_commits_and_the_next_resumes":
+        "groups, consumer / streams protocol",
     "test_a_read_committed_reader_sees_committed_transactions_only": "transactions",
     "test_an_exactly_once_streams_app_counts_every_word_once": "transactions",
     "test_a_streams_app_reads_lines_and_writes_counts": "produce / consume",
@@ -75,6 +78,17 @@ CAPABILITIES = {
         "share groups",
     "test_with_share_auto_offset_reset_earliest_on_the_group_it_gets_every_record":
         "share groups",
+    "test_a_streams_group_app_counts_every_word_at_least_once":
+        "groups, consumer / streams protocol",
+    "test_a_streams_group_app_counts_every_word_exactly_once":
+        "groups, consumer / streams protocol",
+    "test_two_instances_split_the_tasks_and_one_takes_over_from_the_other":
+        "groups, consumer / streams protocol",
+    "test_a_standby_replica_takes_over_a_killed_instance_and_counts_on":
+        "groups, consumer / streams protocol",
+    "test_the_broker_creates_the_internal_topics_of_the_topology":
+        "groups, consumer / streams protocol",
+    "test_kafka_streams_groups_lists_describes_resets_and_deletes_a_group": "admin",
 }
 #: tests of other modules that show a capability for one client: (module, test) -> (client,
 #: capability); they run on mockbroker alone, their marker says why
@@ -97,7 +111,7 @@ ELSEWHERE = {
     ("tests.clients.test_security", "test_franz_go_over_sasl_and_ssl"): ("franz-go", "SASL / TLS"),
     ("tests.clients.test_security", "test_kafkajs_over_sasl_and_ssl"): ("kafkajs", "SASL / TLS"),
 }
-COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol",
+COLUMNS = ["produce / consume", "groups, classic", "groups, consumer / streams protocol",
            "share groups", "transactions", "admin", "quotas", "SASL / TLS", "Spark"]
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "kafka-streams", "franz-go",
            "kafkajs", "kcat", "kafka-tools"]
@@ -105,8 +119,8 @@ CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "java", "kafka-streams
 #: group protocol, and so does Debian's kcat (its librdkafka predates ``group.protocol``); none
 #: of them, nor Kafka Streams, has a share consumer; kcat and Kafka Streams administer nothing;
 #: Spark's Kafka connector is built on the Java client, so its scenario is the java row's
-ABSENT = {("kafka-python", "groups, consumer protocol"), ("aiokafka", "groups, consumer protocol"),
-          ("kafkajs", "groups, consumer protocol"), ("kcat", "groups, consumer protocol"),
+ABSENT = {*((client, "groups, consumer / streams protocol")
+            for client in ("kafka-python", "aiokafka", "kafkajs", "kcat")),
           *((client, "share groups") for client in ("kafka-python", "aiokafka", "kafkajs",
                                                     "kcat", "kafka-streams")),
           ("kcat", "admin"), ("kafka-streams", "admin"),

@@ -81,10 +81,11 @@ setup_jars() {
     mvn --batch-mode --quiet dependency:copy \
       "-Dartifact=org.slf4j:slf4j-api:1.7.36" -DoutputDirectory=.cache/jars
   fi
-  # Kafka Streams and the kafka-clients it was built with, for the Streams exactly-once tests
-  # (the topology keeps its state in memory, so Streams' rocksdbjni is not needed).  Its own
-  # version: the registry does not serve kafka-streams at every Kafka version.
-  local streams=4.3.1
+  # Kafka Streams and the kafka-clients it was built with, for the Streams tests (the topology
+  # keeps its state in memory, so Streams' rocksdbjni is not needed, nor the jackson jars it
+  # reads its state directory's process file with).  Its own version: the registry does not
+  # serve kafka-streams at every Kafka version.
+  local streams=4.4.0
   for artifact in kafka-streams kafka-clients; do
     if [ ! -f ".cache/jars/$artifact-$streams.jar" ]; then
       ensure_maven
@@ -126,7 +127,7 @@ setup_spark() {
 
 setup_kafka_tools() {
   # Kafka's command-line tools (kafka-consumer-groups and the rest), run by their main classes;
-  # the marker is the last jar the POM gained (kafka-configs' own), so older caches are refetched
+  # the marker is the broker's jar at the tools' version, so a cache of other tools is refetched
   fetch_jars ci/kafka-tools/pom.xml .cache/jars/kafka-tools \
     "kafka_2.13-$(pom_property ci/kafka-tools/pom.xml kafka.tools.version).jar"
 }

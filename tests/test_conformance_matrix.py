@@ -9,8 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "ci" / "conformance.py"
 #: the matrix's columns, as the script lists them
-COLUMNS = ["produce / consume", "groups, classic", "groups, consumer protocol", "share groups",
-           "transactions", "admin", "quotas", "SASL / TLS", "Spark"]
+COLUMNS = ["produce / consume", "groups, classic", "groups, consumer / streams protocol",
+           "share groups", "transactions", "admin", "quotas", "SASL / TLS", "Spark"]
 CASE = '<testcase classname="tests.clients.test_conformance" name="{name}[{target}-{client}]">' \
        '{inner}</testcase>'
 

@@ -887,7 +887,7 @@ def test_spark_writes_reads_and_streams_records(spark, target, client, tmp_path)
     assert _spark_read(spark, bootstrap, sink) == _expected()
 
 
-CONFIGS_TOOL = "kafka.admin.ConfigCommand"
+CONFIGS_TOOL = "org.apache.kafka.tools.ConfigCommand"
 
 
 @pytest.mark.parametrize("client", ["kafka-tools"])

@@ -23,7 +23,7 @@ from tests.clients.helpers import (
 from tests.real_kafka import ask
 from wire import errors
 
-CONFIGS = "kafka.admin.ConfigCommand"
+CONFIGS = "org.apache.kafka.tools.ConfigCommand"
 TOPICS = "org.apache.kafka.tools.TopicCommand"
 ALTER, DESCRIBE = 49, 48
 

@@ -41,7 +41,7 @@ from tests.clients.helpers import RDKAFKA_LOG, wait_for
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(__file__).with_name("java") / "WordCountEos.java"
 #: kafka-streams and the kafka-clients it was built with (ci/dev.sh fetches these)
-STREAMS_VERSION = "4.3.1"
+STREAMS_VERSION = "4.4.0"
 CLASSPATH = [ROOT / ".cache" / "jars" / f"kafka-streams-{STREAMS_VERSION}.jar",
              ROOT / ".cache" / "jars" / f"kafka-clients-{STREAMS_VERSION}.jar",
              ROOT / ".cache" / "jars" / "slf4j-api-1.7.36.jar"]
@@ -55,13 +55,43 @@ WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel
          "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"]
 
 
+#: Log4j 2 and its SLF4J binding, from Kafka's broker jars (ci/dev.sh fetches them): with them
+#: on its classpath a Streams JVM logs what :data:`CLIENT_LOG4J` lets through to its stderr
+LOG4J = [max((ROOT / ".cache" / "jars" / "kafka-broker").glob(f"{name}-[0-9]*.jar"),
+             default=ROOT / ".cache" / "jars" / "kafka-broker" / f"{name}.jar")
+         for name in ("log4j-api", "log4j-core", "log4j-slf4j-impl")]
+#: the client logs of a Streams JVM: warnings, and the group membership of the streams protocol
+#: (its heartbeats' statuses and the tasks it is given)
+CLIENT_LOG4J = """\
+appender.err.type = Console
+appender.err.name = ERR
+appender.err.target = SYSTEM_ERR
+appender.err.layout.type = PatternLayout
+appender.err.layout.pattern = [%d{HH:mm:ss,SSS}] %p %m (%c{1})%n
+rootLogger.level = warn
+rootLogger.appenderRef.err.ref = ERR
+logger.membership.name = org.apache.kafka.clients.consumer.internals.StreamsMembershipManager
+logger.membership.level = info
+logger.heartbeat.name = \
+org.apache.kafka.clients.consumer.internals.StreamsGroupHeartbeatRequestManager
+logger.heartbeat.level = info
+"""
+
+
 class StreamsApp:
     """The word-count JVM, seen through the lifecycle lines it prints; ``properties`` are more
-    Streams settings, as ``KEY=VALUE``."""
+    Streams settings, as ``KEY=VALUE``.  Its stderr goes to ``log``; with ``client_logs`` that
+    includes the client's logs (:data:`CLIENT_LOG4J`)."""
 
     def __init__(self, bootstrap: str, app_id: str, source: str, sink: str, state_dir: Path,
-                 log: Path, *properties: str):
-        missing = [str(p) for p in CLASSPATH if not p.exists()]
+                 log: Path, *properties: str, client_logs: bool = False):
+        classpath, jvm = list(CLASSPATH), []
+        if client_logs:
+            config = log.with_suffix(".log4j2.properties")
+            config.write_text(CLIENT_LOG4J)
+            classpath[-1:] = LOG4J + classpath[-1:]
+            jvm.append(f"-Dlog4j2.configurationFile={config}")
+        missing = [str(p) for p in classpath if not p.exists()]
         assert not missing and shutil.which("java"), \
             f"the Streams tests need java and {missing} (bash ci/dev.sh setup fetches them)"
         self.app_id = app_id
@@ -69,7 +99,7 @@ class StreamsApp:
         self.log = log
         with open(log, "ab") as stderr:
             self.process = subprocess.Popen(
-                ["java", "-cp", os.pathsep.join(map(str, CLASSPATH)), str(SOURCE),
+                ["java", *jvm, "-cp", os.pathsep.join(map(str, classpath)), str(SOURCE),
                  bootstrap, app_id, source, sink, str(state_dir), *properties],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
