@@ -313,7 +313,8 @@ class AdminClient:
     # -- groups -------------------------------------------------------------------------------
 
     def groups(self, type: str | None = None) -> list[GroupSummary]:
-        """Groups; ``type``: only "classic" or only "consumer" (KIP-848) groups."""
+        """Groups; ``type``: only groups of that type ("classic", "consumer", "share" or
+        "streams")."""
         return self._route("groups", query={"type": type})
 
     def group(self, group_id: str) -> Group:
