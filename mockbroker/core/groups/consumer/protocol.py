@@ -229,7 +229,7 @@ class ConsumerProtocol(ModernProtocol):
                     f"cannot join the group because the instance id is owned by "
                     f"{holder.member_id} member."))
             return self.replace(group, holder, req.member_id, writes)
-        member = self._known_member(group, req)
+        member = self.known_member(group, req.member_id, req.instance_id)
         if req.member_epoch > member.member_epoch:
             raise ApiException(errors.FENCED_MEMBER_EPOCH, (
                 f"The consumer group member has a greater member epoch ({req.member_epoch}) "
@@ -243,26 +243,6 @@ class ConsumerProtocol(ModernProtocol):
                 f"The consumer group member has a smaller member epoch ({req.member_epoch}) "
                 f"than the one known by the group coordinator ({member.member_epoch}). The "
                 f"member must abandon all its partitions and rejoin."))
-        return member
-
-    @staticmethod
-    def _known_member(group: ConsumerGroup, req: Heartbeat) -> ConsumerMember:
-        """The member a heartbeat (not a join) names: by member id, or for a static member by
-        instance id, which must still be held by that member id."""
-        if req.instance_id is None:
-            member = group.members.get(req.member_id)
-            if member is None:
-                raise ApiException(errors.UNKNOWN_MEMBER_ID, (
-                    f"Member {req.member_id} is not a member of group {group.group_id}."))
-            return member
-        member = group.static_member(req.instance_id)
-        if member is None:
-            raise ApiException(errors.UNKNOWN_MEMBER_ID,
-                               f"Instance id {req.instance_id} is unknown.")
-        if member.member_id != req.member_id:
-            raise ApiException(errors.FENCED_INSTANCE_ID, (
-                f"Static member {req.member_id} with instance id {req.instance_id} was "
-                f"fenced by member {member.member_id}."))
         return member
 
     def replace(self, group: ConsumerGroup, old: ConsumerMember, member_id: str,
@@ -303,7 +283,7 @@ class ConsumerProtocol(ModernProtocol):
         group = shard.groups.get(req.group_id)
         if not isinstance(group, ConsumerGroup) or group.is_dead:
             raise ApiException(errors.GROUP_ID_NOT_FOUND, f"Group {req.group_id} not found.")
-        member = self._known_member(group, req)
+        member = self.known_member(group, req.member_id, req.instance_id)
         if req.member_epoch == STATIC_LEAVE and req.instance_id is not None:
             # it will be back: it keeps its slot and partitions until its session expires
             kept = member.copy(member_epoch=STATIC_LEAVE, pending_revocation={}, assigned={
@@ -369,20 +349,11 @@ class ConsumerProtocol(ModernProtocol):
         self.arm_session(group, member)  # a commit counts as a sign of life
         return group
 
-    def validate_offset_fetch(self, group, member_id: str | None, member_epoch: int) -> None:
-        """OffsetFetch v9+ from a member of a consumer group: its epoch must be current."""
-        if member_id is None and member_epoch < 0:
-            return
-        member = group.members.get(member_id or "")
-        if member is None:
-            raise ApiException(errors.UNKNOWN_MEMBER_ID, (
-                f"Member {member_id} is not a member of group {group.group_id}."))
-        if member_epoch != member.member_epoch:
-            code, what = (errors.ILLEGAL_GENERATION, "generation id") if member.uses_classic \
-                else (errors.STALE_MEMBER_EPOCH, "member epoch")
-            raise ApiException(code, (
-                f"The received {what} {member_epoch} does not match the expected member "
-                f"epoch {member.member_epoch}."))
+    @staticmethod
+    def stale_fetch(member: ConsumerMember) -> tuple[int, str]:
+        """A classic member's epoch is its generation: a mismatch is ILLEGAL_GENERATION."""
+        return (errors.ILLEGAL_GENERATION, "generation id") if member.uses_classic \
+            else (errors.STALE_MEMBER_EPOCH, "member epoch")
 
     def holding_revocation(self, request):
         """A ConsumerGroupHeartbeat request as a member slow to revoke would send it: the

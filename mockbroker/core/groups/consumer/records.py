@@ -29,12 +29,8 @@ _NAMES = {GROUP_EPOCH: "ConsumerGroupMetadata", MEMBER: "ConsumerGroupMemberMeta
           CURRENT_ASSIGNMENT: "ConsumerGroupCurrentMemberAssignment"}
 
 
-def _key(kind: int, **fields) -> bytes:
-    return modern_records.key(kind, _NAMES[kind], **fields)
-
-
-def _value(kind: int, **fields) -> bytes:
-    return modern_records.value(_NAMES[kind], **fields)
+_FORMATS = modern_records.Formats(_NAMES)
+_key, _value = _FORMATS.key, _FORMATS.value
 
 
 def group_epoch(group: ConsumerGroup) -> tuple[bytes, bytes]:

@@ -14,11 +14,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Iterable
 
+from mockbroker.core.errors import ApiException
 from mockbroker.core.groups.modern.group import ModernGroup
 from mockbroker.core.groups.modern.member import ModernMember, Units
 from mockbroker.core.groups.modern.regex import compile_topic_regex
 from mockbroker.core.groups.records import append as append_records
 from mockbroker.core.groups.timers import TimerKey, TimerKind
+from wire import errors
 
 if TYPE_CHECKING:
     from mockbroker.core.groups.coordinator import GroupCoordinator
@@ -172,12 +174,50 @@ class ModernProtocol(ABC):
     def force_rebalance(group: ModernGroup) -> None:
         """Refused (admin): the coordinator computes the assignment, and nothing makes the
         members rebalance but a change of membership or of their topics."""
-        from mockbroker.core.errors import ApiException
-        from wire import errors
-
         raise ApiException(errors.INVALID_REQUEST,
                            f"group {group.group_id!r} is a {group.type} group: its members "
                            f"rebalance by themselves (expire one instead)")
+
+    @staticmethod
+    def known_member(group: ModernGroup, member_id: str, instance_id: str | None):
+        """The member a heartbeat after joining (or a leave) names: by member id, or for a
+        static member by instance id, which must still be held by that member id; refused in
+        Kafka's words otherwise."""
+        if instance_id is None:
+            member = group.members.get(member_id)
+            if member is None:
+                raise ApiException(errors.UNKNOWN_MEMBER_ID, (
+                    f"Member {member_id} is not a member of group {group.group_id}."))
+            return member
+        member = group.static_member(instance_id)
+        if member is None:
+            raise ApiException(errors.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+        if member.member_id != member_id:
+            raise ApiException(errors.FENCED_INSTANCE_ID, (
+                f"Static member {member_id} with instance id {instance_id} was fenced by member "
+                f"{member.member_id}."))
+        return member
+
+    def validate_offset_fetch(self, group: ModernGroup, member_id: str | None,
+                              member_epoch: int) -> None:
+        """OffsetFetch v9+ from a member (a member id, or an epoch of 0 or more): it must be
+        one, at its current epoch (Kafka's ``validateOffsetFetch``)."""
+        if member_id is None and member_epoch < 0:
+            return
+        member = group.members.get(member_id or "")
+        if member is None:
+            raise ApiException(errors.UNKNOWN_MEMBER_ID, (
+                f"Member {member_id} is not a member of group {group.group_id}."))
+        if member_epoch != member.member_epoch:
+            code, what = self.stale_fetch(member)
+            raise ApiException(code, (
+                f"The received {what} {member_epoch} does not match the expected member "
+                f"epoch {member.member_epoch}."))
+
+    @staticmethod
+    def stale_fetch(member) -> tuple[int, str]:
+        """The error and the word for an OffsetFetch at another epoch than the member's."""
+        return errors.STALE_MEMBER_EPOCH, "member epoch"
 
     def loaded(self, group: ModernGroup) -> None:
         """A new coordinator gives every member a fresh session."""

@@ -15,7 +15,6 @@ import uuid
 
 from mockbroker.core.groups.share.group import ShareGroup, ShareMember
 from mockbroker.core.groups.modern import records as modern_records
-from wire import decode_embedded, embedded_codec
 
 MEMBER, GROUP_EPOCH, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT, PARTITIONS = range(10, 16)
 RECORD_TYPES = (MEMBER, GROUP_EPOCH, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT, PARTITIONS)
@@ -26,16 +25,8 @@ _NAMES = {MEMBER: "ShareGroupMemberMetadata", GROUP_EPOCH: "ShareGroupMetadata",
           PARTITIONS: "ShareGroupStatePartitionMetadata"}
 
 
-def _key(kind: int, **fields) -> bytes:
-    return modern_records.key(kind, _NAMES[kind], **fields)
-
-
-def _value(kind: int, **fields) -> bytes:
-    return modern_records.value(_NAMES[kind], **fields)
-
-
-def _cls(kind: int):
-    return embedded_codec(_NAMES[kind] + "Value", 0).cls
+_FORMATS = modern_records.Formats(_NAMES)
+_key, _value, _cls = _FORMATS.key, _FORMATS.value, _FORMATS.cls
 
 
 def group_epoch(group: ShareGroup) -> tuple[bytes, bytes]:
@@ -126,9 +117,8 @@ class Replayer:
         self._found: dict[str, _Found] = {}
 
     def record(self, kind: int, key: bytes, value: bytes | None) -> None:
-        k = embedded_codec(_NAMES[kind] + "Key", 0).decode(key)[0]
+        k, v = _FORMATS.read(kind, key, value)
         found = self._found.setdefault(k.group_id, _Found())
-        v = None if value is None else decode_embedded(_NAMES[kind] + "Value", value)[1]
         if kind == GROUP_EPOCH:
             if v is None:
                 del self._found[k.group_id]

@@ -390,13 +390,7 @@ class StreamsProtocol(ModernProtocol):
                     f"join the group because the instance id is owned by {holder.member_id} "
                     f"member."))
             return self._replace(group, holder, req.member_id, writes)
-        if holder is None:
-            raise ApiException(errors.UNKNOWN_MEMBER_ID,
-                               f"Instance id {req.instance_id} is unknown.")
-        if holder.member_id != req.member_id:
-            raise ApiException(errors.FENCED_INSTANCE_ID, (
-                f"Static member {req.member_id} with instance id {req.instance_id} was fenced "
-                f"by member {holder.member_id}."))
+        holder = self.known_member(group, req.member_id, req.instance_id)
         _check_epoch(holder, req)
         return holder
 
@@ -601,26 +595,14 @@ class StreamsProtocol(ModernProtocol):
                                f"Group {req.group_id} is not a streams group.")
         if req.shutdown_application and group.shutdown_requested_by is None:
             group.shutdown_requested_by = req.member_id
-        if req.instance_id is None:
-            member = group.members.get(req.member_id)
-            if member is None:
-                raise ApiException(errors.UNKNOWN_MEMBER_ID, (
-                    f"Member {req.member_id} is not a member of group {group.group_id}."))
-        else:
-            member = group.static_member(req.instance_id)
-            if member is None:
-                raise ApiException(errors.UNKNOWN_MEMBER_ID,
-                                   f"Instance id {req.instance_id} is unknown.")
-            if member.member_id != req.member_id:
-                raise ApiException(errors.FENCED_INSTANCE_ID, (
-                    f"Static member {req.member_id} with instance id {req.instance_id} was "
-                    f"fenced by member {member.member_id}."))
-            if req.member_epoch == STATIC_LEAVE:
-                kept = member.copy(member_epoch=STATIC_LEAVE, pending=TaskRoles(), assigned={
-                    s: dict.fromkeys(ps, 0) for s, ps in member.assigned.items()})
-                group.members[member.member_id] = kept
-                self.write(group, [records.current_assignment(group.group_id, kept)])
-                return HeartbeatResult(member.member_id, STATIC_LEAVE)
+        member = self.known_member(group, req.member_id, req.instance_id)
+        if req.instance_id is not None and req.member_epoch == STATIC_LEAVE:
+            # it will be back: it keeps its slot and tasks until its session expires
+            kept = member.copy(member_epoch=STATIC_LEAVE, pending=TaskRoles(), assigned={
+                s: dict.fromkeys(ps, 0) for s, ps in member.assigned.items()})
+            group.members[member.member_id] = kept
+            self.write(group, [records.current_assignment(group.group_id, kept)])
+            return HeartbeatResult(member.member_id, STATIC_LEAVE)
         self.fence(group, {member.member_id})
         return HeartbeatResult(req.member_id, req.member_epoch)
 
@@ -741,20 +723,6 @@ class StreamsProtocol(ModernProtocol):
             raise ApiException(errors.STALE_MEMBER_EPOCH, (
                 f"Received member epoch {member_epoch} is older than assignment epoch {epoch} "
                 f"for task {subtopology}-{partition}."))
-
-    def validate_offset_fetch(self, group: StreamsGroup, member_id: str | None,
-                              member_epoch: int) -> None:
-        """OffsetFetch v9+ from a member of a streams group: its epoch must be current."""
-        if member_id is None and member_epoch < 0:
-            return
-        member = group.members.get(member_id or "")
-        if member is None:
-            raise ApiException(errors.UNKNOWN_MEMBER_ID, (
-                f"Member {member_id} is not a member of group {group.group_id}."))
-        if member_epoch != member.member_epoch:
-            raise ApiException(errors.STALE_MEMBER_EPOCH, (
-                f"The received member epoch {member_epoch} does not match the expected member "
-                f"epoch {member.member_epoch}."))
 
     # -- describing ----------------------------------------------------------------------------
 

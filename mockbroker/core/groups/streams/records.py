@@ -19,7 +19,6 @@ from __future__ import annotations
 from mockbroker.core.groups.modern import records as modern_records
 from mockbroker.core.groups.streams.group import StreamsGroup, StreamsMember, TaskRoles
 from mockbroker.core.groups.streams.topology import Topology, from_wire
-from wire import decode_embedded, embedded_codec
 
 GROUP_EPOCH, MEMBER, TARGET_EPOCH, TARGET_MEMBER, CURRENT_ASSIGNMENT, TOPOLOGY = \
     17, 19, 20, 21, 22, 23
@@ -31,16 +30,8 @@ _NAMES = {GROUP_EPOCH: "StreamsGroupMetadata", MEMBER: "StreamsGroupMemberMetada
           TOPOLOGY: "StreamsGroupTopology"}
 
 
-def _key(kind: int, **fields) -> bytes:
-    return modern_records.key(kind, _NAMES[kind], **fields)
-
-
-def _value(kind: int, **fields) -> bytes:
-    return modern_records.value(_NAMES[kind], **fields)
-
-
-def _cls(kind: int):
-    return embedded_codec(_NAMES[kind] + "Value", 0).cls
+_FORMATS = modern_records.Formats(_NAMES)
+_key, _value, _cls = _FORMATS.key, _FORMATS.value, _FORMATS.cls
 
 
 def group_epoch(group: StreamsGroup) -> tuple[bytes, bytes]:
@@ -159,9 +150,8 @@ class Replayer:
         self._found: dict[str, _Found] = {}
 
     def record(self, kind: int, key: bytes, value: bytes | None) -> None:
-        k = embedded_codec(_NAMES[kind] + "Key", 0).decode(key)[0]
+        k, v = _FORMATS.read(kind, key, value)
         found = self._found.setdefault(k.group_id, _Found())
-        v = None if value is None else decode_embedded(_NAMES[kind] + "Value", value)[1]
         if kind == GROUP_EPOCH:
             if v is None:
                 del self._found[k.group_id]
