@@ -83,9 +83,14 @@ def ask(port: int, api_key: int, version: int, body, host: str = "127.0.0.1", *,
 
 
 class RealKafka:
-    def __init__(self, settings: dict[str, str] | None = None, *, heap: str = "384m"):
+    #: how many free loopback ports :meth:`properties` is given
+    PORTS = 2
+
+    def __init__(self, settings: dict[str, str] | None = None, *, heap: str = "384m",
+                 jars: Path = JARS):
         self.settings = {**BASE_SETTINGS, **(settings or {})}
         self.heap = heap
+        self.jars = jars
         self.process: subprocess.Popen | None = None
         self.dir: Path | None = None
         self.port = 0
@@ -94,14 +99,33 @@ class RealKafka:
     def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    @staticmethod
-    def check() -> None:
+    def check(self) -> None:
         """KafkaUnavailable unless java and the broker's jars are here."""
         if shutil.which("java") is None:
             raise KafkaUnavailable("Apache Kafka needs java on the PATH")
-        if not any(JARS.glob("kafka_2.13-*.jar")):
-            raise KafkaUnavailable(f"Apache Kafka's jars are not in {JARS}: run "
+        if not any(self.jars.glob("kafka_2.13-*.jar")):
+            raise KafkaUnavailable(f"Apache Kafka's jars are not in {self.jars}: run "
                                    f"bash ci/dev.sh setup")
+
+    def properties(self, ports: list[int]) -> dict[str, str]:
+        """The node's ``server.properties`` on ``ports`` (:data:`PORTS` of them), which also
+        sets :attr:`port`, the PLAINTEXT port the readiness probes ask.  A subclass with more
+        listeners overrides it."""
+        self.port, controller = ports
+        return {
+            "process.roles": "broker,controller", "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{controller}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": str(self.dir / "data"), **self.settings}
+
+    def format_arguments(self) -> list[str]:
+        """Arguments StorageTool's ``format`` is given beyond the cluster id and the
+        configuration (SCRAM users, say)."""
+        return []
 
     def start(self, timeout: float = 180) -> "RealKafka":
         """Kafka on fresh ports with a fresh data directory, once its group and transaction
@@ -120,25 +144,17 @@ class RealKafka:
 
     def _start_once(self, deadline: float) -> "RealKafka":
         self.dir = Path(tempfile.mkdtemp(prefix="real-kafka-"))
-        self.port, controller = _free_ports(2)
-        props = {
-            "process.roles": "broker,controller", "node.id": "1",
-            "controller.quorum.voters": f"1@127.0.0.1:{controller}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
-            "inter.broker.listener.name": "PLAINTEXT",
-            "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-            "log.dirs": str(self.dir / "data"), **self.settings}
+        props = self.properties(_free_ports(self.PORTS))
         config = self.dir / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         log = self.dir / "server.log"
         (self.dir / "log4j2.properties").write_text(_LOG4J.format(log=log))
         java = ["java", f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}",
-                "-cp", str(JARS / "*")]
+                "-cp", str(self.jars / "*")]
         formatted = subprocess.run(
             [*java, "kafka.tools.StorageTool", "format",
-             f"--cluster-id={_cluster_id()}", "--config", str(config)],
+             f"--cluster-id={_cluster_id()}", "--config", str(config),
+             *self.format_arguments()],
             capture_output=True, text=True, timeout=max(1.0, deadline - time.monotonic()))
         if formatted.returncode != 0:
             raise RuntimeError(f"formatting Kafka's storage failed: {formatted.stderr[-2000:]}")
