@@ -12,8 +12,8 @@ one failed on mockbroker, *not yet* when the run had no such test, and "not in t
 what the client itself lacks.
 
 The SASL / TLS column comes from the security tests (:data:`ELSEWHERE`), which run on
-mockbroker alone: the Kafka target has a PLAINTEXT listener only, so those cells say
-**mockbroker only** at best.
+mockbroker and on a secured Apache Kafka (SSL, SASL_PLAINTEXT and SASL_SSL listeners) alike; a
+cell of theirs says **both** only when each of its tests passed on both.
 
 Under the matrix come the figures: how many conformance scenarios pass on both targets, how
 many of all client-level tests (``tests/clients`` and Spark's, each parametrization counted)
@@ -137,7 +137,8 @@ def outcomes(report: Path) -> dict[tuple[str, str, str], str]:
         module, name = case.get("classname"), case.get("name", "")
         mapped = ELSEWHERE.get((module, name.split("[")[0]))
         if mapped is not None:
-            found[(f"{module}::{name}", mapped[0], "mockbroker")] = _outcome(case)
+            target, test = _target_of(case)
+            found[(f"{module}::{test}", mapped[0], target)] = _outcome(case)
             continue
         if module not in SCENARIO_MODULES:
             continue
@@ -146,6 +147,20 @@ def outcomes(report: Path) -> dict[tuple[str, str, str], str]:
             continue
         found[(match["test"], match["client"], match["target"])] = _outcome(case)
     return found
+
+
+def _target_of(case) -> tuple[str, str]:
+    """(the target a test ran on, its id without the target): a test marked
+    ``mockbroker_only`` ran on mockbroker; one that takes a target names it first among its
+    parameters."""
+    name = case.get("name", "")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    target = props.get("target")
+    if target not in TARGETS:
+        return "mockbroker", name
+    test, _, params = name.partition("[")
+    rest = params[:-1].removeprefix(target).removeprefix("-")
+    return target, f"{test}[{rest}]" if rest else test
 
 
 def capability_of(test: str) -> str | None:

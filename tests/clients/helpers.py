@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient
 
 from mockbroker import MockCluster
+from tests.jvm import run as jvm_run
 
 TIMEOUT_S = 10
 #: librdkafka's log goes through logging (shown for failing tests only): a client that outlives
@@ -84,8 +85,8 @@ def run_kafka_tool(main_class: str, *args: str, timeout: float = 120,
     jars = sorted(KAFKA_TOOLS.glob("*.jar"))
     assert jars and shutil.which("java"), \
         f"Kafka's tools need java and the jars in {KAFKA_TOOLS} (bash ci/dev.sh setup)"
-    done = subprocess.run(["java", *jvm, "-cp", ":".join(map(str, jars)), main_class, *args],
-                          input=stdin, capture_output=True, text=True, timeout=timeout)
+    done = jvm_run(":".join(map(str, jars)), main_class, *args, jvm=jvm,
+                   input=stdin, capture_output=True, text=True, timeout=timeout)
     return ToolRun(done.returncode, done.stdout,
                    [line for line in done.stderr.splitlines()
                     if line.strip() and not line.startswith("SLF4J")])

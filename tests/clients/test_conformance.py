@@ -31,6 +31,7 @@ from kafka.admin import ConfigResource as KpConfigResource
 from kafka.admin import ConfigResourceType, KafkaAdminClient, NewPartitions as KpNewPartitions
 from kafka.admin import NewTopic as KpNewTopic
 
+from tests import jvm
 from tests.clients.helpers import (RDKAFKA_LOG, TIMEOUT_S, go_client, kafka_tool, node_client,
                                    wait_for)
 from tests.clients.targets import Target
@@ -735,9 +736,9 @@ def test_the_java_admin_describes_a_consumer_protocol_group(stack, target, clien
         return ",".join(f"{topic}-{p}" for p in sorted(owned[name], key=str))
 
     def described():
-        out = subprocess.run(["java", "-cp", ":".join(map(str, JAVA_CLASSPATH)),
-                              str(ADMIN_SOURCE), target.bootstrap_servers, group],
-                             capture_output=True, text=True, timeout=JVM_TIMEOUT_S * 2)
+        out = jvm.run(":".join(map(str, JAVA_CLASSPATH)), ADMIN_SOURCE,
+                      target.bootstrap_servers, group,
+                      capture_output=True, text=True, timeout=JVM_TIMEOUT_S * 2)
         assert out.returncode == 0, out.stderr[-3000:]
         lines = out.stdout.splitlines()
         # the group may still be reconciling for a moment after the members hold their share

@@ -6,13 +6,13 @@ DeleteGroups v3.  The client is the kafka-clients jar of ``wire.definitions.KAFK
 
 from __future__ import annotations
 
-import pytest
-
 import shutil
-import subprocess
 from pathlib import Path
 
+import pytest
+
 from mockbroker.mock_cluster import MockCluster
+from tests import jvm
 from wire import errors
 from wire.definitions import KAFKA_VERSION
 
@@ -30,10 +30,8 @@ def run_probe(cluster: MockCluster, topic: str) -> list[str]:
     missing = [str(p) for p in CLASSPATH if not p.exists()]
     assert not missing and shutil.which("java"), \
         f"the Java client needs java and {missing} (bash ci/dev.sh setup fetches them)"
-    done = subprocess.run(
-        ["java", "-cp", ":".join(map(str, CLASSPATH)), str(SOURCE), cluster.bootstrap_servers,
-         topic, str(PARTITIONS)],
-        capture_output=True, text=True, timeout=120)
+    done = jvm.run(":".join(map(str, CLASSPATH)), SOURCE, cluster.bootstrap_servers, topic,
+                   str(PARTITIONS), capture_output=True, text=True, timeout=120)
     lines = done.stdout.splitlines()
     assert done.returncode == 0, lines
     return lines

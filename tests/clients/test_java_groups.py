@@ -23,6 +23,7 @@ import pytest
 from tests.clients.test_groups import (ALL, GROUP, HEARTBEAT_MS, SESSION_MS, TOPIC, Got,
                                        assert_once, consume_all, coordinator, group_view, join,
                                        produce, settle, start, start_mock)
+from tests import jvm
 from tests.clients.helpers import wait_for
 from wire.definitions import KAFKA_VERSION
 
@@ -50,7 +51,7 @@ class JavaMember:
         self.lines: list[str] = []
         self._assignment: frozenset = frozenset()
         self.process = subprocess.Popen(
-            ["java", "-cp", ":".join(map(str, CLASSPATH)), str(SOURCE),
+            [*jvm.program(SOURCE, ":".join(map(str, CLASSPATH))),
              cluster.bootstrap_servers, group_id, topic, name,
              str(SESSION_MS) if classic_timeouts else "-",
              str(HEARTBEAT_MS) if classic_timeouts else "-",

@@ -22,6 +22,7 @@ import pytest
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 
 import wire
+from tests import jvm
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
 from tests.clients.test_java_groups import CLASSPATH, JVM_TIMEOUT_S
 from tests.real_kafka import ask
@@ -49,7 +50,7 @@ class ShareWorker:
         self.records: list[Record] = []
         self.acked: set[tuple[int, int]] = set()
         self.process = subprocess.Popen(
-            ["java", "-cp", ":".join(map(str, CLASSPATH)), str(SOURCE),
+            [*jvm.program(SOURCE, ":".join(map(str, CLASSPATH))),
              target.bootstrap_servers, group, topic, name,
              *(f"{k}={v}" for k, v in config.items())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

@@ -36,6 +36,7 @@ from pathlib import Path
 import confluent_kafka as ck
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
+from tests.jvm import program as jvm_program
 from tests.clients.helpers import RDKAFKA_LOG, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,7 +100,7 @@ class StreamsApp:
         self.log = log
         with open(log, "ab") as stderr:
             self.process = subprocess.Popen(
-                ["java", *jvm, "-cp", os.pathsep.join(map(str, classpath)), str(SOURCE),
+                [*jvm_program(SOURCE, os.pathsep.join(map(str, classpath)), options=jvm),
                  bootstrap, app_id, source, sink, str(state_dir), *properties],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True)
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import ConfigResource, ConfigSource
 
+from tests import jvm
 from tests.clients.helpers import TIMEOUT_S, ToolRun, run_kafka_tool, wait_for
 from tests.clients.test_streams_eos import (CLASSPATH, PARTITIONS, Output, StreamsApp,
                                             assert_counted_once, create_topics, names,
@@ -159,7 +160,7 @@ class GroupAdmin:
 
     def __init__(self, stack, bootstrap: str):
         self.process = subprocess.Popen(
-            ["java", "-cp", os.pathsep.join(map(str, CLASSPATH[1:])), str(ADMIN_SOURCE),
+            [*jvm.program(ADMIN_SOURCE, os.pathsep.join(map(str, CLASSPATH[1:]))),
              bootstrap], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
         stack.callback(self.close)

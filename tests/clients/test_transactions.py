@@ -42,6 +42,7 @@ from kafka.structs import OffsetAndMetadata
 
 from confluent_kafka.admin import OffsetSpec
 
+from tests import jvm
 from tests.clients.helpers import RDKAFKA_LOG, TIMEOUT_S, wait_for
 from tests.clients.targets import Target
 from wire.definitions import KAFKA_VERSION
@@ -706,9 +707,8 @@ def run_java(*args: str, stdin: str | None = None) -> list[str]:
     missing = [str(p) for p in CLASSPATH if not p.exists()]
     assert not missing and shutil.which("java"), \
         f"the Java client needs java and {missing} (bash ci/dev.sh setup fetches them)"
-    done = subprocess.run(["java", "-cp", os.pathsep.join(map(str, CLASSPATH)),
-                           str(JAVA_SOURCE), *args], input=stdin,
-                          capture_output=True, text=True, timeout=JVM_TIMEOUT_S + 60)
+    done = jvm.run(os.pathsep.join(map(str, CLASSPATH)), JAVA_SOURCE, *args, input=stdin,
+                   capture_output=True, text=True, timeout=JVM_TIMEOUT_S + 60)
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and lines[-1:] == ["done"], \
         f"TxnClient {args[0]} exited {done.returncode}: {lines}\n{done.stderr[-4000:]}"
@@ -771,9 +771,8 @@ def test_java_timed_out_transaction_commit_fails_and_abort_recovers(stack, scene
     missing = [str(p) for p in CLASSPATH if not p.exists()]
     assert not missing and shutil.which("java"), f"the Java client needs java and {missing}"
     slow = scene.txn_id("java-slow")
-    process = subprocess.Popen(["java", "-cp", os.pathsep.join(map(str, CLASSPATH)),
-                                str(JAVA_SOURCE), "timeout", scene.bootstrap_servers,
-                                scene.topic, slow],
+    process = subprocess.Popen([*jvm.program(JAVA_SOURCE, os.pathsep.join(map(str, CLASSPATH))),
+                                "timeout", scene.bootstrap_servers, scene.topic, slow],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     stack.callback(process.kill)

@@ -8,10 +8,11 @@ mockbroker and on Apache Kafka (``target``), reading the listings for its own id
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import confluent_kafka as ck
+
+from tests import jvm
 from wire.definitions import KAFKA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,9 +32,8 @@ def test_the_java_admin_lists_and_describes_transactions_and_producers(target):
     idle = ck.Producer({"bootstrap.servers": target.bootstrap_servers,
                         "transactional.id": idle_id})
     idle.init_transactions(30)  # a transactional id with no transaction open: Empty
-    out = subprocess.run(["java", "-cp", ":".join(map(str, CLASSPATH)), str(SOURCE),
-                          target.bootstrap_servers, topic, payer],
-                         capture_output=True, text=True, timeout=JVM_TIMEOUT_S)
+    out = jvm.run(":".join(map(str, CLASSPATH)), SOURCE, target.bootstrap_servers, topic, payer,
+                  capture_output=True, text=True, timeout=JVM_TIMEOUT_S)
     assert out.returncode == 0, out.stderr[-3000:]
     # one Kafka serves many tests: the listings are read for this test's ids only
     lines = [line for line in out.stdout.splitlines()
