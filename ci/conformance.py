@@ -21,6 +21,11 @@ that run on both pass on both, how many run on mockbroker alone and why (the
 ``mockbroker_only`` reason ``tests/clients/conftest.py`` records in the report), and any test
 that passed on mockbroker but not on Kafka.  In FILE the block sits between the lines ``<!-- conformance:start -->`` and
 ``<!-- conformance:end -->``.
+
+Last comes the table of the Kafka releases mockbroker emulates (``kafka_version``), from
+``tests/clients/test_kafka_versions.py``: one test per target and release, each recording the
+release (``kafka_version``) and what it found (``api_versions``: identical to the release's
+table, or identical but for what mockbroker does not serve; ``scenarios``: passed).
 """
 
 from __future__ import annotations
@@ -274,8 +279,40 @@ def _client_figures(scenarios, alone: Counter) -> str:
     return text
 
 
+def kafka_versions(report: Path) -> str:
+    """The "Kafka versions" table: for each release emulated, whether mockbroker and the
+    release's own broker both answered ApiVersions as the release does, and whether the
+    scenarios passed on both; empty when the run had no version tests."""
+    seen: dict[str, dict[str, dict[str, str]]] = defaultdict(dict)
+    for case in ET.parse(report).getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        if props.get("target") in TARGETS and "kafka_version" in props:
+            seen[props["kafka_version"]][props["target"]] = props
+    if not seen:
+        return ""
+    lines = ["Kafka versions: mockbroker with `kafka_version=R` and Apache Kafka R's own broker, "
+             "each held against the table of what R's broker advertises.", "",
+             "| release | ApiVersions identical | scenarios passed on both |", "|---|---|---|"]
+    for release in sorted(seen, key=lambda r: tuple(int(n) for n in r.split("."))):
+        mock, kafka = (seen[release].get(t, {}) for t in TARGETS)
+        listed = (mock.get("api_versions"), kafka.get("api_versions"))
+        if listed == ("identical", "identical"):
+            same = "yes"
+        elif kafka.get("api_versions") == "identical" and \
+                (mock.get("api_versions") or "").startswith("identical but for "):
+            same = "yes, but for " + mock["api_versions"].removeprefix("identical but for ") + \
+                " (not served by mockbroker)"
+        else:
+            same = "no"
+        both = all(side.get("scenarios") == "passed" for side in (mock, kafka))
+        lines.append(f"| {release} | {same} | {'yes' if both else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
 def block(found, report: Path | None = None) -> str:
-    return f"{START}\n{matrix(found)}\n{figures(found, report)}{END}"
+    versions = kafka_versions(report) if report is not None else ""
+    return f"{START}\n{matrix(found)}\n{figures(found, report)}" + \
+        (f"\n{versions}" if versions else "") + END
 
 
 def main() -> int:

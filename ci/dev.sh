@@ -13,7 +13,8 @@
 # the Java client and Kafka Streams tests run them), Spark's Kafka connector in
 # .cache/jars/spark/ (the Spark tests load it), Kafka's command-line tools in
 # .cache/jars/kafka-tools/ and Apache Kafka's broker in .cache/jars/kafka-broker/ (the
-# conformance tests run against it too), Apicurio Registry built from ci/apicurio/ into
+# conformance tests run against it too) and the older releases mockbroker emulates in
+# .cache/jars/kafka-broker-<version>/, Apicurio Registry built from ci/apicurio/ into
 # .cache/apicurio/app/ (the Schema Registry tests' second registry), and the other clients of
 # the conformance tests: a franz-go program built into .cache/bin/ (with Go), kafkajs in
 # tests/clients/node/node_modules (with npm) and Debian's kcat and Chromium (installed when
@@ -138,6 +139,24 @@ setup_kafka_broker() {
     "kafka_2.13-$(pom_property ci/kafka-broker/pom.xml kafka.version).jar"
 }
 
+setup_kafka_releases() {
+  # the older Kafka releases mockbroker emulates (kafka_version), the real brokers the version
+  # tests compare it with: ci/kafka-releases/pom.xml at every release wire/releases.py
+  # knows but the newest (the broker above), into .cache/jars/kafka-broker-<version>/; 3.x logs
+  # through reload4j
+  local version logging newest
+  newest=$(pom_property ci/kafka-broker/pom.xml kafka.version)
+  for version in $(.venv/bin/python -c 'from wire.releases import RELEASES as r
+print(*(release.version for release in r.values()))'); do
+    [ "$version" = "$newest" ] && continue
+    logging=""
+    case $version in 3.*) logging=-Dlogging=reload4j ;; esac
+    # shellcheck disable=SC2086  # no logging flag for 4.x: nothing at all
+    fetch_jars ci/kafka-releases/pom.xml ".cache/jars/kafka-broker-$version" \
+      "kafka_2.13-$version.jar" "-Dkafka.version=$version" $logging
+  done
+}
+
 setup_apicurio() {
   # Apicurio Registry 2.4.2, the second Confluent-compatible registry of the registry tests:
   # ci/apicurio/ built by Quarkus into .cache/apicurio/app/ (quarkus-run.jar and its jars);
@@ -202,7 +221,8 @@ setup_go_client() {
 }
 
 setup() {
-  setup_venv; setup_jars; setup_spark; setup_kafka_tools; setup_kafka_broker; setup_apicurio
+  setup_venv; setup_jars; setup_spark; setup_kafka_tools; setup_kafka_broker; setup_kafka_releases
+  setup_apicurio
   setup_go_client; setup_node_client; setup_kcat; setup_chromium
 }
 

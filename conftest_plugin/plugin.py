@@ -31,7 +31,10 @@ Every setting of :class:`~mockbroker.MockCluster` goes in the marker (and in
                        authorizer=True, super_users=["admin"])
 
 and in ``--kafka-setting`` / ini ``kafka_settings`` lines as text (``users=alice:secret,bob:pw``,
-``listeners=PLAINTEXT,SASL_SSL``, ``authorizer=true``).
+``listeners=PLAINTEXT,SASL_SSL``, ``authorizer=true``).  ``kafka_version="3.9"`` makes a cluster
+one of that Kafka release (its API versions, features and their defaults; 4.4 by default):
+``@pytest.mark.kafka(kafka_version="3.9")`` for a test, ``--kafka-setting kafka_version=3.9``
+for a whole run; an unknown release is a usage error naming the known ones.
 
 Every cluster listens on ephemeral ports, so ``pytest -n auto`` workers never clash.
 

@@ -138,8 +138,8 @@ class Cluster:
         #: deleted: the coordinators load and let go of their internal topics' partitions.
         self.partitions_added_listeners: list[Callable[[Topic, list[Partition]], None]] = []
         self.topic_deleted_listeners: list[Callable[[Topic], None]] = []
-        #: The finalized feature levels (UpdateFeatures moves them).
-        self.features = FeatureLevels()
+        #: The finalized feature levels (UpdateFeatures moves them), of the emulated release.
+        self.features = FeatureLevels(settings.get("kafka_version"))
         #: The broker config layers (defaults, static settings, dynamic values).
         self.broker_configs = BrokerConfigs(settings, self.brokers,
                                             self.default_replication_factor())

@@ -35,6 +35,7 @@ from mockbroker.core.quotas import manager as quota
 from mockbroker.core.security import ANONYMOUS, Principal
 from mockbroker.core.security.config import Security, SecuritySettings
 from mockbroker.core.security.sasl import SaslSession
+from mockbroker.core.kafka_version import release_name
 from mockbroker.core.settings import resolve_settings
 from mockbroker.core.observe.watch import GROUP_REQUESTS, GroupWatch
 from wire import Request, RequestHeader
@@ -88,6 +89,8 @@ class Core:
                  clock: Clock | None = None, *, registry,
                  security: SecuritySettings | None = None, events: EventLog | None = None):
         self.settings = resolve_settings(settings or {})
+        #: the Kafka release the brokers behave as (``kafka_version``: 4.0)
+        self.kafka_version = release_name(self.settings["kafka_version"])
         self.cluster = Cluster(self.settings, brokers, clock, events=events)
         #: what happened, in order: ``GET /events``, waits, the dashboard
         self.events = self.cluster.events
@@ -237,6 +240,11 @@ class Core:
         except wire.DecodeError as exc:
             return Deferred.resolved(Close(f"undecodable request ({exc})"))
         header = request.header
+        served = self.registry.served(header.api_key, self.kafka_version)
+        if served is None or not served[0] <= header.api_version <= served[1]:
+            # a version the codec reads but this broker (or its Kafka release) does not serve
+            return self.unsupported(header, conn, f"{API_NAMES.get(header.api_key)} "
+                                                  f"v{header.api_version}")
         ctx = self.context(header, conn)
         if self.quotas.entities:
             return self._receive_under_quotas(request, ctx, len(frame), conn.pieces)
@@ -343,7 +351,8 @@ class Core:
                 ctx: RequestContext) -> tuple[LoggedRequest | None, Deferred]:
         api_key, version = request.api_key, request.api_version
         entry = self.registry.get(api_key)
-        if entry is None or not entry.min_version <= version <= entry.max_version:
+        served = None if entry is None else self.registry.served(api_key, self.kafka_version)
+        if served is None or not served[0] <= version <= served[1]:
             return None, self.unsupported(
                 request.header, Connection(ctx.broker_id, ctx.connection_id, ctx.client_host),
                 f"{API_NAMES.get(api_key, api_key)} v{version}")
@@ -403,8 +412,9 @@ class Core:
 
 def _feature_off(entry):
     """An API whose feature is at level 0 (UpdateFeatures lowered ``group.version`` or
-    ``share.version``): every request is answered UNSUPPORTED_VERSION with no message, in the
-    API's own error shape, as Kafka answers before any other check."""
+    ``share.version``, or the emulated Kafka release leaves it at 0 or has no such feature):
+    every request is answered UNSUPPORTED_VERSION with no message, in the API's own error
+    shape, as Kafka answers before any other check."""
     from mockbroker.core.control import error_responses
 
     def refuse(core, ctx, body):

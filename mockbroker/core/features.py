@@ -14,12 +14,23 @@ The levels are the cluster's (:class:`FeatureLevels`, ``Cluster.features``): Upd
 moves the finalized features' epoch on, which is how a client learns of it (the Java producer
 takes up or gives up transaction version 2 when the epoch it sees grows).  Kafka 4.4 hides no API
 at a lower level; it refuses a request whose feature is off, as :data:`GATES` says.
+
+A cluster emulating an older release (``kafka_version``, :mod:`mockbroker.core.kafka_version`)
+has that release's features: the ranges its broker supports and the levels a new cluster of it
+finalizes (:func:`features_of`).  A feature the release does not have is at level 0, so its APIs
+are refused as that release refuses them: before 4.0 there is no ``group.version`` (Kafka 3.x
+answers ConsumerGroupHeartbeat and ConsumerGroupDescribe UNSUPPORTED_VERSION with its default
+``group.coordinator.rebalance.protocols``), 4.1 supports ``share.version`` but a new cluster
+finalizes it at 0, and an UpdateFeatures beyond the release's range is refused with Kafka's
+message.  Of what a release lists, ``kraft.version`` (3.9 on) is left out, as it is at 4.4: the
+mock's quorum is static and never upgrades it.
 """
 
 from __future__ import annotations
 
 from msgspec import Struct
 
+from mockbroker.core import kafka_version
 from mockbroker.core.javaorder import string_order
 
 
@@ -33,15 +44,24 @@ class Feature(Struct, frozen=True):
     finalized: int
 
 
-FEATURES: tuple[Feature, ...] = (
-    Feature("metadata.version", 7, 33, 33),
-    Feature("transaction.version", 0, 2, 2),
-    Feature("group.version", 0, 1, 1),
-    Feature("share.version", 0, 2, 2),
-    Feature("streams.version", 0, 1, 1),
-    Feature("eligible.leader.replicas.version", 0, 1, 1),
-)
-_BY_NAME = {f.name: f for f in FEATURES}
+#: the features whose meaning the mock serves, in the order ApiVersions lists them
+MODELLED = ("metadata.version", "transaction.version", "group.version", "share.version",
+            "streams.version", "eligible.leader.replicas.version")
+
+
+def features_of(release: str | None = None) -> tuple[Feature, ...]:
+    """The features of Kafka ``release`` (``kafka_version``; None: the newest) that the mock
+    serves, with its supported ranges and a new cluster's levels."""
+    found = kafka_version.release(release)
+    return tuple(Feature(name, *found.supported_features[name],
+                         found.finalized_features.get(name, 0))
+                 for name in MODELLED if name in found.supported_features)
+
+
+#: the newest release's (4.4: ``metadata.version`` 7-33 at 33, ``transaction.version`` 0-2 at
+#: 2, ``group.version`` 0-1 at 1, ``share.version`` 0-2 at 2, ``streams.version`` and
+#: ``eligible.leader.replicas.version`` 0-1 at 1)
+FEATURES: tuple[Feature, ...] = features_of()
 
 #: Kafka's epoch of the finalized features is the metadata offset that set them; a new cluster's
 #: is 1, and every change adds one
@@ -59,10 +79,10 @@ GATES = {68: "group.version", 69: "group.version",
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 
 
-def supported(api_version: int) -> list[Feature]:
+def supported(api_version: int, features: tuple[Feature, ...] = FEATURES) -> list[Feature]:
     """The supported features an ApiVersions response of ``api_version`` lists: before v4 Kafka
     drops every feature whose minimum is 0 (older clients cannot read such a range)."""
-    return [f for f in FEATURES if api_version >= 4 or f.min_supported > 0]
+    return [f for f in features if api_version >= 4 or f.min_supported > 0]
 
 
 class FeatureUpdateError(Exception):
@@ -70,11 +90,22 @@ class FeatureUpdateError(Exception):
 
 
 class FeatureLevels:
-    """The cluster's finalized feature levels and their epoch."""
+    """The cluster's finalized feature levels and their epoch, for Kafka ``release``
+    (``kafka_version``; None: the newest)."""
 
-    def __init__(self) -> None:
-        self.levels: dict[str, int] = {f.name: f.finalized for f in FEATURES}
+    def __init__(self, release: str | None = None) -> None:
+        #: the features the release has (their supported ranges)
+        self.features = features_of(release)
+        self._by_name = {f.name: f for f in self.features}
+        self.levels: dict[str, int] = {f.name: f.finalized for f in self.features}
         self.epoch = FINALIZED_FEATURES_EPOCH
+        #: Kafka 3.x's controller judges each feature of an UpdateFeatures on its own
+        #: (:meth:`update_each`); from 4.0 the request passes or fails whole (:meth:`update`)
+        self.each_on_its_own = kafka_version.release(release).version.startswith("3.")
+
+    def supported(self, api_version: int) -> list[Feature]:
+        """The supported features ApiVersions ``api_version`` lists (:func:`supported`)."""
+        return supported(api_version, self.features)
 
     def level(self, name: str) -> int:
         """The finalized level of ``name`` (0 for one not finalized)."""
@@ -82,7 +113,8 @@ class FeatureLevels:
 
     def finalized(self) -> list[tuple[str, int]]:
         """(name, level) of every feature above level 0, as ApiVersions lists them."""
-        return [(f.name, self.levels[f.name]) for f in FEATURES if self.levels.get(f.name, 0)]
+        return [(f.name, self.levels[f.name]) for f in self.features
+                if self.levels.get(f.name, 0)]
 
     def serves(self, api_key: int) -> bool:
         """Whether the feature an API needs (:data:`GATES`) is on."""
@@ -110,6 +142,22 @@ class FeatureLevels:
             self.levels[name] = level
             self.epoch += 1  # one record each, a level unchanged included, as Kafka writes
 
+    def update_each(self, updates: list[tuple[str, int, int]], controller_id: int, *,
+                    validate_only: bool = False) -> dict[str, str | None]:
+        """Kafka 3.x's UpdateFeatures: each (feature, level, upgrade type) checked on its own,
+        and those that pass applied (unless ``validate_only``) whatever became of the others.
+        Returns feature -> the reason it was refused (None: it passed), by name, as Kafka 3.x
+        answers them."""
+        wanted = {name: (level, kind) for name, level, kind in updates}
+        results = {name: self._refusal(name, *wanted[name], controller_id)
+                   for name in sorted(wanted)}
+        if not validate_only:
+            for name, reason in results.items():
+                if reason is None:
+                    self.levels[name] = wanted[name][0]
+                    self.epoch += 1
+        return results
+
     def _refusal(self, name: str, level: int, kind: int, controller_id: int) -> str | None:
         def invalid(reason: str) -> str:
             return f"Invalid update version {level} for feature {name}. {reason}"
@@ -118,7 +166,7 @@ class FeatureLevels:
             return invalid("The controller does not support the given upgrade type.")
         if level < 0:
             return invalid("A feature version cannot be less than 0.")
-        feature = _BY_NAME.get(name)
+        feature = self._by_name.get(name)
         if feature is None:
             if level != 0:
                 return invalid(f"Local controller {controller_id} does not support this "

@@ -10,6 +10,10 @@ client software name or version that is not alphanumerics with ``-`` and ``.`` i
 another cluster, or this cluster but another node, is answered REBOOTSTRAP_REQUIRED: the client
 reached a broker other than the one its metadata expects.  Both answers carry no API keys.
 
+A broker emulating an older Kafka release (``kafka_version``) lists that release's APIs, ranges
+and features (:mod:`mockbroker.core.kafka_version`), and a request in an ApiVersions version the
+release does not serve (v4 to Kafka 3.8) gets the same KIP-511 answer, with the release's range.
+
 From v3 the answer lists the cluster's features (:mod:`mockbroker.core.features`), and the
 client's software name and version are kept for its connection (client telemetry matches on
 them).  GetTelemetrySubscriptions and PushTelemetry are listed only with ``telemetry_receiver``
@@ -20,7 +24,6 @@ from __future__ import annotations
 
 import re
 
-from mockbroker.core import features
 from mockbroker.handlers import REGISTRY
 from wire import errors, response_class
 from mockbroker.handlers.registry import ApiRegistry
@@ -36,11 +39,11 @@ def _keys(registry: ApiRegistry, settings) -> list:
 
 def unsupported_version(core, header):
     """The KIP-511 answer to an ApiVersions request in a version the broker does not serve:
-    (the version to encode it in, the response)."""
-    entry = core.registry.get(API_KEY)
+    (the version to encode it in, the response), with the range of the emulated release."""
+    lo, hi = next((lo, hi) for key, lo, hi in core.registry.api_versions(core.settings)
+                  if key == API_KEY)
     return 0, RESPONSE(error_code=errors.UNSUPPORTED_VERSION, api_keys=[
-        RESPONSE.ApiVersion(api_key=API_KEY, min_version=entry.min_version,
-                            max_version=entry.max_version)])
+        RESPONSE.ApiVersion(api_key=API_KEY, min_version=lo, max_version=hi)])
 
 
 #: what Kafka accepts as a client software name or version (v3+)
@@ -76,7 +79,7 @@ def handle(core, ctx, request):
         error_code=errors.NONE, api_keys=_keys(core.registry, core.settings), throttle_time_ms=0,
         supported_features=[RESPONSE.SupportedFeatureKey(
             name=f.name, min_version=f.min_supported, max_version=f.max_supported)
-            for f in features.supported(ctx.api_version)],
+            for f in core.cluster.features.supported(ctx.api_version)],
         finalized_features_epoch=core.cluster.features.epoch,
         finalized_features=[RESPONSE.FinalizedFeatureKey(
             name=name, min_version_level=level, max_version_level=level)

@@ -4,10 +4,18 @@ The codec defines every version Kafka defines; a broker serves a subset, one han
 An :class:`ApiRegistry` is built from a table of :class:`Served` entries (API key → module and
 version range) and answers ApiVersions from it alone; the module of an API is imported the first
 time a request of that API is dispatched, and its handler registers then.  An API may be listed
-only when a broker setting is on (:attr:`Served.advertised_if`).  A registration whose
-range the codec cannot read is refused, so a broker can never serve a version it would fail to
+only when a broker setting is on (:attr:`Served.advertised_if`).  A registration whose range
+the codec cannot read is refused, so a broker can never serve a version it would fail to
 decode.  The core is given a registry and dispatches through it; it never imports the handlers
 itself.
+
+A broker emulating an older Kafka release (the ``kafka_version`` setting) lists only the APIs
+that release lists, with that release's ranges (:mod:`wire.releases`), and serves the versions
+its handler serves within them (:meth:`ApiRegistry.served`).  A release's minimum may lie below
+what the codec reads (Kafka 3.x still lists the versions 4.0 removed): it is listed as the
+release lists it, as Kafka 4 lists Produce from 0, and a request in such a version is refused
+like any other the broker does not serve.  An API of the release that the mock has no handler
+for is never listed.
 """
 
 from __future__ import annotations
@@ -17,8 +25,10 @@ from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 from msgspec import Struct
 
+from mockbroker.core import kafka_version
 from wire.apis import API_NAMES
 from wire.definitions import APIS
+from wire.releases import LATEST, RELEASES
 
 
 class Served(NamedTuple):
@@ -142,6 +152,20 @@ class ApiRegistry:
         found = self._ranges.get(api_key)
         return found is not None and found[0] <= api_version <= found[1]
 
+    def served(self, api_key: int, release: str | None = None) -> tuple[int, int] | None:
+        """(min, max) of the versions of ``api_key`` a broker of Kafka ``release`` (a
+        ``kafka_version``; None: the newest) serves: its handler's, within what the release
+        lists; None when it serves none."""
+        found = self._ranges.get(api_key)
+        if found is None or release is None or release == LATEST:
+            return None if found is None else (found[0], found[1])
+        table = RELEASES.get(release) or kafka_version.release(release)  # 4.0, or 4.0.2
+        listed = table.apis.get(api_key)
+        if listed is None:
+            return None
+        lo, hi = max(found[0], listed[0]), min(found[1], listed[1])
+        return (lo, hi) if lo <= hi else None
+
     def __iter__(self) -> Iterator[Registration]:
         """Every registration, by API key (which loads every handler)."""
         return iter([self.get(key) for key in sorted(self._ranges)])
@@ -153,7 +177,14 @@ class ApiRegistry:
                      ) -> list[tuple[int, int, int]]:
         """(api key, min version, max version) for every API a broker with ``settings`` (its
         resolved settings; None: the defaults) advertises, by key, as ApiVersions reports
-        them."""
+        them: those of its ``kafka_version``."""
         settings = settings or {}
-        return [(key, advertised, hi) for key, (_, hi, advertised) in sorted(self._ranges.items())
-                if key not in self._advertised_if or settings.get(self._advertised_if[key])]
+        listed = [(key, advertised, hi) for key, (_, hi, advertised)
+                  in sorted(self._ranges.items())
+                  if key not in self._advertised_if or settings.get(self._advertised_if[key])]
+        release = settings.get("kafka_version")
+        if release is None or kafka_version.release_name(release) == LATEST:
+            return listed
+        apis = kafka_version.release(release).apis
+        return [(key, apis[key][0], min(hi, apis[key][1])) for key, _, hi in listed
+                if key in apis]

@@ -3,10 +3,25 @@ and reading what landed in Kafka.
 
 PySpark and Java are test dependencies of this project: a missing one is a set-up error here,
 never a reason to skip (``find_java`` is checked at import, pyspark imported directly).
+
+Most tests use the plugin's ``spark`` fixture (``local[2]``).  ``spark_standalone`` is a Spark
+standalone cluster (:mod:`tests.spark.standalone`) for the worker's run, started on first use:
+a master and two workers on loopback, from PySpark's own ``bin/spark-class``.
+``spark_cluster_driver`` is a driver on it in a process of its own, with one executor per
+worker; ``tests/spark/test_standalone_cluster.py`` runs its jobs.  The logs of all of them are
+in one temporary directory, whose tails a failing test's report shows.
+
+To run the cluster tests on a cluster beyond this machine, name its master:
+``MOCKBROKER_SPARK_MASTER=spark://HOST:7077``, with ``MOCKBROKER_SPARK_CHECKPOINTS`` a directory
+(or ``hdfs://...``) this machine and every worker share.  Nothing is started then; the driver
+and the tests' brokers listen on the address this machine reaches the master from, which the
+workers must reach in turn.  The cluster must run PySpark's Spark version, with two free
+cores and 512 MB for each of two executors.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass, field
 
@@ -18,6 +33,7 @@ from kafka import KafkaProducer
 from conftest_plugin.spark import find_java
 from mockbroker import MockCluster
 from tests.clients.helpers import RDKAFKA_LOG, wait_for
+from tests.spark.standalone import MASTER_ENV, ClusterDriver, StandaloneCluster
 
 if find_java() is None:
     raise RuntimeError("the Spark tests need Java 17 or newer (JAVA_HOME or java on PATH)")
@@ -149,3 +165,41 @@ def start_copy(spark, bootstrap: str, checkpoint: str, source: str = "in", sink:
 def checkpoint(tmp_path):
     """A fresh checkpoint directory for this test's query."""
     return str(tmp_path / "checkpoint")
+
+
+@pytest.fixture(scope="session")
+def spark_standalone(tmp_path_factory):
+    """A Spark standalone cluster for the worker's run, started on first use (or the one
+    ``$MOCKBROKER_SPARK_MASTER`` names).  Its workers may still be registering when it is
+    returned: a driver waits for its executors."""
+    directory = tmp_path_factory.mktemp("spark-standalone")
+    master = os.environ.get(MASTER_ENV)
+    if master:
+        yield StandaloneCluster.external(master, directory)
+        return
+    cluster = StandaloneCluster(directory).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster_driver(spark_standalone):
+    """A Spark driver process on ``spark_standalone``, with its executors, for the worker's
+    run."""
+    driver = ClusterDriver(spark_standalone).start()
+    try:
+        yield driver
+    finally:
+        driver.stop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test that ran on the standalone cluster reports the tails of its logs."""
+    report = yield
+    cluster = getattr(item, "funcargs", {}).get("spark_standalone")
+    if report.failed and cluster is not None:
+        report.sections.append(("Spark standalone cluster", cluster.logs()))
+    return report

@@ -37,6 +37,7 @@ from mockbroker.core.config.values import (
 )
 from mockbroker.core.errors import ApiException
 from mockbroker.core.kept import Kept
+from mockbroker.core.kafka_version import LATEST, KafkaVersionSetting
 from mockbroker.core.log_dirs import DEFAULT_LOG_DIR, LogDirsSetting
 from wire import errors
 
@@ -173,6 +174,10 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
          "Whether the brokers receive client telemetry: GetTelemetrySubscriptions and "
          "PushTelemetry are advertised, and what clients push is kept (GET /clients).",
          setting=Setting(kafka=False)),
+    # the Kafka release the brokers behave as (mockbroker.core.kafka_version)
+    _key("kafka.version", S, LATEST, None,
+         "The Apache Kafka release the brokers behave as: its API versions, features and "
+         "defaults.", setting=Setting(validator=KafkaVersionSetting(), kafka=False)),
     _key("telemetry.max.bytes", I, 1024 * 1024, Range(1),
          "Largest telemetry push a broker takes (after compression), and largest it "
          "decompresses.", setting=_MOCK),
