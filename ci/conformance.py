@@ -19,8 +19,8 @@ Under the matrix come the figures: how many conformance scenarios pass on both t
 many of all client-level tests (``tests/clients`` and Spark's, each parametrization counted)
 that run on both pass on both, how many run on mockbroker alone and why (the
 ``mockbroker_only`` reason ``tests/clients/conftest.py`` records in the report), and any test
-that passed on mockbroker but not on Kafka.  In FILE the block sits between the lines ``<!-- conformance:start -->`` and
-``<!-- conformance:end -->``.
+that passed on mockbroker but not on Kafka.  In FILE the block sits between the lines
+``<!-- conformance:start -->`` and ``<!-- conformance:end -->``.
 
 Last comes the table of the Kafka releases mockbroker emulates (``kafka_version``), from
 ``tests/clients/test_kafka_versions.py``: one test per target and release, each recording the
@@ -101,6 +101,9 @@ ELSEWHERE = {
     ("tests.clients.test_security", "test_confluent_kafka_over_sasl"):
         ("confluent-kafka", "SASL / TLS"),
     ("tests.clients.test_security", "test_confluent_kafka_with_a_client_certificate"):
+        ("confluent-kafka", "SASL / TLS"),
+    ("tests.clients.test_security",
+     "test_confluent_kafka_logs_in_again_on_its_connection_before_its_session_ends"):
         ("confluent-kafka", "SASL / TLS"),
     ("tests.clients.test_security", "test_kafka_python_over_sasl"): ("kafka-python", "SASL / TLS"),
     ("tests.clients.test_security", "test_aiokafka_over_sasl"): ("aiokafka", "SASL / TLS"),

@@ -9,6 +9,11 @@ the partition's leader epochs; the new leader is named from v16 (KIP-951: the fi
 v12, but a v12 client told of a leader it has no address for is stuck, as kafka-python's poll
 raises UnknownBrokerIdError).  Before v7 there are no sessions: every fetch is full.
 
+A consumer's fetch from v11 (the version that tells the broker the client's rack) may go to
+any replica of a partition, as KIP-392 lets it: a follower answers it as the leader would
+(records up to the high watermark); an older fetch, or one from a replica, is answered by the
+leader alone.
+
 With an authorizer a consumer needs READ on each topic (KafkaApis' check): the partitions of a
 topic it may not read answer TOPIC_AUTHORIZATION_FAILED, whether the topic exists or not (an
 unknown topic id still answers UNKNOWN_TOPIC_ID).
@@ -77,7 +82,8 @@ def handle(core, ctx, request):
             positions, broker_id=ctx.broker_id, max_bytes=request.max_bytes,
             read_committed=request.isolation_level == READ_COMMITTED,
             check_last_fetched_epoch=version >= 12, name_new_leader=version >= 16,
-            injected=ctx.injected)
+            injected=ctx.injected,
+            leader_only=version < 11 or _replica_id(request, version) >= 0)
 
     def respond(reads):
         session_id, sent = context.respond(reads, core.clock.now_ms())
@@ -89,6 +95,12 @@ def handle(core, ctx, request):
         return respond(reads)
     return fetch.long_poll(core.cluster, core.timers, positions, request.min_bytes,
                            request.max_wait_ms, read, respond)
+
+
+def _replica_id(request, version: int) -> int:
+    """The fetching replica's broker id (-1: a consumer), in a structure of its own from
+    v15."""
+    return request.replica_state.replica_id if version >= 15 else request.replica_id
 
 
 def _position(core, by_id: bool, wanted: SessionPartition, acl) -> fetch.FetchPosition:

@@ -36,14 +36,14 @@ TARGETS = ("mockbroker", "kafka")
 #: why a client test runs on mockbroker alone -> what it needs that Kafka cannot give it
 MOCKBROKER_ONLY = {
     "faults": "faults injected through control rules",
-    "brokers": "several brokers, or leaders moved between them",
+    "brokers": "a KRaft quorum of the brokers themselves, its leader moved on command (the "
+               "three-node Kafka target runs its controller apart)",
     "internals": "broker state set or read directly, as no client can",
     "broker-settings": "broker settings of its own, where one Kafka serves many tests",
-    "lifecycle": "brokers stopped, restarted or members expired on command",
+    "lifecycle": "a group member expired, or a whole cluster stopped, on command",
     "shared-kafka": "changes what every test on a shared Kafka relies on (an internal topic, "
                     "a feature level)",
     "beyond-kafka": "behaviour mockbroker adds on purpose, documented at the test",
-    "security": "SASL and TLS listeners, which the Kafka target (PLAINTEXT only) does not run",
     "mockbroker": "mockbroker's own interfaces (the HTTP API, its CLI, its view of the cluster)",
     "clock": "a broker clock the test moves, which no Kafka has",
     "schema-registry": "the Schema Registry, which Apache Kafka does not include",

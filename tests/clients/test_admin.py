@@ -5,8 +5,10 @@ What is checked is what a user of those clients sees: topic lists, partition cou
 counts, config values and sources, the exception each refusal raises, and a consumer's offset
 reset after records were deleted below its position.  Tests on one broker run on mockbroker and
 on Apache Kafka (``target``) with topics of their own, and look only at their own topics in a
-listing; those that need several brokers, settings of their own, or that touch what every test
-on a shared Kafka relies on, run on a MockCluster of their own (``mockbroker_only``).
+listing.  Those that need several brokers run on three (``brokers_target``: three mockbrokers,
+or the run's three-node Kafka; ``lifecycle_target`` where a broker stops).  Those that need
+settings of their own, or that touch what every test on a shared Kafka relies on, run on a
+MockCluster of their own (``mockbroker_only``).
 """
 
 from __future__ import annotations
@@ -64,45 +66,53 @@ def produce(cluster: MockCluster, topic: str, count: int, partition: int = 0) ->
 
 # -- create, list, describe ----------------------------------------------------------------
 
-@pytest.mark.mockbroker_only("brokers")
-def test_kafka_python_creates_lists_and_describes_topics(stack):
-    cluster = start(stack, topics={"existing": 2})
-    admin = kp_admin(stack, cluster)
-    result = admin.create_topics({"events": {"num_partitions": 4, "replication_factor": 2},
-                                  "defaults": {}})
+def test_kafka_python_creates_lists_and_describes_topics(stack, brokers_target):
+    target = brokers_target
+    existing = target.create_topic("existing", 2)
+    events, defaults = target.own(target.unique("events")), target.own(target.unique("defaults"))
+    admin = kp_admin(stack, target)
+    result = admin.create_topics({events: {"num_partitions": 4, "replication_factor": 2},
+                                  defaults: {}})
     by_name = {t["name"]: t for t in result["topics"]}
-    assert by_name["events"]["error_code"] == 0
-    assert (by_name["events"]["num_partitions"], by_name["events"]["replication_factor"]) == (4, 2)
-    # -1 asks for the broker defaults: num.partitions=1, and min(3, brokers) replicas here
-    assert (by_name["defaults"]["num_partitions"], by_name["defaults"]["replication_factor"]) \
-        == (1, 3)
-    assert by_name["events"]["configs"]["retention.ms"]["config_source"] == "DEFAULT_CONFIG"
-    assert uuid.UUID(str(by_name["events"]["topic_id"])).int != 0
-    assert sorted(admin.list_topics()) == ["defaults", "events", "existing"]
-    described = {t["name"]: t for t in admin.describe_topics(["events", "existing"])}
-    assert len(described["events"]["partitions"]) == 4
-    assert all(len(p["replica_nodes"]) == 2 for p in described["events"]["partitions"])
-    assert len(described["existing"]["partitions"]) == 2
-    assert cluster_topics(cluster)["events"] == [p["replica_nodes"] for p in sorted(
-        described["events"]["partitions"], key=lambda p: p["partition_index"])]
+    assert by_name[events]["error_code"] == 0
+    assert (by_name[events]["num_partitions"], by_name[events]["replication_factor"]) == (4, 2)
+    # -1 asks for the broker defaults: num.partitions (2 here) and default.replication.factor
+    # (mockbroker's is min(3, brokers); the Kafka of three brokers sets it to 3)
+    assert (by_name[defaults]["num_partitions"], by_name[defaults]["replication_factor"]) \
+        == (2, 3)
+    assert by_name[events]["configs"]["retention.ms"]["config_source"] == "DEFAULT_CONFIG"
+    assert uuid.UUID(str(by_name[events]["topic_id"])).int != 0
+    target.known(events, 4)
+    target.known(defaults, 2)
+    assert ours([defaults, events, existing], admin.list_topics()) == sorted(
+        [defaults, events, existing])
+    described = {t["name"]: t for t in admin.describe_topics([events, existing])}
+    assert len(described[events]["partitions"]) == 4
+    assert all(len(p["replica_nodes"]) == 2 for p in described[events]["partitions"])
+    assert len(described[existing]["partitions"]) == 2
+    # what DescribeTopicPartitions tells is what Metadata tells
+    assert [target.partition(events, i)[1] for i in range(4)] == [
+        p["replica_nodes"] for p in sorted(described[events]["partitions"],
+                                           key=lambda p: p["partition_index"])]
 
 
-@pytest.mark.mockbroker_only("brokers")
-def test_confluent_creates_lists_and_describes_topics(stack):
-    cluster = start(stack)
-    admin = ck_admin(cluster)
-    futures = admin.create_topics([NewTopic("events", 4, 2, config={"retention.ms": "1000"}),
-                                   NewTopic("manual", 2, replica_assignment=[[0, 1], [2, 0]])],
+def test_confluent_creates_lists_and_describes_topics(brokers_target):
+    target = brokers_target
+    events, manual = target.own(target.unique("events")), target.own(target.unique("manual"))
+    admin = ck_admin(target)
+    futures = admin.create_topics([NewTopic(events, 4, 2, config={"retention.ms": "1000"}),
+                                   NewTopic(manual, 2, replica_assignment=[[0, 1], [2, 0]])],
                                   request_timeout=TIMEOUT_S)
-    assert ck_result(futures["events"]) is None and ck_result(futures["manual"]) is None
-    metadata = admin.list_topics(topic="events", timeout=TIMEOUT_S)
-    assert len(metadata.topics["events"].partitions) == 4
-    description = ck_result(admin.describe_topics(ck.TopicCollection(["events", "manual"]))[
-        "manual"])
+    assert ck_result(futures[events]) is None and ck_result(futures[manual]) is None
+    target.known(events, 4)
+    target.known(manual, 2)
+    metadata = admin.list_topics(topic=events, timeout=TIMEOUT_S)
+    assert len(metadata.topics[events].partitions) == 4
+    description = ck_result(admin.describe_topics(ck.TopicCollection([events, manual]))[
+        manual])
     assert [[r.id for r in p.replicas] for p in description.partitions] == [[0, 1], [2, 0]]
     assert [p.leader.id for p in description.partitions] == [0, 2]
-    assert cluster_topics(cluster)["events"] and all(
-        len(replicas) == 2 for replicas in cluster_topics(cluster)["events"])
+    assert all(len(target.partition(events, i)[1]) == 2 for i in range(4))
 
 
 def test_validate_only_creates_nothing(stack, target):
@@ -229,22 +239,24 @@ def test_deleting_topics_can_be_disabled(stack):
 
 # -- create partitions ---------------------------------------------------------------------
 
-@pytest.mark.mockbroker_only("brokers")
-def test_kafka_python_adds_partitions(stack):
-    cluster = start(stack, topics={"t": 2})
-    admin = kp_admin(stack, cluster)
-    admin.create_partitions({"t": 4})
-    assert len(admin.describe_topics(["t"])[0]["partitions"]) == 4
-    admin.create_partitions({"t": 6}, validate_only=True)
-    assert len(cluster_topics(cluster)["t"]) == 4
-    admin.create_partitions({"t": {"count": 5, "assignments": [[2, 0, 1]]}})
-    assert cluster_topics(cluster)["t"][4] == [2, 0, 1]
+def test_kafka_python_adds_partitions(stack, brokers_target):
+    target = brokers_target
+    t = target.create_topic("t", 2)
+    admin = kp_admin(stack, target)
+    admin.create_partitions({t: 4})
+    target.known(t, 4)
+    assert len(admin.describe_topics([t])[0]["partitions"]) == 4
+    admin.create_partitions({t: 6}, validate_only=True)
+    assert len(target.leaders(t)) == 4
+    admin.create_partitions({t: {"count": 5, "assignments": [[2, 0, 1]]}})
+    target.known(t, 5)
+    assert target.partition(t, 4)[1] == [2, 0, 1]
     with pytest.raises(kerr.InvalidPartitionsError):
-        admin.create_partitions({"t": 3})
+        admin.create_partitions({t: 3})
     with pytest.raises(kerr.InvalidReplicationAssignmentError):
-        admin.create_partitions({"t": {"count": 7, "assignments": [[0, 1, 2]]}})
+        admin.create_partitions({t: {"count": 7, "assignments": [[0, 1, 2]]}})
     with pytest.raises(kerr.UnknownTopicOrPartitionError):
-        admin.create_partitions({"nope": 3})
+        admin.create_partitions({target.unique("nope"): 3})
 
 
 def test_confluent_adds_partitions(stack, target):
@@ -410,9 +422,12 @@ def test_confluent_alters_configs_incrementally_and_legacy(stack, target):
         ck.KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
-def send_raw(cluster: MockCluster, api_key: int, version: int, body):
-    """One request over a plain socket, for what neither client can send."""
+def send_raw(cluster: MockCluster, api_key: int, version: int, body, broker_id=None):
+    """One request over a plain socket, for what neither client can send (to the first
+    bootstrap server, or to ``broker_id`` of a three-broker target)."""
     host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    if broker_id is not None:
+        host, port = cluster.address(broker_id)
     with socket.create_connection((host, int(port)), timeout=TIMEOUT_S) as sock:
         sock.sendall(wire.encode_request(api_key, version, 1, "raw", body))
         size = struct.unpack(">i", _read(sock, 4))[0]
@@ -518,14 +533,13 @@ def test_delete_records_refusals(stack, target):
         admin.delete_records({TopicPartition(target.unique("nope"), 0): 0})
 
 
-@pytest.mark.mockbroker_only("brokers")
-def test_delete_records_at_a_follower_is_not_leader(stack):
-    cluster = start(stack, topics={"t": 1})
-    admin = kp_admin(stack, cluster)
-    leader = cluster.call(lambda: cluster.core.cluster.topics["t"].partitions[0].leader)
+def test_delete_records_at_a_follower_is_not_leader(stack, brokers_target):
+    t = brokers_target.create_topic("t", 1)
+    admin = kp_admin(stack, brokers_target)
+    leader = brokers_target.partition(t, 0)[0]
     follower = (leader + 1) % 3
     with pytest.raises(kerr.NotLeaderForPartitionError):
-        admin.delete_records({TopicPartition("t", 0): 0}, partition_leader_id=follower)
+        admin.delete_records({TopicPartition(t, 0): 0}, partition_leader_id=follower)
 
 
 def test_confluent_deletes_records_and_a_consumer_resets(stack, target):
@@ -575,21 +589,18 @@ def test_confluent_consumer_with_reset_error_reports_it(stack, target):
 
 # -- cluster, partitions, log dirs ---------------------------------------------------------
 
-@pytest.mark.mockbroker_only("brokers")
-def test_kafka_python_describes_the_cluster(stack):
-    cluster = start(stack)
-    info = kp_admin(stack, cluster).describe_cluster()
-    assert info["cluster_id"] == "mockbroker-cluster-0000"
+def test_kafka_python_describes_the_cluster(stack, brokers_target):
+    info = kp_admin(stack, brokers_target).describe_cluster()
+    assert info["cluster_id"] == brokers_target.cluster_id
     assert sorted(b["broker_id"] for b in info["brokers"]) == [0, 1, 2]
     assert info["controller_id"] in (0, 1, 2)
     assert all(b["is_fenced"] is False for b in info["brokers"])
     assert set(info["authorized_operations"]) >= {"DESCRIBE", "ALTER_CONFIGS", "CREATE"}
 
 
-@pytest.mark.mockbroker_only("lifecycle")
-def test_a_stopped_broker_is_listed_as_fenced_only_when_asked(stack):
-    cluster = start(stack)
-    cluster.call(lambda: setattr(cluster.core.cluster.brokers[2], "alive", False))
+def test_a_stopped_broker_is_listed_as_fenced_only_when_asked(stack, lifecycle_target):
+    cluster = lifecycle_target
+    cluster.stop_broker(2)
     info = kp_admin(stack, cluster).describe_cluster()  # asks for fenced brokers too
     assert {b["broker_id"]: b["is_fenced"] for b in info["brokers"]} == {
         0: False, 1: False, 2: True}
@@ -602,14 +613,13 @@ def test_a_stopped_broker_is_listed_as_fenced_only_when_asked(stack):
     assert send_raw(cluster, 60, 1, controller).error_code == 114  # MISMATCHED_ENDPOINT_TYPE
 
 
-@pytest.mark.mockbroker_only("brokers")
-def test_confluent_describes_the_cluster(stack):
-    cluster = start(stack, brokers=2)
+def test_confluent_describes_the_cluster(brokers_target):
+    cluster = brokers_target
     admin = ck_admin(cluster)
     result = ck_result(admin.describe_cluster(include_authorized_operations=True))
-    assert result.cluster_id == "mockbroker-cluster-0000"
-    assert sorted(n.id for n in result.nodes) == [0, 1]
-    assert result.controller.id in (0, 1)
+    assert result.cluster_id == cluster.cluster_id
+    assert sorted(n.id for n in result.nodes) == [0, 1, 2]
+    assert result.controller.id in (0, 1, 2)
     ports = sorted(int(hp.rsplit(":", 1)[1]) for hp in cluster.bootstrap_servers.split(","))
     assert sorted(n.port for n in result.nodes) == ports
 
@@ -635,18 +645,31 @@ def test_kafka_python_pages_through_topic_partitions(stack, target):
     assert partition["leader_id"] == partition["replica_nodes"][0]
 
 
-@pytest.mark.mockbroker_only("brokers")
-def test_kafka_python_describes_log_dirs(stack):
-    cluster = start(stack, brokers=2, topics={"t": 1})
-    produce(cluster, "t", 3)
+def test_kafka_python_describes_log_dirs(stack, brokers_target):
+    cluster = brokers_target
+    t = cluster.create_topic("t", 1)
+    produce(cluster, t, 3)
     admin = kp_admin(stack, cluster)
-    size = cluster.call(lambda: cluster.core.cluster.topics["t"].partitions[0].log.size_bytes)
-    assert size > 0
-    dirs = admin.describe_log_dirs()
-    assert sorted(d["broker"] for d in dirs) == [0, 1]
-    for broker in dirs:
-        [log_dir] = broker["log_dirs"]
-        assert log_dir["error_code"] == 0 and log_dir["log_dir"] == "/tmp/kafka-logs"
-        [topic] = log_dir["topics"]
-        assert topic["name"] == "t"
-        assert topic["partitions"][0]["partition_size"] == size
+    # the partition's log holds the batches a fetch from its start returns, byte for byte,
+    # once the followers have them too (a consumer reads up to the high watermark)
+    leader = cluster.partition(t, 0)[0]
+    fetch = wire.request_class(1)
+
+    def fetched() -> int:
+        answer = send_raw(cluster, 1, 12, fetch(
+            max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, topics=[fetch.FetchTopic(
+                topic=t, partitions=[fetch.FetchPartition(partition=0, fetch_offset=0,
+                                                          partition_max_bytes=1 << 20)])]),
+            broker_id=leader)
+        return len(answer.responses[0].partitions[0].records)
+    size = wait_for(fetched, "the records below the high watermark")
+
+    def sizes() -> dict[int, list]:
+        """Broker -> its log dirs, with this test's topic alone (Kafka's hold others')."""
+        return {d["broker"]: [(x["error_code"], x["log_dir"], [
+            (topic["name"], [p["partition_size"] for p in topic["partitions"]])
+            for topic in x["topics"] if topic["name"] == t]) for x in d["log_dirs"]]
+            for d in admin.describe_log_dirs()}
+    # followers copy the records a moment after the leader wrote them
+    cluster.settled(sizes, {b: [(0, cluster.log_dir(b), [(t, [size])])] for b in (0, 1, 2)},
+                    "every replica's size")

@@ -6,8 +6,9 @@ The broker dictates the heartbeat interval to consumer-protocol members; both ta
 500 ms (``SETTINGS`` of ``tests/clients/targets.py``; Kafka's default is 5 s) so that partitions
 move in a few heartbeats, and the session timeout to 6 s so an expired member goes quickly.
 Each test runs on mockbroker and on Apache Kafka (``target``) with a topic and group of its
-own, and reads the group as the Java Admin does, with ConsumerGroupDescribe; those that inject
-faults or move a coordinator run on a MockCluster of their own.
+own, and reads the group as the Java Admin does, with ConsumerGroupDescribe; one that stops
+the coordinator's broker runs on three brokers of either (``lifecycle_target``), and those that
+inject faults on a MockCluster of their own.
 """
 
 from __future__ import annotations
@@ -177,18 +178,30 @@ def test_a_member_killed_without_leaving_is_expired_and_its_partitions_move(stac
     consume_all([kept], values)
 
 
-@pytest.mark.mockbroker_only("lifecycle")
-def test_committed_offsets_survive_a_new_member_and_a_coordinator_move(stack):
-    cluster, target = start_mock(stack)
-    admin = cluster.mock.admin
+def test_committed_offsets_survive_a_new_member_and_a_coordinator_move(stack,
+                                                                      lifecycle_target):
+    target = lifecycle_target
+    cluster = start_on(target)
     first = member(stack, cluster, "c1")
     settle(cluster, target, [first])
     before = produce(stack, cluster, "before")
     consume_all([first], before)
-    wait_for(lambda: sum(admin.group(cluster.group).offsets.get(TOPIC, {}).values())
-             == len(before), "every record's offset committed")
-    coordinator = admin.group(cluster.group).coordinator
-    admin.move_coordinator(cluster.group, (coordinator + 1) % 3)
+
+    def committed() -> int:
+        [listed] = target.admin.list_consumer_group_offsets(
+            [ck.ConsumerGroupTopicPartitions(cluster.group)]).values()
+        return sum(tp.offset for tp in listed.result(timeout=TIMEOUT_S).topic_partitions
+                   if tp.topic == cluster.topic and tp.offset >= 0)
+    wait_for(lambda: committed() == len(before), "every record's offset committed")
+    # the coordinator's broker stops: another loads the group from __consumer_offsets
+    coordinator = target.coordinator_id(cluster.group)
+    target.stop_broker(coordinator)
+    assert target.coordinator_id(cluster.group) != coordinator
+    wait_for(lambda: target.describe_consumer_group(cluster.group)[1].error_code !=
+             errors.COORDINATOR_LOAD_IN_PROGRESS, "the new coordinator to load the group")
+    # (on Kafka the newest commits show a moment later: the new leader of the group's
+    # partition reads up to a high watermark it learns from its followers)
+    wait_for(lambda: committed() == len(before), "the offsets at the new coordinator")
     first.close()
     second = member(stack, cluster, "c2")
     settle(cluster, target, [second])

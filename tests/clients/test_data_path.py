@@ -5,9 +5,10 @@ what a user of those clients sees (records, keys, headers, timestamps, offsets, 
 behaviour a client cannot be made to show (duplicate batches, sequence gaps, acks=0 silence, bad
 frames) is checked with requests built by the ``wire`` codec and sent over a plain socket.
 
-Each test runs on mockbroker and on Apache Kafka (``target``), on a fresh topic of its own,
-except those that need several brokers or to set a broker's state directly
-(``mockbroker_only``).
+Each test runs on mockbroker and on Apache Kafka (``target``), on a fresh topic of its own;
+those that need several brokers (a follower asked, leaders moved) on three of either
+(``brokers_target``), on a topic with a replica on each; those that set a broker's state
+directly on mockbroker alone (``mockbroker_only``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 import wire
 from mockbroker import MockCluster
+from tests.clients.cluster_targets import BrokersTarget
 from tests.clients.helpers import wait_for
 from tests.clients.targets import Target
 from wire import errors, records
@@ -50,10 +52,12 @@ OFFSET_FOR_LEADER_EPOCH = wire.request_class(23)
 @dataclass(frozen=True)
 class Under:
     """The broker under test and the topic a test writes: a fresh topic made by CreateTopics
-    on either target, or TOPIC on a mockbroker-only test's own cluster (``mock``)."""
+    on either target, or TOPIC on a mockbroker-only test's own cluster (``mock``).  On three
+    brokers (``brokers``) the topic has a replica on each."""
     bootstrap_servers: str
     topic: str
     mock: MockCluster | None = None
+    brokers: BrokersTarget | None = None
 
 
 def start(target: Target, partitions: int = 3, **configs: str) -> Under:
@@ -63,6 +67,12 @@ def start(target: Target, partitions: int = 3, **configs: str) -> Under:
     configs.setdefault("retention.ms", "-1")
     return Under(target.bootstrap_servers, target.create_topic(TOPIC, partitions, **configs),
                  target.mock)
+
+
+def start_brokers(target: BrokersTarget, partitions: int = 3) -> Under:
+    """A fresh topic with three replicas of each partition on three brokers."""
+    return Under(target.bootstrap_servers, target.create_topic(
+        TOPIC, partitions, **{"retention.ms": "-1"}), target.mock, target)
 
 
 def start_mock(stack, **settings) -> Under:
@@ -79,17 +89,17 @@ def state(under: Under, fn):
 
 
 def leaders(under: Under) -> dict[int, int]:
-    return state(under, lambda c: {p.index: p.leader for p in c.topics[under.topic].partitions})
+    """Partition -> leader, as Metadata tells."""
+    return under.brokers.leaders(under.topic)
 
 
 def move_leader(under: Under, index: int) -> int:
-    """Hand a partition's leadership to the next broker, as a controller would."""
-    def move(c):
-        p = c.topics[under.topic].partitions[index]
-        ids = sorted(c.brokers)
-        c.set_leader(p, ids[(ids.index(p.leader) + 1) % len(ids)])
-        return p.leader
-    return state(under, move)
+    """Hand a partition's leadership to the next broker, as an operator does (a reassignment
+    that puts it first among the replicas, then a preferred election); returns it."""
+    ids = sorted(under.brokers.brokers)
+    new = ids[(ids.index(leaders(under)[index]) + 1) % len(ids)]
+    under.brokers.move_leader(under.topic, index, new)
+    return new
 
 
 @dataclass(frozen=True)
@@ -306,6 +316,8 @@ def address(under: Under, broker_id: int | None = None) -> tuple[str, int]:
     if broker_id is None:
         host, port = under.bootstrap_servers.split(",")[0].rsplit(":", 1)
         return host, int(port)
+    if under.brokers is not None:
+        return under.brokers.address(broker_id)
     broker = state(under, lambda c: c.brokers[broker_id])
     return broker.host, broker.port
 
@@ -328,7 +340,8 @@ def raw_to_leader(stack, under: Under, partition: int = 0) -> Raw:
     """A connection to the partition's leader, found as a client finds it: by Metadata."""
     found = metadata(raw(stack, under))
     [leader] = [p.leader_id for p in found.partitions if p.partition_index == partition]
-    if under.mock is None or len(state(under, lambda c: c.brokers)) == 1:
+    if under.brokers is None and (under.mock is None or
+                                  len(state(under, lambda c: c.brokers)) == 1):
         return raw(stack, under)
     return raw(stack, under, leader)
 
@@ -568,31 +581,32 @@ def test_confluent_seek_offsets_for_times_and_watermarks(stack, target):
     assert consumer.get_watermark_offsets(tp, timeout=5, cached=False) == (6, end)
 
 
-@pytest.mark.mockbroker_only("brokers")
-def test_three_brokers_lead_different_partitions_and_clients_follow_moved_leaders(stack):
-    cluster = start_mock(stack, topics={TOPIC: 6})
+def test_three_brokers_lead_different_partitions_and_clients_follow_moved_leaders(
+        stack, brokers_target):
+    cluster = start_brokers(brokers_target, partitions=6)
+    topic = cluster.topic
     placement = leaders(cluster)
     assert set(placement.values()) == {0, 1, 2}
 
-    metadata = AdminClient(ck_config(cluster)).list_topics(TOPIC, timeout=5)
-    assert {p.id: p.leader for p in metadata.topics[TOPIC].partitions.values()} == placement
+    metadata = AdminClient(ck_config(cluster)).list_topics(topic, timeout=5)
+    assert {p.id: p.leader for p in metadata.topics[topic].partitions.values()} == placement
 
     kp = kp_producer(stack, cluster, acks="all", enable_idempotence=True)
     cp = ck_producer(stack, cluster, **{"enable.idempotence": True})
     kc = kp_consumer(stack, cluster)
-    kc.assign([TopicPartition(TOPIC, p) for p in range(6)])
+    kc.assign([TopicPartition(topic, p) for p in range(6)])
     kc.seek_to_beginning()
     cc = ck_consumer(stack, cluster)
-    cc.assign([ck.TopicPartition(TOPIC, p, ck.OFFSET_BEGINNING) for p in range(6)])
+    cc.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in range(6)])
 
     def round_(tag: str) -> list[Msg]:
         kmsgs = sample(12, 6, tag=f"kp-{tag}")
         cmsgs = sample(12, 6, tag=f"ck-{tag}")
         for m in kmsgs:
-            kp.send(TOPIC, key=m.key, value=m.value, headers=list(m.headers),
+            kp.send(topic, key=m.key, value=m.value, headers=list(m.headers),
                     partition=m.partition, timestamp_ms=m.timestamp).get(timeout=10)
         for m in cmsgs:
-            cp.produce(TOPIC, key=m.key, value=m.value, headers=list(m.headers),
+            cp.produce(topic, key=m.key, value=m.value, headers=list(m.headers),
                        partition=m.partition, timestamp=m.timestamp)
         assert cp.flush(10) == 0
         return kmsgs + cmsgs
@@ -700,10 +714,10 @@ def test_batch_past_the_brokers_message_max_bytes_is_message_too_large(stack):
     assert_too_large_past(raw_to_leader(stack, cluster), 1000)
 
 
-@pytest.mark.mockbroker_only("brokers")
 @pytest.mark.parametrize("version", [9, 10, 12, 13])
-def test_produce_to_a_follower_is_not_leader_with_the_current_leader(stack, version):
-    cluster = start_mock(stack)
+def test_produce_to_a_follower_is_not_leader_with_the_current_leader(stack, brokers_target,
+                                                                      version):
+    cluster = start_brokers(brokers_target)
     leader = leaders(cluster)[0]
     follower = next(b for b in range(3) if b != leader)
     conn = raw(stack, cluster, follower)
@@ -796,33 +810,36 @@ def test_a_corrupt_acks_zero_batch_closes_the_connection(stack, target):
                                     bytes(data))
 
 
-@pytest.mark.mockbroker_only("brokers")
-def test_an_acks_zero_batch_to_a_follower_closes_the_connection(stack):
-    cluster = start_mock(stack)
+def test_an_acks_zero_batch_to_a_follower_closes_the_connection(stack, brokers_target):
+    cluster = start_brokers(brokers_target)
     leader = leaders(cluster)[0]
     assert_acks_zero_failure_closes(raw(stack, cluster, (leader + 1) % 3),
                                     raw(stack, cluster, leader), batch(2))
 
 
-@pytest.mark.mockbroker_only("brokers")
 @pytest.mark.parametrize("client", CLIENTS)
-def test_acks_zero_producer_follows_a_moved_leader(stack, client):
-    cluster = start_mock(stack, topics={TOPIC: 1})
+def test_acks_zero_producer_follows_a_moved_leader(stack, brokers_target, client):
+    cluster = start_brokers(brokers_target, partitions=1)
     if client == "kafka-python":
         producer = kp_producer(stack, cluster, acks=0, enable_idempotence=False)
 
         def send(i: int) -> None:
-            producer.send(TOPIC, key=b"k%d" % i, value=b"v%d" % i, partition=0)
+            producer.send(cluster.topic, key=b"k%d" % i, value=b"v%d" % i, partition=0)
             producer.flush(5)
     else:
         producer = ck_producer(stack, cluster, acks=0)
 
         def send(i: int) -> None:
-            producer.produce(TOPIC, key=b"k%d" % i, value=b"v%d" % i, partition=0)
+            producer.produce(cluster.topic, key=b"k%d" % i, value=b"v%d" % i, partition=0)
             assert producer.flush(5) == 0
 
     def end() -> int:
-        return state(cluster, lambda c: c.topics[TOPIC].partitions[0].log.log_end_offset)
+        """The partition's end as its leader tells (its high watermark)."""
+        conn = raw_to_leader(stack, cluster)
+        try:
+            return list_offsets(conn, [(0, -1)])[0][1]
+        finally:
+            conn.close()
 
     send(0)
     wait_for(lambda: end() == 1, "the first record")
@@ -919,9 +936,8 @@ def test_fetch_returns_one_whole_batch_past_max_bytes(stack, target):
     assert [r.offset for r in fetched(mid)] == list(range(50))
 
 
-@pytest.mark.mockbroker_only("brokers")
-def test_stale_leader_epoch_is_fenced_before_the_leader_is_checked(stack):
-    cluster = start_mock(stack)
+def test_stale_leader_epoch_is_fenced_before_the_leader_is_checked(stack, brokers_target):
+    cluster = start_brokers(brokers_target)
     old = leaders(cluster)[0]
     new = move_leader(cluster, 0)
     old_conn, new_conn = raw(stack, cluster, old), raw(stack, cluster, new)
@@ -932,10 +948,13 @@ def test_stale_leader_epoch_is_fenced_before_the_leader_is_checked(stack):
         [part] = conn.call(1, version, body).responses[0].partitions
         return part.error_code, (part.current_leader.leader_id, part.current_leader.leader_epoch)
 
-    # the new leader is named from v16 (KIP-951), where its endpoint comes with it, as on Kafka
-    assert fetch(old_conn, 1, version=15) == (errors.NOT_LEADER_OR_FOLLOWER, (-1, -1))
+    # the new leader is named from v16 (KIP-951), where its endpoint comes with it, as on Kafka;
+    # a consumer may fetch from a follower from v11 (KIP-392), not before
+    assert fetch(old_conn, 1, version=10) == (errors.NOT_LEADER_OR_FOLLOWER, (-1, -1))
+    assert fetch(old_conn, 1, version=11) == (errors.NONE, (-1, -1))
     assert fetch(old_conn, 0) == (errors.FENCED_LEADER_EPOCH, (new, 1))
-    assert fetch(old_conn, 1) == (errors.NOT_LEADER_OR_FOLLOWER, (new, 1))
+    assert fetch(old_conn, 2) == (errors.UNKNOWN_LEADER_EPOCH, (-1, -1))
+    assert fetch(old_conn, 1) == (errors.NONE, (-1, -1))
     assert fetch(new_conn, 0) == (errors.FENCED_LEADER_EPOCH, (new, 1))
     assert fetch(new_conn, 2)[0] == errors.UNKNOWN_LEADER_EPOCH
     assert fetch(new_conn, 1)[0] == errors.NONE
@@ -978,13 +997,13 @@ def test_list_offsets_earliest_latest_by_timestamp_and_max_timestamp(stack, targ
         (errors.NONE, 4, -1, 0), (errors.NONE, 4, BASE_TS + 40, 0)]
 
 
-@pytest.mark.mockbroker_only("brokers")
-def test_list_offsets_on_a_follower_is_not_leader(stack):
-    cluster = start_mock(stack)
+def test_list_offsets_on_a_follower_is_not_leader(stack, brokers_target):
+    cluster = start_brokers(brokers_target)
     leader = leaders(cluster)[0]
     follower = raw(stack, cluster, next(b for b in range(3) if b != leader))
     assert list_offsets(follower, [(0, -1)])[0][0] == errors.NOT_LEADER_OR_FOLLOWER
-    assert list_offsets(follower, [(0, -1)], topic="missing")[0][0] == \
+    missing = brokers_target.unique("missing")
+    assert list_offsets(follower, [(0, -1)], topic=missing)[0][0] == \
         errors.UNKNOWN_TOPIC_OR_PARTITION
 
 

@@ -18,11 +18,9 @@ from pathlib import Path
 
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 
-import pytest
-
 from tests.clients.test_groups import (ALL, GROUP, HEARTBEAT_MS, SESSION_MS, TOPIC, Got,
-                                       assert_once, consume_all, coordinator, group_view, join,
-                                       produce, settle, start, start_mock)
+                                       assert_once, consume_all, group_view,
+                                       group_view_answered, join, produce, settle, start)
 from tests import jvm
 from tests.clients.helpers import wait_for
 from wire.definitions import KAFKA_VERSION
@@ -157,16 +155,17 @@ def test_java_kafka_python_and_confluent_members_share_one_range_group(stack, ta
     assert sorted(consumed_later) == sorted(later)  # each once
 
 
-@pytest.mark.mockbroker_only("lifecycle")
-def test_a_java_member_follows_its_coordinator_when_the_broker_stops(stack):
-    cluster = start_mock(stack)
+def test_a_java_member_follows_its_coordinator_when_the_broker_stops(stack, lifecycle_target):
+    target = lifecycle_target
+    cluster = start(target)
     member = java_member(stack, cluster, "java")
     settle(cluster, [member], timeout=JVM_TIMEOUT_S)
     consume_all([member], produce(stack, cluster, "before"))
-    old = coordinator(cluster)
-    cluster.mock.stop_broker(old)
+    old = target.coordinator_id(cluster.group)
+    target.stop_broker(old)
     after = produce(stack, cluster, "after")
     consume_all([member], after)
-    wait_for(lambda: (v := group_view(cluster)) is not None and v.state == "Stable"
-             and sum(v.committed.values()) == 120, "commits at the new coordinator")
-    assert coordinator(cluster) != old
+    wait_for(lambda: (v := group_view_answered(cluster, target)) is not None and
+             v.state == "Stable" and sum(v.committed.values()) == 120,
+             "commits at the new coordinator")
+    assert target.coordinator_id(cluster.group) != old

@@ -170,7 +170,7 @@ def test_the_java_admin_moves_a_replica_only_to_a_directory_of_its_broker(target
 
 # -- mockbroker alone --------------------------------------------------------------------------
 
-@pytest.mark.mockbroker_only("lifecycle")
+@pytest.mark.mockbroker_only("brokers")
 def test_failover_and_elections_show_in_the_tools_output(stack):
     cluster = stack.enter_context(MockCluster(brokers=3, **MOCK_SETTINGS))
     admin = cluster.admin

@@ -1,4 +1,4 @@
-"""Kafka's Java clients and tools on mockbroker's secured listeners: SASL (PLAIN, SCRAM-SHA-256,
+"""Kafka's Java clients and tools on secured listeners: SASL (PLAIN, SCRAM-SHA-256,
 SCRAM-SHA-512, OAUTHBEARER) over plaintext and TLS, TLS with and without a client certificate,
 credentials refused, ``kafka-acls`` managing ACLs as a super user, and an exactly-once Kafka
 Streams app over SASL_SSL.
@@ -7,8 +7,9 @@ The clients are ``java/SecureClient.java`` (the stock producer, consumer and Adm
 kafka-clients), compiled once per module so that each case costs one JVM start and no compile.
 They read their security settings from a properties file, as an application would.  The ACL
 tool is Kafka's own ``kafka-acls`` (``org.apache.kafka.tools.AclCommand`` since Kafka 4.0)
-with a ``--command-config`` file.  The Kafka target has a PLAINTEXT listener only, so all of
-this runs on mockbroker.
+with a ``--command-config`` file.  Each runs on mockbroker and on a secured Apache Kafka
+(``secure_target``), both with an authorizer, so a test grants its client the topics, groups
+and transactional ids it uses, all named for that test.
 """
 
 from __future__ import annotations
@@ -20,12 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from mockbroker import MockCluster
 from tests.clients.helpers import KAFKA_TOOLS, kafka_tool
-from tests.clients.targets import MOCK_SETTINGS
+from tests.clients.secure_targets import ADMIN, USERS, SecureTarget
 from wire.definitions import KAFKA_VERSION
-
-pytestmark = pytest.mark.mockbroker_only("security")
 
 JARS = Path(__file__).resolve().parents[2] / ".cache" / "jars"
 SOURCE = Path(__file__).with_name("java") / "SecureClient.java"
@@ -52,7 +50,6 @@ LOGIN_MODULES = {
     "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
     "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
 }
-USERS = {"alice": "alice-secret", "admin": "admin-secret"}
 #: the password of the PKCS#12 keystores mockbroker writes
 STORE_PASSWORD = "mockbroker"
 #: records of a round trip
@@ -106,10 +103,10 @@ def sasl_config(protocol: str, mechanism: str, user: str, password: str) -> dict
             "sasl.jaas.config": f"{LOGIN_MODULES[mechanism]} required {options};"}
 
 
-def tls_config(cluster: MockCluster, certificate=None) -> dict[str, str]:
-    """Trust the cluster's CA (a PEM truststore, KIP-651); with ``certificate``, present it
+def tls_config(target: SecureTarget, certificate=None) -> dict[str, str]:
+    """Trust the target's CA (a PEM truststore, KIP-651); with ``certificate``, present it
     from its PKCS#12 keystore."""
-    config = {"ssl.truststore.type": "PEM", "ssl.truststore.location": cluster.ssl_ca_location}
+    config = {"ssl.truststore.type": "PEM", "ssl.truststore.location": target.ssl_ca_location}
     if certificate is not None:
         config.update({"ssl.keystore.type": "PKCS12",
                        "ssl.keystore.location": certificate.pkcs12_location,
@@ -117,12 +114,21 @@ def tls_config(cluster: MockCluster, certificate=None) -> dict[str, str]:
     return config
 
 
-def round_trip(classes: Path, config_file: Path, bootstrap: str, protocol: str) -> None:
-    """SecureClient's roundtrip through ``bootstrap``: the cluster described with the addresses
-    of that listener, every record read back as written (keys, values, headers), and the
-    group's committed offsets, as Admin lists them, at the end of each partition."""
-    lines = run_client(classes, config_file, "roundtrip", bootstrap, "orders", "billing",
-                       str(COUNT))
+def open_names(target: SecureTarget, principal: str) -> tuple[str, str]:
+    """A topic name and a group name of the test's own, ``principal`` allowed everything on
+    both (SecureClient's Admin makes the topic)."""
+    prefix = target.unique("secure")
+    target.grant(principal, prefix)
+    return f"{prefix}-orders", f"{prefix}-billing"
+
+
+def round_trip(classes: Path, config_file: Path, bootstrap: str, protocol: str,
+               names: tuple[str, str]) -> None:
+    """SecureClient's roundtrip through ``bootstrap`` on the topic and group ``names``: the
+    cluster described with the addresses of that listener, every record read back as written
+    (keys, values, headers), and the group's committed offsets, as Admin lists them, at the end
+    of each partition."""
+    lines = run_client(classes, config_file, "roundtrip", bootstrap, *names, str(COUNT))
     [(_, cluster_id, nodes, controller)] = [line.split() for line in lines
                                             if line.startswith("cluster ")]
     ids, addresses = zip(*(node.split("@", 1) for node in nodes.split(",")))
@@ -165,61 +171,62 @@ def refused(classes: Path, config: dict[str, str], config_file: Path,
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 @pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
-def test_sasl_produce_consume_commit_and_admin(stack, tmp_path, classes, protocol, mechanism):
-    """Two brokers with a PLAINTEXT listener and a SASL one: a client of the SASL listener
-    authenticates on every connection (both brokers, the coordinator) and is told that
-    listener's addresses."""
-    cluster = stack.enter_context(MockCluster(
-        brokers=2, listeners=["PLAINTEXT", protocol], sasl_mechanisms=[mechanism],
-        users=USERS, **MOCK_SETTINGS))
+def test_sasl_produce_consume_commit_and_admin(secure_target, tmp_path, classes, protocol,
+                                               mechanism):
+    """A client of a SASL listener authenticates on every connection (each broker, the
+    coordinator) and is told that listener's addresses."""
     config = sasl_config(protocol, mechanism, "alice", USERS["alice"])
     if protocol == "SASL_SSL":
-        config.update(tls_config(cluster))
+        config.update(tls_config(secure_target))
     round_trip(classes, properties(tmp_path / "client.properties", config),
-               cluster.bootstrap_for(protocol), protocol)
+               secure_target.bootstrap_for(protocol), protocol,
+               open_names(secure_target, "User:alice"))
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
-def test_a_wrong_password_is_refused_at_once(stack, tmp_path, classes, mechanism):
+def test_a_wrong_password_is_refused_at_once(secure_target, tmp_path, classes, mechanism):
     """Kafka's messages: PLAIN says why; SCRAM says only that the credentials were invalid."""
-    cluster = stack.enter_context(MockCluster(security_protocol="SASL_PLAINTEXT", users=USERS,
-                                              **MOCK_SETTINGS))
     config = sasl_config("SASL_PLAINTEXT", mechanism, "alice", "not-the-password")
     message = "Authentication failed: Invalid username or password" if mechanism == "PLAIN" \
         else ("Authentication failed during authentication due to invalid credentials with "
               f"SASL mechanism {mechanism}")
-    found = refused(classes, config, tmp_path / "client.properties", cluster.bootstrap_servers)
+    found = refused(classes, config, tmp_path / "client.properties",
+                    secure_target.bootstrap_for("SASL_PLAINTEXT"))
     assert found == {"partitionsFor": [f"{SASL_FAILED}: {message}"],
                      "send": [f"{SASL_FAILED}: {message}"]}
 
 
-def test_ssl_without_a_client_certificate(stack, tmp_path, classes):
-    cluster = stack.enter_context(MockCluster(security_protocol="SSL", **MOCK_SETTINGS))
-    config = {"security.protocol": "SSL", **tls_config(cluster)}
+def test_ssl_without_a_client_certificate(secure_target, tmp_path, classes):
+    """The client is User:ANONYMOUS, as ACLs name it."""
+    config = {"security.protocol": "SSL", **tls_config(secure_target)}
     round_trip(classes, properties(tmp_path / "client.properties", config),
-               cluster.bootstrap_servers, "SSL")
+               secure_target.bootstrap_for("SSL"), "SSL",
+               open_names(secure_target, "User:ANONYMOUS"))
 
 
-def test_ssl_with_a_required_client_certificate(stack, tmp_path, classes):
-    cluster = stack.enter_context(MockCluster(security_protocol="SSL",
-                                              ssl_client_auth="required", **MOCK_SETTINGS))
-    certificate = cluster.client_certificate("CN=alice")
-    config = {"security.protocol": "SSL", **tls_config(cluster, certificate)}
+def test_ssl_with_a_required_client_certificate(secure_target, tmp_path, classes):
+    """The client is named by its certificate's subject, as ACLs name it."""
+    certificate = secure_target.client_certificate("CN=alice")
+    config = {"security.protocol": "SSL", **tls_config(secure_target, certificate)}
     round_trip(classes, properties(tmp_path / "client.properties", config),
-               cluster.bootstrap_servers, "SSL")
+               secure_target.bootstrap_for("MTLS"), "SSL",
+               open_names(secure_target, "User:CN=alice"))
 
 
-def test_ssl_without_the_required_client_certificate_fails(stack, tmp_path, classes):
-    """Kafka's Java server ends the handshake with a fatal alert (certificate_required under
-    TLS 1.3), which the client reports as an SslAuthenticationException at once; under TLS 1.3
-    the client has finished its side of the handshake already, so it says it failed on
-    post-handshake messages."""
-    cluster = stack.enter_context(MockCluster(security_protocol="SSL",
-                                              ssl_client_auth="required", **MOCK_SETTINGS))
-    config = {"security.protocol": "SSL", **tls_config(cluster)}
-    found = refused(classes, config, tmp_path / "client.properties", cluster.bootstrap_servers)
+def test_ssl_without_the_required_client_certificate_fails(secure_target, tmp_path, classes):
+    """The server ends the handshake with a fatal alert, which the client reports as an
+    SslAuthenticationException at once; under TLS 1.3 the client has finished its side of the
+    handshake already, so it says it failed on post-handshake messages.
+
+    The alert is the TLS library's choice: Kafka's (the JDK's) sends bad_certificate for an
+    empty certificate chain, mockbroker's (OpenSSL, through Python's ssl module, which lets no
+    caller choose an alert) TLS 1.3's certificate_required."""
+    config = {"security.protocol": "SSL", **tls_config(secure_target)}
+    found = refused(classes, config, tmp_path / "client.properties",
+                    secure_target.bootstrap_for("MTLS"))
+    alert = "bad_certificate" if secure_target.mock is None else "certificate_required"
     chain = [f"{SSL_FAILED}: Failed to process post-handshake messages",
-             "javax.net.ssl.SSLHandshakeException: Received fatal alert: certificate_required"]
+             f"javax.net.ssl.SSLHandshakeException: Received fatal alert: {alert}"]
     assert found == {"partitionsFor": chain, "send": chain}
 
 
@@ -237,47 +244,61 @@ def _acls(listing: str) -> dict[str, set[str]]:
     return acls
 
 
-def test_kafka_acls_adds_lists_and_removes_as_a_super_user(stack, tmp_path, monkeypatch):
+def test_kafka_acls_adds_lists_and_removes_as_a_super_user(secure_target, tmp_path,
+                                                           monkeypatch):
+    """On topic names of the test's own: the listing of every ACL holds other tests' too."""
     monkeypatch.setenv("JAVA_TOOL_OPTIONS", " ".join(SHORT_JVM))  # the tool's JVMs too
-    cluster = stack.enter_context(MockCluster(
-        security_protocol="SASL_PLAINTEXT", users=USERS, super_users=["User:admin"],
-        authorizer=True, **MOCK_SETTINGS))
     admin = properties(tmp_path / "admin.properties", sasl_config(
-        "SASL_PLAINTEXT", "SCRAM-SHA-512", "admin", USERS["admin"]))
+        "SASL_PLAINTEXT", "SCRAM-SHA-512", ADMIN, USERS[ADMIN]))
 
     def acls(*args: str) -> str:
-        return kafka_tool(ACL_TOOL, cluster.bootstrap_servers, "--command-config", str(admin),
-                          *args)
+        return kafka_tool(ACL_TOOL, secure_target.bootstrap_for("SASL_PLAINTEXT"),
+                          "--command-config", str(admin), *args)
 
-    orders = "resourceType=TOPIC, name=orders, patternType=LITERAL"
-    app = "resourceType=TOPIC, name=app-, patternType=PREFIXED"
+    def mine(listing: str) -> dict[str, set[str]]:
+        return {resource: entries for resource, entries in _acls(listing).items()
+                if tag in resource}
+
+    tag = secure_target.unique("acls")
+    orders = f"resourceType=TOPIC, name={tag}-orders, patternType=LITERAL"
+    app = f"resourceType=TOPIC, name={tag}-app-, patternType=PREFIXED"
     read = "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)"
     write = "(principal=User:alice, host=*, operation=WRITE, permissionType=ALLOW)"
-    acls("--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "orders")
+    acls("--add", "--allow-principal", "User:alice", "--operation", "Read",
+         "--topic", f"{tag}-orders")
     acls("--add", "--allow-principal", "User:alice", "--operation", "Write",
-         "--resource-pattern-type", "prefixed", "--topic", "app-")
-    assert _acls(acls("--list")) == {orders: {read}, app: {write}}
+         "--resource-pattern-type", "prefixed", "--topic", f"{tag}-app-")
+    assert mine(acls("--list")) == {orders: {read}, app: {write}}
     acls("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Read",
-         "--topic", "orders")
-    assert _acls(acls("--list")) == {app: {write}}
+         "--topic", f"{tag}-orders")
+    assert mine(acls("--list")) == {app: {write}}
 
 
-def test_an_exactly_once_streams_app_over_sasl_ssl(stack, tmp_path):
+def test_an_exactly_once_streams_app_over_sasl_ssl(secure_target, stack, tmp_path):
     """Kafka Streams' exactly-once word count (``test_streams_eos.py``) with its every
     connection on a SASL_SSL listener, as SCRAM-SHA-512 user alice: its producers' transactions,
     its consumers' group and read_committed fetches, and the admin that makes its internal
-    topics.  The test's own producer and reader use the PLAINTEXT listener beside it."""
-    from tests.clients.test_streams_eos import count_words_once
-    cluster = stack.enter_context(MockCluster(
-        listeners=["PLAINTEXT", "SASL_SSL"], sasl_mechanisms=["SCRAM-SHA-512"], users=USERS,
-        **MOCK_SETTINGS))
-    secured = {**sasl_config("SASL_SSL", "SCRAM-SHA-512", "alice", USERS["alice"]),
-               **tls_config(cluster)}
-    app_id = count_words_once(stack, cluster.bootstrap_for("PLAINTEXT"), tmp_path,
-                              *(f"{key}={value}" for key, value in secured.items()),
-                              app_bootstrap=cluster.bootstrap_for("SASL_SSL"))
+    topics.  The test's own producer and reader use the PLAINTEXT listener beside it, as
+    User:ANONYMOUS.
 
-    mine = [r for r in cluster.admin.requests() if r.client_id and app_id in r.client_id]
+    The word count names its topics, app and reader groups ``lines-``, ``counts-``,
+    ``wordcount-`` and ``reader-`` and a random suffix; this is the only test on the secured
+    targets that uses those prefixes, so the ACLs granted on them serve it alone."""
+    from tests.clients.test_streams_eos import count_words_once
+    for prefix in ("lines-", "counts-", "wordcount-"):
+        secure_target.grant("User:alice", prefix)
+    for prefix in ("lines-", "counts-", "reader-"):
+        secure_target.grant("User:ANONYMOUS", prefix)
+    secured = {**sasl_config("SASL_SSL", "SCRAM-SHA-512", "alice", USERS["alice"]),
+               **tls_config(secure_target)}
+    app_id = count_words_once(stack, secure_target.bootstrap_for("PLAINTEXT"), tmp_path,
+                              *(f"{key}={value}" for key, value in secured.items()),
+                              app_bootstrap=secure_target.bootstrap_for("SASL_SSL"))
+    if secure_target.mock is None:
+        return
+    # mockbroker's request log shows who sent what, and how
+    mine = [r for r in secure_target.mock.admin.requests()
+            if r.client_id and app_id in r.client_id]
     assert {r.listener for r in mine} == {"SASL_SSL"}
     authenticated = [r for r in mine
                      if r.api not in ("ApiVersions", "SaslHandshake", "SaslAuthenticate")]

@@ -67,9 +67,12 @@ class PartitionRead(Struct):
 
 def read(positions: list[FetchPosition], *, broker_id: int, max_bytes: int,
          read_committed: bool, check_last_fetched_epoch: bool, name_new_leader: bool,
-         injected: InjectedError | None = None) -> tuple[list[PartitionRead], int]:
+         injected: InjectedError | None = None,
+         leader_only: bool = True) -> tuple[list[PartitionRead], int]:
     """Each position read on ``broker_id``; returns the reads and the bytes they carry.  The
-    partitions an ``injected`` error hits get that error instead, as if the broker had it."""
+    partitions an ``injected`` error hits get that error instead, as if the broker had it.
+    Without ``leader_only`` a follower reads too (KIP-392: Kafka serves a consumer's fetch
+    from any replica), up to the high watermark as the leader does."""
     total = 0
     reads = []
     for position in positions:
@@ -82,7 +85,8 @@ def read(positions: list[FetchPosition], *, broker_id: int, max_bytes: int,
         if partition is None:
             out.error_code = position.missing_error
             continue
-        out.error_code = replica_error(partition, broker_id, position.current_leader_epoch)
+        out.error_code = replica_error(partition, broker_id, position.current_leader_epoch,
+                                       leader_only=leader_only)
         if out.error_code != errors.NONE:
             # KIP-951: a client that can be told names the new leader
             if name_new_leader and out.error_code in (errors.NOT_LEADER_OR_FOLLOWER,

@@ -9,6 +9,9 @@
 //   "describe [owners=TYPE:NAME,...]"        (no owners= : every token the caller may see)
 //   "renew [hmac=BASE64] [period=MS]"         (no hmac= : the token created last)
 //   "expire [hmac=BASE64] [period=MS]"
+//   "await count=N [owners=TYPE:NAME,...]"   (describe until N tokens are seen, for up to 30 s:
+//                                             Kafka's brokers learn of a token the controller
+//                                             made or removed from the metadata log)
 //
 // Lines on stdout: "created TOKEN", "token TOKEN" for each token described (after
 // "described N"), "renewed EXPIRY", "expired EXPIRY", where TOKEN is "ID HMAC owner=P
@@ -107,6 +110,23 @@ public class TokenAdmin {
                 say("described " + tokens.size());
                 for (DelegationToken token : tokens) {
                     say("token " + text(token));
+                }
+                break;
+            }
+            case "await": {
+                DescribeDelegationTokenOptions options = new DescribeDelegationTokenOptions();
+                if (opts.containsKey("owners")) {
+                    options.owners(principals(opts.get("owners")));
+                }
+                int want = Integer.parseInt(opts.get("count"));
+                long deadline = System.currentTimeMillis() + 30_000;
+                int seen;
+                while ((seen = admin.describeDelegationToken(options).delegationTokens().get()
+                        .size()) != want && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(50);
+                }
+                if (seen != want) {
+                    say("error await: " + seen + " tokens described, not " + want);
                 }
                 break;
             }
