@@ -53,59 +53,66 @@ def stop_between_batches(query) -> None:
         query.stop()
 
 
+
+#: the pipeline's input, in three rounds, and why each record counts or not
+FIRST_ROUND = [
+    event("alice", "click", 0, 5),
+    event("bob", "click", 0, 20),
+    event("alice", "view", 0, 50),
+    event("carol", "click", 1, 10),
+    # out of order, but within the 30 s the watermark allows: counted
+    event("bob", "click", 0, 55),
+    # neither is an event: dropped
+    In("not json", key="mallory"),
+    In(json.dumps({"user": "dave", "ts": "2024-01-01T00:00:30Z"}), key="dave"),
+    # the watermark moves to 00:01:10, closing the first minute
+    event("alice", "click", 1, 40),
+]
+SECOND_ROUND = [
+    # older than the watermark now: dropped, and its window is already written
+    event("erin", "click", 0, 30),
+    event("bob", "view", 2, 10),
+    # the watermark moves to 00:04:30, closing minutes 1 and 2; minute 5 stays open
+    event("frank", "click", 5, 0),
+]
+#: after a restart from the checkpoint: frank's open window is still there to add to
+AFTER_RESTART = [
+    event("grace", "click", 5, 30),
+    # the watermark moves to 00:06:30, closing minute 5
+    event("heidi", "view", 7, 0),
+]
+#: the windows the first two rounds close
+FIRST_RUN = [window(0, "click", 3), window(0, "view", 1),
+             window(1, "click", 2), window(2, "view", 1)]
+
+
+def assert_each_window_once(out: list[tuple[str, dict]]) -> None:
+    """Every window of the three rounds exactly once, in the order the watermark closed
+    them."""
+    assert by_window(out[:2]) == FIRST_RUN[:2]
+    assert by_window(out[2:4]) == FIRST_RUN[2:]
+    assert out[4:] == [window(5, "click", 2)]
+
 def test_reference_pipeline_counts_closed_windows_exactly(spark, target, checkpoint):
     t = target.create_topics({"events": 2, "counts": 1})
     bootstrap, events, counts = target.bootstrap_servers, t["events"], t["counts"]
     query = pipeline.start(spark, bootstrap, events, counts, checkpoint,
                            trigger="200 milliseconds")
     try:
-        produce(bootstrap, events, [
-            event("alice", "click", 0, 5),
-            event("bob", "click", 0, 20),
-            event("alice", "view", 0, 50),
-            event("carol", "click", 1, 10),
-            # out of order, but within the 30 s the watermark allows: counted
-            event("bob", "click", 0, 55),
-            # neither is an event: dropped
-            In("not json", key="mallory"),
-            In(json.dumps({"user": "dave", "ts": "2024-01-01T00:00:30Z"}), key="dave"),
-            # the watermark moves to 00:01:10, closing the first minute
-            event("alice", "click", 1, 40),
-        ])
+        produce(bootstrap, events, FIRST_ROUND)
         wait_for_output(bootstrap, counts, 2, "the first minute's counts")
-        assert by_window(output(bootstrap, counts)) == [window(0, "click", 3),
-                                                        window(0, "view", 1)]
-
-        produce(bootstrap, events, [
-            # older than the watermark now: dropped, and its window is already written
-            event("erin", "click", 0, 30),
-            event("bob", "view", 2, 10),
-            # the watermark moves to 00:04:30, closing minutes 1 and 2; minute 5 stays open
-            event("frank", "click", 5, 0),
-        ])
+        assert by_window(output(bootstrap, counts)) == FIRST_RUN[:2]
+        produce(bootstrap, events, SECOND_ROUND)
         wait_for_output(bootstrap, counts, 4, "minutes 1 and 2")
     finally:
         stop_between_batches(query)
+    assert by_window(output(bootstrap, counts)) == FIRST_RUN
 
-    first_run = [window(0, "click", 3), window(0, "view", 1),
-                 window(1, "click", 2), window(2, "view", 1)]
-    assert by_window(output(bootstrap, counts)) == first_run
-
-    # a restart resumes from the checkpoint: frank's open window is still there to add to
     query = pipeline.start(spark, bootstrap, events, counts, checkpoint,
                            trigger="200 milliseconds")
     try:
-        produce(bootstrap, events, [
-            event("grace", "click", 5, 30),
-            # the watermark moves to 00:06:30, closing minute 5
-            event("heidi", "view", 7, 0),
-        ])
+        produce(bootstrap, events, AFTER_RESTART)
         wait_for_output(bootstrap, counts, 5, "minute 5")
     finally:
         stop_between_batches(query)
-
-    # every window exactly once, in the order the watermark closed them
-    out = output(bootstrap, counts)
-    assert by_window(out[:2]) == first_run[:2]
-    assert by_window(out[2:4]) == first_run[2:]
-    assert out[4:] == [window(5, "click", 2)]
+    assert_each_window_once(output(bootstrap, counts))

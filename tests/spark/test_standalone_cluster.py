@@ -7,15 +7,14 @@ ran on the two executors, never on the driver."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from mockbroker import MockCluster
 from tests.clients.targets import MOCK_SETTINGS, Target
 from tests.spark.conftest import In, landed, produce
-from tests.spark.test_reference_pipeline import (by_window, event, output, wait_for_output,
-                                                 window)
+from tests.spark.test_reference_pipeline import (AFTER_RESTART, FIRST_ROUND, FIRST_RUN,
+                                                 SECOND_ROUND, assert_each_window_once,
+                                                 by_window, output, wait_for_output)
 
 
 @pytest.fixture
@@ -50,48 +49,24 @@ def test_reference_pipeline_on_a_standalone_cluster(spark_cluster_driver, mock,
     run = {"bootstrap": bootstrap, "source": events, "sink": counts,
            "checkpoint": cluster_checkpoint}
     driver.call("start_pipeline", **run)
-    try:  # test_reference_pipeline's input, which says why each window closes
-        produce(bootstrap, events, [
-            event("alice", "click", 0, 5),
-            event("bob", "click", 0, 20),
-            event("alice", "view", 0, 50),
-            event("carol", "click", 1, 10),
-            event("bob", "click", 0, 55),
-            In("not json", key="mallory"),
-            In(json.dumps({"user": "dave", "ts": "2024-01-01T00:00:30Z"}), key="dave"),
-            event("alice", "click", 1, 40),
-        ])
+    try:  # test_reference_pipeline's rounds, which say why each window closes
+        produce(bootstrap, events, FIRST_ROUND)
         wait_for_output(bootstrap, counts, 2, "the first minute's counts")
-        assert by_window(output(bootstrap, counts)) == [window(0, "click", 3),
-                                                        window(0, "view", 1)]
-        produce(bootstrap, events, [
-            event("erin", "click", 0, 30),
-            event("bob", "view", 2, 10),
-            event("frank", "click", 5, 0),
-        ])
+        assert by_window(output(bootstrap, counts)) == FIRST_RUN[:2]
+        produce(bootstrap, events, SECOND_ROUND)
         wait_for_output(bootstrap, counts, 4, "minutes 1 and 2")
     finally:
         driver.call("stop_pipeline")
-
-    first_run = [window(0, "click", 3), window(0, "view", 1),
-                 window(1, "click", 2), window(2, "view", 1)]
-    assert by_window(output(bootstrap, counts)) == first_run
+    assert by_window(output(bootstrap, counts)) == FIRST_RUN
 
     # restarted from its checkpoint, state files the executors wrote included
     driver.call("start_pipeline", **run)
     try:
-        produce(bootstrap, events, [
-            event("grace", "click", 5, 30),
-            event("heidi", "view", 7, 0),
-        ])
+        produce(bootstrap, events, AFTER_RESTART)
         wait_for_output(bootstrap, counts, 5, "minute 5")
     finally:
         driver.call("stop_pipeline")
-
-    out = output(bootstrap, counts)
-    assert by_window(out[:2]) == first_run[:2]
-    assert by_window(out[2:4]) == first_run[2:]
-    assert out[4:] == [window(5, "click", 2)]
+    assert_each_window_once(output(bootstrap, counts))
     assert tasks_on_executors(driver) > before
 
 
