@@ -13,7 +13,6 @@ inject faults on a MockCluster of their own.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import confluent_kafka as ck
 import pytest
 
 from mockbroker import MockCluster
+from tests import jvm
 from tests.clients.helpers import TIMEOUT_S, kafka_tool, wait_for
 from tests.clients.targets import Target
 from tests.clients.test_groups import (ALL, PARTITIONS, TOPIC, ConfluentMember, Scene,
@@ -253,9 +253,8 @@ ADMIN_SOURCE = Path(__file__).with_name("java") / "ConsumerGroupAdmin.java"
 def _admin_lines(scene: Scene) -> list[str]:
     """What ConsumerGroupAdmin.java prints about the group (of the listing, this group's line
     only: one Kafka serves many tests)."""
-    out = subprocess.run(["java", "-cp", ":".join(map(str, CLASSPATH)), str(ADMIN_SOURCE),
-                          scene.bootstrap_servers, scene.group],
-                         capture_output=True, text=True, timeout=JVM_TIMEOUT_S * 2)
+    out = jvm.run(":".join(map(str, CLASSPATH)), ADMIN_SOURCE, scene.bootstrap_servers,
+                  scene.group, capture_output=True, text=True, timeout=JVM_TIMEOUT_S * 2)
     assert out.returncode == 0, out.stderr[-3000:]
     return [line for line in out.stdout.splitlines()
             if not line.startswith("listed ") or line.split(" ")[1] == scene.group]

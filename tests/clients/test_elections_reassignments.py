@@ -26,7 +26,6 @@ partitions in (a Java ``HashSet``'s, which the client alone decides: lists are c
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import confluent_kafka as ck
@@ -34,6 +33,7 @@ import pytest
 from confluent_kafka.admin import ConfigResource, ConfigSource, NewTopic
 
 from mockbroker import MockCluster
+from tests import jvm
 from tests.clients.helpers import TIMEOUT_S, ToolRun, ck_admin, run_kafka_tool
 from tests.clients.targets import MOCK_SETTINGS
 from wire.definitions import KAFKA_VERSION
@@ -94,9 +94,8 @@ def reassign_admin(bootstrap: str, *calls: str) -> list[str]:
     """What ``ReassignAdmin.java`` prints for its calls (see its header)."""
     missing = [str(p) for p in CLASSPATH if not p.exists()]
     assert not missing, f"the Java client needs {missing} (bash ci/dev.sh setup fetches them)"
-    done = subprocess.run(["java", "-cp", ":".join(map(str, CLASSPATH)), str(SOURCE),
-                           bootstrap, *calls],
-                          capture_output=True, text=True, timeout=JVM_TIMEOUT_S)
+    done = jvm.run(":".join(map(str, CLASSPATH)), SOURCE, bootstrap, *calls,
+                   capture_output=True, text=True, timeout=JVM_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.splitlines()
 

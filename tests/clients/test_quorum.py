@@ -17,13 +17,13 @@ from __future__ import annotations
 import base64
 import json
 import re
-import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 
 from mockbroker import MockCluster
+from tests import jvm
 from tests.clients.helpers import TIMEOUT_S, ToolRun, kafka_tool, run_kafka_tool
 from tests.clients.targets import MOCK_SETTINGS
 from wire.definitions import KAFKA_VERSION
@@ -80,8 +80,8 @@ def replication(bootstrap: str, *flags: str) -> list[list[str]]:
 def quorum_admin(*args: str) -> list[str]:
     missing = [str(p) for p in CLASSPATH if not p.exists()]
     assert not missing, f"the Java client needs {missing} (bash ci/dev.sh setup fetches them)"
-    done = subprocess.run(["java", "-cp", ":".join(map(str, CLASSPATH)), str(SOURCE), *args],
-                          capture_output=True, text=True, timeout=JVM_TIMEOUT_S)
+    done = jvm.run(":".join(map(str, CLASSPATH)), SOURCE, *args,
+                   capture_output=True, text=True, timeout=JVM_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.splitlines()
 
