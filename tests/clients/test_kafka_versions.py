@@ -50,6 +50,10 @@ from wire import errors
 from wire.definitions import APIS
 from wire.releases import LATEST, RELEASES, TELEMETRY_APIS, Release
 
+#: how long a group may take to join and read on a broker of a release just started, its
+#: JVM still cold, on a busy machine (a condition that holds returns at once)
+GROUP_WAIT_S = 90
+
 #: what a broker of a release lists that mockbroker does not claim, at any release: the share
 #: coordinator's state APIs, which only brokers send one another, and ``kraft.version`` (the
 #: mock's quorum is static; it never upgrades it)
@@ -240,7 +244,7 @@ def produce_and_read_in_a_classic_group(target: ReleaseTarget) -> None:
     try:
         wait_for(lambda: got.extend((m.offset(), m.key(), m.value())
                                     for m in consumer.consume(10, 0.2) if m.error() is None)
-                 or len(got) >= 3, "three records in a classic group")
+                 or len(got) >= 3, "three records in a classic group", GROUP_WAIT_S)
         consumer.commit(asynchronous=False)
         [committed] = consumer.committed([ck.TopicPartition(topic, 0)], timeout=TIMEOUT_S)
     finally:
@@ -260,7 +264,8 @@ def produce_and_read_in_a_classic_group(target: ReleaseTarget) -> None:
     try:
         wait_for(lambda: read.extend((r.offset, r.key, r.value)
                                      for rs in reader.poll(timeout_ms=200).values()
-                                     for r in rs) or len(read) >= 2, "kafka-python's records")
+                                     for r in rs) or len(read) >= 2, "kafka-python's records",
+                 GROUP_WAIT_S)
     finally:
         reader.close()
     assert read == [(n, b"k%d" % n, b"v%d" % n) for n in range(2)]
@@ -286,7 +291,8 @@ def consumer_protocol_group(target: ReleaseTarget) -> None:
     refused = "ConsumerGroupHeartbeatRequest not supported by broker"
     try:
         wait_for(lambda: got.extend(m for m in consumer.consume(10, 0.2)) or got or
-                 any(refused in line for line in lines.lines), "a record, or the refusal")
+                 any(refused in line for line in lines.lines), "a record, or the refusal",
+                 GROUP_WAIT_S)
     finally:
         consumer.close()
     if target.table.version.startswith("3."):
