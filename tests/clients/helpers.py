@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import time
+import uuid
 from pathlib import Path
 from typing import NamedTuple
 
@@ -58,6 +59,21 @@ def wait_for(predicate, what: str, timeout: float = 30):
         time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
 
+
+
+class LoggedLines(logging.Handler):
+    """Every message a client logs to :attr:`logger`, a logger of its own that passes nothing
+    on: for a librdkafka client's ``logger`` with ``debug`` on, whose lines a test reads."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+        self.logger = logging.getLogger(f"tests.client-log.{uuid.uuid4().hex}")
+        self.logger.propagate, self.logger.level = False, logging.DEBUG
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
 
 #: Kafka's command-line tools and their dependencies (bash ci/dev.sh setup fetches them)
 KAFKA_TOOLS = Path(__file__).resolve().parents[2] / ".cache" / "jars" / "kafka-tools"

@@ -30,7 +30,6 @@ Each test records ``("target", mockbroker|kafka)`` and ``("kafka_version", R)``.
 
 from __future__ import annotations
 
-import logging
 import socket
 import uuid
 
@@ -42,7 +41,7 @@ import wire
 from mockbroker import MockCluster
 from mockbroker.core.features import GATES, MODELLED
 from mockbroker.handlers import SERVED
-from tests.clients.helpers import TIMEOUT_S, wait_for
+from tests.clients.helpers import TIMEOUT_S, LoggedLines, wait_for
 from tests.clients.targets import MOCK_SETTINGS, SETTINGS, Target
 from tests.kafka_releases import ReleaseKafka
 from tests.real_kafka import ask
@@ -221,15 +220,6 @@ def check_update_features(target: ReleaseTarget) -> None:
 
 # -- scenarios ---------------------------------------------------------------------------------
 
-class _Lines(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
 def produce_and_read_in_a_classic_group(target: ReleaseTarget) -> None:
     topic = target.create_topic("versions", 1)
     producer = ck.Producer({"bootstrap.servers": target.bootstrap_servers})
@@ -279,10 +269,8 @@ def consumer_protocol_group(target: ReleaseTarget) -> None:
     producer = ck.Producer({"bootstrap.servers": target.bootstrap_servers})
     producer.produce(topic, value=b"v", key=b"k")
     assert producer.flush(TIMEOUT_S) == 0
-    log = logging.getLogger(f"tests.librdkafka.{uuid.uuid4().hex[:8]}")
-    log.propagate, log.level = False, logging.DEBUG
-    lines = _Lines()
-    log.addHandler(lines)
+    lines = LoggedLines()
+    log = lines.logger
     consumer = ck.Consumer({"bootstrap.servers": target.bootstrap_servers,
                             "group.id": target.unique("kip848"), "group.protocol": "consumer",
                             "auto.offset.reset": "earliest", "debug": "cgrp", "logger": log})

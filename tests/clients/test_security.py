@@ -34,7 +34,7 @@ from kafka.net.sasl.oauth import AbstractTokenProvider as KpTokenProvider
 
 from mockbroker import MockCluster
 from mockbroker.core.security.mechanisms import unsecured_token
-from tests.clients.helpers import (GO_CLIENT, NODE_CLIENT, RDKAFKA_LOG, go_client,
+from tests.clients.helpers import (GO_CLIENT, NODE_CLIENT, RDKAFKA_LOG, LoggedLines, go_client,
                                    node_client, wait_for)
 from tests.clients.secure_targets import ADMIN, LISTENERS, USERS, SecureTarget
 from tests.secure_kafka import REAUTH_MS
@@ -173,33 +173,18 @@ def test_confluent_kafka_reports_a_mechanism_the_broker_does_not_offer(secure_ta
     assert "PLAIN" in error.str() and "SCRAM-SHA-256" in error.str()
 
 
-class _Lines(logging.Handler):
-    """The messages a client logs, kept."""
-
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
 def test_confluent_kafka_logs_in_again_on_its_connection_before_its_session_ends(
         secure_target):
     """On a listener whose sessions last ``REAUTH_MS`` (``connections.max.reauth.ms``), the
     broker tells the client that lifetime as it logs in, and librdkafka logs in again on the
     same connection before it ends (KIP-368), then goes on producing and consuming."""
-    seen = _Lines()
-    logger = logging.getLogger(f"rdkafka.reauth.{uuid.uuid4().hex}")
-    logger.addHandler(seen)
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
+    seen = LoggedLines()
     conf = ck_config(secure_target, "SCRAM_SHA_256", "SCRAM-SHA-256", user=ADMIN,
                      password=USERS[ADMIN])
     topic = secure_target.unique("reauth")
     admin = AdminClient(conf)
     admin.create_topics([NewTopic(topic, 1, 1)], operation_timeout=30)[topic].result(timeout=30)
-    producer = ck.Producer(dict(conf, debug="security,broker", logger=logger))
+    producer = ck.Producer(dict(conf, debug="security,broker", logger=seen.logger))
     producer.produce(topic, b"before", b"k")
     assert producer.flush(30) == 0
 
