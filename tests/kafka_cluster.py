@@ -89,6 +89,8 @@ class KafkaNode(RealKafka):
         self.node_id = node_id
         self.dir = directory
         self.pid = 0
+        #: the process this worker started, which alone can tell how it ended
+        self.process: subprocess.Popen | None = None
 
     @property
     def is_controller(self) -> bool:
@@ -139,18 +141,22 @@ class KafkaNode(RealKafka):
         """Start the node's process on its formatted data, in a session of its own (its
         process group is what :meth:`kill` signals), and not ended with this process."""
         java = self._java()
-        with (self.dir / "stderr.log").open("a") as stderr:
-            process = subprocess.Popen(
+        # (a JVM that crashes says so on its standard output, and in its error file)
+        with (self.dir / "stderr.log").open("a") as stderr, \
+                (self.dir / "stdout.log").open("a") as stdout:
+            self.process = subprocess.Popen(
                 [java[0], f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseSerialGC",
-                 "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true", *java[1:],
-                 "kafka.Kafka", str(self.config)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                 "-XX:TieredStopAtLevel=1", f"-XX:ErrorFile={self.dir / 'hs_err.log'}",
+                 "-Djava.awt.headless=true", *java[1:], "kafka.Kafka", str(self.config)],
+                stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
                 start_new_session=True)
-        self.pid = process.pid
+        self.pid = self.process.pid
 
     def running(self) -> bool:
         """Whether the node's process runs (the process of that id, if any, runs this
         node's configuration: a process id may be used again once its process ended)."""
+        if self.process is not None and self.process.pid == self.pid:
+            return self.process.poll() is None
         if not _running(self.pid):
             return False
         try:
@@ -174,6 +180,31 @@ class KafkaNode(RealKafka):
 
     def state(self) -> dict:
         return {"id": self.node_id, "port": self.port, "pid": self.pid, "dir": str(self.dir)}
+
+    def diagnosis(self) -> str:
+        """What the node's files say of why it is not as expected, shortest first: how its
+        process ended (when this worker started it), what the JVM printed, its error file, and
+        its log's warnings and last lines (not the configuration it logs at start)."""
+        if self.running():
+            ended = f"running (pid {self.pid})"
+        elif self.process is None or self.process.pid != self.pid:
+            ended = f"not running (pid {self.pid})"
+        elif self.process.returncode < 0:
+            ended = f"killed by signal {-self.process.returncode}"
+        else:
+            ended = f"exited with status {self.process.returncode}"
+        parts = [f"node {self.node_id} (port {self.port}): {ended}"]
+        for name, keep in (("stderr.log", -1000), ("stdout.log", -1000), ("hs_err.log", 1500)):
+            text = _text(self.dir / name).strip()
+            if text:
+                parts.append(f"  {name}: {text[keep:] if keep < 0 else text[:keep]}")
+        lines = [line for line in _text(self.log).splitlines() if line.startswith("[")]
+        notable = [line[:300] for line in lines
+                   if any(f"] {level} " in line for level in ("WARN", "ERROR", "FATAL"))
+                   and "should be defined in the controller role" not in line]
+        parts += ["  its warnings:", *(f"    {line}" for line in notable[-8:])]
+        parts += ["  its last lines:", *(f"    {line[:300]}" for line in lines[-5:])]
+        return "\n".join(parts)
 
     def stop(self) -> None:
         """Kill the node, keeping its data (:class:`RealKafka` removes it)."""
@@ -476,22 +507,29 @@ class KafkaCluster:
         return {(r.topic, p.partition_id): p.error_code
                 for r in found.replica_election_results for p in r.partition_result}
 
+    def diagnosis(self) -> str:
+        """Each node's :meth:`KafkaNode.diagnosis`, and the room left where they store."""
+        free = shutil.disk_usage(self.dir)
+        try:
+            memory = next(line for line in Path("/proc/meminfo").read_text().splitlines()
+                          if line.startswith("MemAvailable"))
+        except (OSError, StopIteration):
+            memory = "MemAvailable unknown"
+        return "\n".join([f"{free.free >> 20} MiB free in {self.dir}; {' '.join(memory.split())}",
+                          *(node.diagnosis() for node in self.nodes.values())])
+
     def _wait(self, condition, what: str, deadline: float | None = None) -> None:
         """Poll ``condition`` until it holds; fail at ``deadline``, or at once when a node
         that should run has exited (its ports taken, say)."""
         deadline = time.monotonic() + WAIT_S if deadline is None else deadline
         while not condition():
             for i in self.expected:
-                node = self.nodes[i]
-                if not node.running():
-                    raise RuntimeError(
-                        f"Kafka node {i} exited while the cluster waited for {what}; its "
-                        f"stderr: {_text(node.dir / 'stderr.log')[-1000:]!r}; its log: "
-                        f"{_text(node.log)[-3000:]}")
+                if not self.nodes[i].running():
+                    raise RuntimeError(f"Kafka node {i} ended while the cluster waited for "
+                                       f"{what}\n{self.diagnosis()}")
             if time.monotonic() > deadline:
-                logs = "\n".join(f"--- node {i}: {_text(n.log)[-1500:]}"
-                                 for i, n in self.nodes.items())
-                raise RuntimeError(f"the Kafka cluster: timed out waiting for {what}\n{logs}")
+                raise RuntimeError(f"the Kafka cluster: timed out waiting for {what}\n"
+                                   f"{self.diagnosis()}")
             time.sleep(0.1)
 
 
@@ -615,7 +653,7 @@ class SharedCluster:
                 try:
                     cluster.start()
                 except RuntimeError as exc:  # the nodes are stopped
-                    reasons.append(str(exc)[-3000:])
+                    reasons.append(str(exc)[:6000])
                     for node in cluster.nodes.values():
                         shutil.rmtree(node.dir, ignore_errors=True)
                     continue

@@ -37,7 +37,7 @@ from mockbroker.core.security.mechanisms import unsecured_token
 from tests.clients.helpers import (GO_CLIENT, NODE_CLIENT, RDKAFKA_LOG, LoggedLines, go_client,
                                    node_client, wait_for)
 from tests.clients.secure_targets import ADMIN, LISTENERS, USERS, SecureTarget
-from tests.secure_kafka import REAUTH_MS
+from tests.secure_kafka import REAUTH_MS, SCRAM_ITERATIONS
 
 SASL = [(protocol, mechanism) for protocol in ("SASL_PLAINTEXT", "SASL_SSL")
         for mechanism in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")]
@@ -459,10 +459,23 @@ def test_scram_credentials_are_described_altered_and_used_for_the_next_login(sec
         UserScramCredentialDeletion(dave, ScramMechanism.SCRAM_SHA_512)])
     for future in futures.values():
         future.result(30)
-    assert [(i.mechanism, i.iterations) for i in described(carol).scram_credential_infos] \
-        == [(ScramMechanism.SCRAM_SHA_256, 8192)]
-    assert [i.mechanism for i in described(dave).scram_credential_infos] == \
-        [ScramMechanism.SCRAM_SHA_256]
+
+    def known(user):
+        """``user``'s credentials as (mechanism, iterations), or None while the broker asked
+        has not heard of the user: Kafka's brokers learn of a change from the metadata log,
+        a moment after the Admin is answered."""
+        try:
+            return [(i.mechanism, i.iterations) for i in described(user).scram_credential_infos]
+        except ck.KafkaException as exc:
+            if exc.args[0].code() != ck.KafkaError.RESOURCE_NOT_FOUND:
+                raise
+            return None
+
+    carols = [(ScramMechanism.SCRAM_SHA_256, 8192)]
+    wait_for(lambda: known(carol) == carols, f"{carol}'s credentials to be described")
+    daves = [(ScramMechanism.SCRAM_SHA_256, SCRAM_ITERATIONS)]
+    wait_for(lambda: known(dave) == daves, f"{dave}'s SCRAM-SHA-512 credential to go")
+    assert (known(carol), known(dave)) == (carols, daves)
 
     conf = ck_config(secure_target, "SASL_PLAINTEXT", "SCRAM-SHA-256", user=carol,
                      password=carols_secret)
