@@ -19,12 +19,30 @@ K = TypeVar("K", bound=Hashable)
 _MASK = 0xFFFFFFFF
 
 
+#: hash codes already computed: a group id or transactional id is hashed again by every
+#: request that names it (which coordinator, which shard), and most are short-lived names of
+#: one test; cleared whole when full
+_HASHES: dict[str, int] = {}
+_HASHES_KEPT = 1 << 16
+
+
 def java_string_hashcode(text: str) -> int:
     """``String.hashCode()`` over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    for unit in _utf16_units(text):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= (1 << 31) else h
+    h = _HASHES.get(text)
+    if h is None:
+        h = 0
+        if text.isascii():
+            for ch in text.encode():
+                h = (31 * h + ch) & 0xFFFFFFFF
+        else:
+            for unit in _utf16_units(text):
+                h = (31 * h + unit) & 0xFFFFFFFF
+        if h >= 1 << 31:
+            h -= 1 << 32
+        if len(_HASHES) >= _HASHES_KEPT:
+            _HASHES.clear()
+        _HASHES[text] = h
+    return h
 
 
 def java_length(text: str) -> int:

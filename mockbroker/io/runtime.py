@@ -97,6 +97,7 @@ class ClusterRuntime:
         #: progress end there, so that their callers hear of it rather than waiting it out
         self.on_stop: list[Callable[[], None]] = []
         self._wakeup: asyncio.TimerHandle | None = None
+        self._wakeup_at = 0  # the core's time (ms) the wake-up is for
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: set[asyncio.Task] = set()
 
@@ -212,6 +213,7 @@ class ClusterRuntime:
         self.stopping = True
         if self._wakeup is not None:
             self._wakeup.cancel()
+            self._wakeup = None
         callbacks, self.on_stop = self.on_stop, []
         for callback in callbacks:
             callback()
@@ -282,20 +284,26 @@ class ClusterRuntime:
         return mine
 
     def _rearm(self) -> None:
-        """Sleep until the core's earliest timer; called whenever that deadline moves up."""
+        """Sleep until the core's earliest timer; called whenever that deadline moves up.  A
+        wake-up already due no later is kept: waking early finds nothing due and sleeps again
+        (a member's heartbeat replaces its session timer, the earliest, at every beat, and the
+        loop's timer need not follow it)."""
         loop = self._loop
         if loop is None:
             return
+        deadline = self.core.timers.next_deadline()
         if self._wakeup is not None:
+            if deadline is not None and self._wakeup_at <= deadline:
+                return
             self._wakeup.cancel()
             self._wakeup = None
-        deadline = self.core.timers.next_deadline()
         if deadline is None:
             return
         delay = max(0.0, (deadline - self.core.clock.now_ms()) / 1000)
         if self.manual_clock and delay > 0:
             return  # a manual clock's future comes only with advance_clock
         self._wakeup = loop.call_later(delay, self._fire)
+        self._wakeup_at = deadline
 
     @property
     def manual_clock(self) -> bool:

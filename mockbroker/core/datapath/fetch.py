@@ -148,29 +148,52 @@ def long_poll(cluster: Cluster, timers: Timers, positions: list[FetchPosition],
     """Answer with ``respond(reads)`` once ``read()`` finds at least ``min_bytes`` after an
     append to one of the fetched topics, or at ``max_wait_ms`` with whatever there is then.
     ``read`` returns (the reads, the bytes they carry); ``respond`` is called once."""
-    deferred = Deferred()
-    topics = {p.partition.topic for p in positions if p.partition is not None}
+    return _LongPoll(cluster, timers, positions, min_bytes, max_wait_ms, read,
+                     respond).deferred
 
-    def finish(reads=None) -> None:
-        cluster.append_listeners.discard(on_append)
-        timer.cancel()
+
+class _LongPoll:
+    """One waiting Fetch.  Whatever refers back to it (its timer, the cluster's append
+    listeners, its deferred's cancel) lets go once it is answered or cancelled, so an idle
+    consumer's long polls leave no reference cycles for the collector to find."""
+
+    __slots__ = ("cluster", "topics", "min_bytes", "read", "respond", "deferred", "timer")
+
+    def __init__(self, cluster: Cluster, timers: Timers, positions: list[FetchPosition],
+                 min_bytes: int, max_wait_ms: int, read: Callable[[], tuple[object, int]],
+                 respond: Callable[[object], object]):
+        self.cluster = cluster
+        self.topics = {p.partition.topic for p in positions if p.partition is not None}
+        self.min_bytes = min_bytes
+        self.read = read
+        self.respond = respond
+        self.deferred = Deferred()
+        cluster.append_listeners.add(self.on_append)
+        self.timer = timers.call_later(max_wait_ms, self.finish)
+        self.deferred.on_cancel = self.cancel
+
+    def _release(self) -> None:
+        self.cluster.append_listeners.discard(self.on_append)
+        self.timer.cancel()
+        self.deferred.on_cancel = None
+
+    def cancel(self) -> None:
+        self._release()
+
+    def finish(self, reads=None) -> None:
+        self._release()
         try:
-            answer = respond(read()[0] if reads is None else reads)
+            answer = self.respond(self.read()[0] if reads is None else reads)
         except Exception as exc:  # a bug must not leave the fetch, and its connection, hanging
             log.exception("failed to answer a long-polling fetch")
             answer = Close(f"failed to answer the fetch: {exc!r}")
-        deferred.resolve(answer)
+        self.deferred.resolve(answer)
 
-    def on_append(partition: Partition) -> None:
-        if partition.topic in topics:
-            reads, size = read()
-            if size >= min_bytes:
-                finish(reads)
-
-    cluster.append_listeners.add(on_append)
-    timer = timers.call_later(max_wait_ms, finish)
-    deferred.on_cancel = lambda: (cluster.append_listeners.discard(on_append), timer.cancel())
-    return deferred
+    def on_append(self, partition: Partition) -> None:
+        if partition.topic in self.topics:
+            reads, size = self.read()
+            if size >= self.min_bytes:
+                self.finish(reads)
 
 
 def list_offset(partition: Partition, timestamp: int, *, read_committed: bool = False

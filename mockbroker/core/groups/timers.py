@@ -38,51 +38,77 @@ class TimerKey(Struct, frozen=True):
     member_id: str | None = None
 
 
+class _Pending:
+    """A group timer: when it is due and what it runs, and the queued timer that wakes it (due
+    no later; a heartbeat moves a member's deadline without queueing a timer again)."""
+
+    __slots__ = ("deadline_ms", "callback", "timer")
+
+    def __init__(self, deadline_ms: int, callback: Callable[[], None]):
+        self.deadline_ms = deadline_ms
+        self.callback = callback
+        self.timer: Timer | None = None
+
+
 class GroupTimers:
     def __init__(self, timers: Timers, events: EventLog | None = None):
         self._timers = timers
         self._events = events
-        self._scheduled: dict[TimerKey, Timer] = {}
+        self._scheduled: dict[TimerKey, _Pending] = {}
         #: called with the group id (None: not one group's) after each timer ran, to see what
         #: it changed (the core's group watch)
         self.after_fire: Callable[[str | None], None] | None = None
 
     def schedule(self, key: TimerKey, delay_ms: int, callback: Callable[[], None]) -> None:
         """Run ``callback`` in ``delay_ms``, replacing the timer under the same key."""
+        deadline = self._timers.clock.now_ms() + max(0, delay_ms)
+        pending = self._scheduled.get(key)
+        if pending is not None and pending.timer.deadline_ms <= deadline:
+            # later than before (a member's session, renewed by each heartbeat): the queued
+            # timer wakes first, finds it is not due yet, and is queued again for the new time
+            pending.deadline_ms, pending.callback = deadline, callback
+            return
         self.cancel(key)
+        pending = self._scheduled[key] = _Pending(deadline, callback)
+        self._queue(key, pending)
 
-        def fire() -> None:
-            if self._scheduled.get(key) is timer:
-                del self._scheduled[key]
-            events = self._events
-            if events is None:
-                callback()
-                return
-            # what the timer changes says which timer it was
-            saved = events.swap_cause({"timer": key.kind.value, "group": key.group_id,
-                                       "timer_member": key.member_id})
-            try:
-                callback()
-                if self.after_fire is not None:
-                    self.after_fire(key.group_id)
-            finally:
-                events.swap_cause(saved)
+    def _queue(self, key: TimerKey, pending: _Pending) -> None:
+        pending.timer = self._timers.call_at(pending.deadline_ms,
+                                             lambda: self._fire(key, pending))
 
-        timer = self._timers.call_later(delay_ms, fire)
-        self._scheduled[key] = timer
+    def _fire(self, key: TimerKey, pending: _Pending) -> None:
+        if pending.deadline_ms > self._timers.clock.now_ms():
+            self._queue(key, pending)
+            return
+        if self._scheduled.get(key) is pending:
+            del self._scheduled[key]
+        callback = pending.callback
+        events = self._events
+        if events is None:
+            callback()
+            return
+        # what the timer changes says which timer it was
+        saved = events.swap_cause({"timer": key.kind.value, "group": key.group_id,
+                                   "timer_member": key.member_id})
+        try:
+            callback()
+            if self.after_fire is not None:
+                self.after_fire(key.group_id)
+        finally:
+            events.swap_cause(saved)
 
     def cancel(self, key: TimerKey) -> None:
-        timer = self._scheduled.pop(key, None)
-        if timer is not None:
-            timer.cancel()
+        pending = self._scheduled.pop(key, None)
+        if pending is not None:
+            pending.timer.cancel()
 
     def cancel_group(self, group_id: str) -> None:
         for key in [k for k in self._scheduled if k.group_id == group_id]:
             self.cancel(key)
 
     def deadline(self, key: TimerKey) -> int | None:
-        timer = self._scheduled.get(key)
-        return None if timer is None else timer.deadline_ms
+        pending = self._scheduled.get(key)
+        return None if pending is None else pending.deadline_ms
 
     def __contains__(self, key: TimerKey) -> bool:
         return key in self._scheduled

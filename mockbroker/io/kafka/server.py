@@ -63,12 +63,28 @@ _connection_ids = itertools.count(1)
 
 
 class _Queued:
-    """Answers of one connection handed to its sender task and not yet written."""
+    """Answers of one connection handed to its sender task and not yet written, and the one
+    answer still to come that the stream's on_frame kept to write itself (``parked``)."""
 
-    __slots__ = ("answers",)
+    __slots__ = ("answers", "parked")
 
     def __init__(self) -> None:
         self.answers = 0
+        self.parked: _Parked | None = None
+
+
+class _Parked:
+    """A request answered later (a Fetch that waits for data) that on_frame took with nothing
+    before it unwritten: when its outcome comes it is written there and then, with no turn of
+    the connection's tasks, unless a later request came first: then the reader hands it to the
+    sender (``answer``, a future the outcome resolves), in order, before that one."""
+
+    __slots__ = ("outcome", "request", "answer")
+
+    def __init__(self, outcome: Deferred, request: tuple[int, float]):
+        self.outcome = outcome
+        self.request = request
+        self.answer: asyncio.Future | None = None
 
 
 class BrokerListener:
@@ -172,7 +188,8 @@ class BrokerListener:
         #: last two None for a frame it did not give the core
         handed: collections.deque = collections.deque()
         if stream is plain:
-            plain.on_frame = self._on_frame(plain, conn, queued, sender, handed)
+            plain.on_frame = self._on_frame(plain, conn, queued, sender, handed, pending,
+                                            waiting)
         stopping = False
         broker_closes = False  # a request is answered by closing the connection
         last_answer = False  # ... after one last answer (an authentication failure)
@@ -183,6 +200,8 @@ class BrokerListener:
                 if sender.done():
                     return  # the connection closes instead of answering an earlier request
                 frame = await self._read_frame(stream, conn)
+                if queued.parked is not None:
+                    self._unpark(queued, pending, waiting, loop)  # answered before this one
                 if frame is None or sender.done():
                     return
                 if frame is HANDED:
@@ -214,7 +233,7 @@ class BrokerListener:
                         last_answer = True
                         answer.set_result(outcome.value)
                         queued.answers += 1
-                        pending.put_nowait((answer, request))
+                        pending.put_nowait((answer, request, True))
                         return
                     answer.set_result(outcome.value)
                 else:
@@ -222,11 +241,14 @@ class BrokerListener:
                     outcome.add_callback(lambda value, outcome=outcome, answer=answer: (
                         waiting.pop(outcome, None), answer.done() or answer.set_result(value)))
                 queued.answers += 1
-                pending.put_nowait((answer, request))
+                pending.put_nowait((answer, request, True))
         except asyncio.CancelledError:
             stopping = True  # the listener is stopping: end this connection now
         finally:
             plain.on_frame = None
+            if queued.parked is not None:
+                queued.parked.outcome.cancel()  # its client is gone
+                queued.parked = None
             for _, _, outcome in handed:
                 if outcome is not None:
                     outcome.cancel()  # taken by the core, never to be answered
@@ -267,16 +289,19 @@ class BrokerListener:
                 log.exception("failed to end the sessions of a closed connection")
 
     def _on_frame(self, stream: ConnectionStream, conn: Connection, queued: "_Queued",
-                  sender: asyncio.Task, handed: collections.deque):
+                  sender: asyncio.Task, handed: collections.deque, pending: asyncio.Queue,
+                  waiting: dict):
         """The connection's :attr:`ConnectionStream.on_frame`: a frame that arrives while the
         reading task waits is answered there and then when its answer is ready at once and
-        nothing before it is still unwritten, as the reading task would have answered it; any
-        other is passed on to the reading task (with its outcome, once the core has it)."""
+        nothing before it is still unwritten, as the reading task would have answered it.  One
+        answered later with nothing before it unwritten (a long-poll Fetch) is parked: written
+        when it comes, from whatever resolves it (see :class:`_Parked`).  Any other frame is
+        passed on to the reading task (with its outcome, once the core has it)."""
         receive = self.core.receive
         muted = self.core.quotas.muted_until
 
         def on_frame(frame: bytes) -> bool:
-            if queued.answers or sender.done() or \
+            if queued.answers or queued.parked is not None or sender.done() or \
                     muted(conn.broker_id, conn.connection_id) is not None:
                 handed.append((frame, None, None))
                 return False
@@ -289,10 +314,41 @@ class BrokerListener:
                         stream.write(value)
                     self._handled(request)
                     return True
-            handed.append((frame, request, outcome))
-            return False
+                handed.append((frame, request, outcome))
+                return False
+            parked = queued.parked = _Parked(outcome, request)
+            outcome.add_callback(lambda value: come(parked, value))
+            return True
+
+        def come(parked: _Parked, value) -> None:
+            if parked.answer is not None:  # the reader passed it on, before a later request
+                waiting.pop(parked.outcome, None)
+                if not parked.answer.done():
+                    parked.answer.set_result(value)
+                return
+            queued.parked = None
+            if isinstance(value, Close) or sender.done() or stream.is_closing():
+                # the sender closes the connection (after a last answer, if any), in turn
+                answer = asyncio.get_running_loop().create_future()
+                answer.set_result(value)
+                queued.answers += 1
+                pending.put_nowait((answer, parked.request, False))
+                return
+            if value is not NO_RESPONSE:
+                stream.write(value)
+            self._handled(parked.request)
 
         return on_frame
+
+    @staticmethod
+    def _unpark(queued: "_Queued", pending: asyncio.Queue, waiting: dict,
+                loop: asyncio.AbstractEventLoop) -> None:
+        """The parked answer goes to the sender, ahead of the request just read."""
+        parked, queued.parked = queued.parked, None
+        parked.answer = loop.create_future()
+        waiting[parked.outcome] = parked.answer
+        queued.answers += 1
+        pending.put_nowait((parked.answer, parked.request, False))
 
     async def _refused_by_rate(self, plain: ConnectionStream) -> bool:
         """Whether a new connection goes over its IP's ``connection_creation_rate``: if so it
@@ -338,7 +394,7 @@ class BrokerListener:
                 item = await pending.get()
                 if item is None:
                     return
-                answer, request = item
+                answer, request, holds_slot = item
                 value = await answer
                 if isinstance(value, Close):
                     self._closing(conn, value)
@@ -353,7 +409,8 @@ class BrokerListener:
                     return
                 await self._deliver(writer, value, request)
                 queued.answers -= 1
-                slots.release()
+                if holds_slot:  # (a parked answer was never given one)
+                    slots.release()
         finally:
             slots.release()  # wake the reader, which sees the sender has ended
 
