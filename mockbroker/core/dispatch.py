@@ -115,6 +115,8 @@ class Core:
         self.quotas = quota.Quotas(lambda: self.cluster.clock.now_ms())
         #: (broker id, connection id) -> (software name, version) its ApiVersions gave
         self.client_software: dict[tuple[int, int], tuple[str, str]] = {}
+        #: ApiVersions answers, encoded, by what they rest on (every new connection asks)
+        self.api_versions_answers: dict[tuple, Any] = {}
 
     @property
     def clock(self) -> Clock:
@@ -248,7 +250,12 @@ class Core:
         ctx = self.context(header, conn)
         if self.quotas.entities:
             return self._receive_under_quotas(request, ctx, len(frame), conn.pieces)
-        logged, outcome = self._handle(request, ctx)
+        logged, outcome = self._handle_served(request, ctx, self.registry.get(header.api_key))
+        if outcome._done:  # answered at once, the common case: no callback to keep
+            value = outcome._value
+            if isinstance(value, Close) or value is NO_RESPONSE:
+                return outcome
+            return Deferred.resolved(self._encode(header, value, logged, conn.pieces))
         return outcome.map(lambda response: self._encode(header, response, logged,
                                                          conn.pieces))
 
@@ -356,11 +363,20 @@ class Core:
             return None, self.unsupported(
                 request.header, Connection(ctx.broker_id, ctx.connection_id, ctx.client_host),
                 f"{API_NAMES.get(api_key, api_key)} v{version}")
-        logged = self.requests.record(ctx.now_ms, ctx.broker_id, api_key, version,
-                                      request.header.correlation_id, ctx.client_id)
-        logged.principal, logged.listener = str(ctx.principal), ctx.listener
-        logged.mechanism = ctx.mechanism
-        name = API_NAMES.get(api_key, str(api_key))
+        return self._handle_served(request, ctx, entry)
+
+    def _handle_served(self, request: Request, ctx: RequestContext,
+                       entry) -> tuple[LoggedRequest, Deferred]:
+        """:meth:`_handle` of a request in a version this broker serves (:meth:`receive` has
+        checked)."""
+        api_key = request.api_key
+        principal = ctx.principal
+        logged = self.requests.record(
+            ctx.now_ms, ctx.broker_id, api_key, request.api_version,
+            request.header.correlation_id, ctx.client_id,
+            "User:ANONYMOUS" if principal is ANONYMOUS else str(principal), ctx.listener,
+            ctx.mechanism)
+        name = API_NAMES.get(api_key) or str(api_key)
         body = request.body
         # everything this request causes says so in its events
         saved_cause = self.events.swap_cause({

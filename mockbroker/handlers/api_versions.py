@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from mockbroker.handlers import REGISTRY
-from wire import errors, response_class
+from wire import encode_response_body, errors, response_class
 from mockbroker.handlers.registry import ApiRegistry
 
 API_KEY = 18
@@ -75,6 +75,22 @@ def handle(core, ctx, request):
     if ctx.api_version >= 3:  # what the connection's client says it is (KIP-511)
         core.client_software[(ctx.broker_id, ctx.connection_id)] = (
             request.client_software_name, request.client_software_version)
+    features = core.cluster.features
+    # every new connection asks; the answer changes with the settings that list APIs and with
+    # the finalized features, which move their epoch on
+    key = (ctx.api_version, features.epoch, tuple(features.finalized()),
+           core.registry.advertising(core.settings))
+    answers = core.api_versions_answers
+    found = answers.get(key)
+    if found is None:
+        if len(answers) > 64:
+            answers.clear()
+        found = answers[key] = encode_response_body(API_KEY, ctx.api_version,
+                                                    _answer(core, ctx))
+    return found
+
+
+def _answer(core, ctx):
     return RESPONSE(
         error_code=errors.NONE, api_keys=_keys(core.registry, core.settings), throttle_time_ms=0,
         supported_features=[RESPONSE.SupportedFeatureKey(

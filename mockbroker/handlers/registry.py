@@ -91,6 +91,7 @@ class ApiRegistry:
         #: API key -> the setting that must be on for ApiVersions to list it
         self._advertised_if = {key: s.advertised_if for key, s in self._served.items()
                                if s.advertised_if is not None}
+        self._advertising_settings = tuple(sorted(set(self._advertised_if.values())))
 
     def register(self, api_key: int, min_version: int, max_version: int, handler: Any, *,
                  advertised_min: int | None = None, unsupported: Callable | None = None,
@@ -172,6 +173,11 @@ class ApiRegistry:
 
     def __len__(self) -> int:
         return len(self._ranges)
+
+    def advertising(self, settings: Mapping[str, Any]) -> tuple:
+        """What of ``settings`` :meth:`api_versions` reads: equal for equal lists."""
+        return (settings.get("kafka_version"),
+                *(bool(settings.get(name)) for name in self._advertising_settings))
 
     def api_versions(self, settings: Mapping[str, Any] | None = None
                      ) -> list[tuple[int, int, int]]:

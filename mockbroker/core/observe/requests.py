@@ -64,9 +64,11 @@ class RequestLog:
         self._seq = itertools.count(1)
 
     def record(self, time_ms: int, broker: int, api_key: int, api_version: int,
-               correlation_id: int, client_id: str | None) -> LoggedRequest:
+               correlation_id: int, client_id: str | None, principal: str = "User:ANONYMOUS",
+               listener: str = "PLAINTEXT", mechanism: str | None = None) -> LoggedRequest:
         entry = LoggedRequest(next(self._seq), time_ms, broker, api_key, api_version,
-                              correlation_id, client_id)
+                              correlation_id, client_id, principal=principal,
+                              listener=listener, mechanism=mechanism)
         self._entries.append(entry)
         return entry
 
