@@ -32,6 +32,9 @@ is a bootstrap given with ``--compare HOST:PORT``.  Workloads (``--only`` picks 
 - ``startup``: spawn of ``mockbroker serve --port 0`` to its ready line, to the answer to an
   ApiVersions request sent right after it, and to the answer to ``GET /health`` sent after
   that; medians of several (mockbroker only: the other target is given already running).
+  Beside each start the floor is timed, this interpreter running ``import asyncio``, and the
+  ready line's ratio to it printed; and a start from a copy of the sources without
+  byte-compiled files under ``PYTHONDONTWRITEBYTECODE`` (an install that wrote none).
 - ``rss``: the broker's resident memory before and after producing ``--rss-records`` records
   of 100 B, per record; it runs first, before other workloads free memory that would be
   reused (and a JVM's heap, once touched, shows no growth at all).
@@ -92,6 +95,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -461,31 +465,60 @@ def startup_ms(runs: int) -> dict[str, float]:
     """Medians, in ms from spawning ``mockbroker serve --port 0``: to its ready line; to the
     answer to an ApiVersions request sent at once after it; and to the answer to ``GET
     /health`` sent after that (the admin API's HTTP server loads beside the running brokers,
-    so a call made early waits for it)."""
+    so a call made early waits for it).  Beside each start, the floor: this interpreter
+    running ``import asyncio`` and exiting, and the ready line's ratio to it (of the medians);
+    and a start from a copy of the package without byte-compiled files, with
+    ``PYTHONDONTWRITEBYTECODE`` set, as an install that wrote none starts every time."""
     times: dict[str, list[float]] = {"ready ms": [], "first answer ms": [],
-                                     "admin answer ms": []}
+                                     "admin answer ms": [], "floor ms": [],
+                                     "ready, no byte-code ms": []}
     body = wire.request_class(18)(client_software_name="bench", client_software_version="1")
-    for _ in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.Popen(serve_argv(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                text=True)
-        try:
-            line = proc.stdout.readline()
-            times["ready ms"].append((time.perf_counter() - start) * 1000)
-            ready = ready_fields(line)
-            host, port = ready["bootstrap"].rsplit(":", 1)
-            with socket.create_connection((host, int(port)), timeout=30) as sock:
-                sock.sendall(wire.encode_request(18, 3, 1, "bench", body))
-                read_frame(sock)
-            times["first answer ms"].append((time.perf_counter() - start) * 1000)
-            with urllib.request.urlopen(f"{ready['admin']}/health", timeout=30) as answer:
-                answer.read()
-            times["admin answer ms"].append((time.perf_counter() - start) * 1000)
-        finally:
-            proc.terminate()
-            proc.wait(10)
-            proc.stdout.close()
-    return {figure: statistics.median(values) for figure, values in times.items()}
+    with tempfile.TemporaryDirectory(prefix="bench-source-") as bare:
+        for package in ("mockbroker", "wire"):  # the sources alone (and wire's extension)
+            shutil.copytree(ROOT / package, Path(bare) / package,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        no_bytecode = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": bare}
+        # the measured starts write their byte code (the first does), whatever this process
+        # was told: one that may not would time the compiler at every start
+        bytecode = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "import asyncio"], check=True, env=bytecode)
+            times["floor ms"].append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            proc = subprocess.Popen(serve_argv(), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, text=True, env=bytecode)
+            try:
+                line = proc.stdout.readline()
+                times["ready ms"].append((time.perf_counter() - start) * 1000)
+                ready = ready_fields(line)
+                host, port = ready["bootstrap"].rsplit(":", 1)
+                with socket.create_connection((host, int(port)), timeout=30) as sock:
+                    sock.sendall(wire.encode_request(18, 3, 1, "bench", body))
+                    read_frame(sock)
+                times["first answer ms"].append((time.perf_counter() - start) * 1000)
+                with urllib.request.urlopen(f"{ready['admin']}/health", timeout=30) as answer:
+                    answer.read()
+                times["admin answer ms"].append((time.perf_counter() - start) * 1000)
+            finally:
+                proc.terminate()
+                proc.wait(10)
+                proc.stdout.close()
+            start = time.perf_counter()
+            proc = subprocess.Popen(serve_argv(), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, text=True, cwd=bare,
+                                    env=no_bytecode)
+            try:
+                ready_fields(proc.stdout.readline())
+                times["ready, no byte-code ms"].append((time.perf_counter() - start) * 1000)
+            finally:
+                proc.terminate()
+                proc.wait(10)
+                proc.stdout.close()
+    medians = {figure: statistics.median(values) for figure, values in times.items()}
+    medians["ready / floor"] = medians["ready ms"] / medians["floor ms"]
+    medians["no byte-code / floor"] = medians["ready, no byte-code ms"] / medians["floor ms"]
+    return medians
 
 
 # ---------------------------------------------------------------- memory per record

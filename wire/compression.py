@@ -23,9 +23,21 @@ from __future__ import annotations
 
 import struct
 
-import cramjam
-
 from .exceptions import CorruptRecordBatchError
+
+
+class _OnFirstUse:
+    """:mod:`cramjam`, imported when first used (a broker that never meets a compressed batch
+    starts without it)."""
+
+    def __getattr__(self, name: str):
+        import cramjam as module
+
+        globals()["cramjam"] = module
+        return getattr(module, name)
+
+
+cramjam = _OnFirstUse()
 
 __all__ = [
     "NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD", "CODEC_NAMES", "CODEC_IDS",
@@ -173,7 +185,7 @@ def _size_hint(codec: int, data) -> int | None:
 
 def _bounded(codec: int, data, max_size: int) -> bytes:
     """Decompress gzip/lz4/zstd into a buffer never larger than ``max_size``."""
-    into = _DECOMPRESS_INTO[codec]
+    into = getattr(cramjam, _DECOMPRESSED_BY[codec]).decompress_into
     # First guess: the size the frame declares if it has one (capped by what the input could
     # possibly expand to, so a lying header cannot make us allocate), else a multiple of the
     # input.  The buffer then only grows after the codec proved it has more real output.
@@ -265,16 +277,8 @@ def _snappy_decompress(data, max_size: int | None) -> bytes:
     return bytes(out)
 
 
-_DECOMPRESS = {
-    GZIP: cramjam.gzip.decompress,
-    LZ4: cramjam.lz4.decompress,
-    ZSTD: cramjam.zstd.decompress,
-}
-_DECOMPRESS_INTO = {
-    GZIP: cramjam.gzip.decompress_into,
-    LZ4: cramjam.lz4.decompress_into,
-    ZSTD: cramjam.zstd.decompress_into,
-}
+#: the codecs cramjam decompresses whole: what each one's module is called there
+_DECOMPRESSED_BY = {GZIP: "gzip", LZ4: "lz4", ZSTD: "zstd"}
 
 
 def decompress(codec: int, data, max_size: int | None = None) -> bytes:
@@ -292,11 +296,11 @@ def decompress(codec: int, data, max_size: int | None = None) -> bytes:
         return bytes(data)
     if codec == SNAPPY:
         return _snappy_decompress(data, max_size)
-    if codec not in _DECOMPRESS:
+    if codec not in _DECOMPRESSED_BY:
         raise _unknown(codec)
     if max_size is not None:
         return _bounded(codec, data, max_size)
     try:
-        return bytes(_DECOMPRESS[codec](data))
+        return bytes(getattr(cramjam, _DECOMPRESSED_BY[codec]).decompress(data))
     except cramjam.DecompressionError as exc:
         raise CorruptRecordBatchError(f"invalid {CODEC_NAMES[codec]} payload: {exc}") from None

@@ -335,7 +335,7 @@ class BrokerListener:
                 pending.put_nowait((answer, parked.request, False))
                 return
             if value is not NO_RESPONSE:
-                stream.write(value)
+                stream.write_now(value)
             self._handled(parked.request)
 
         return on_frame

@@ -293,6 +293,18 @@ class ConnectionStream(asyncio.Protocol):
         elif self._flush_handle is None and not self._serving:
             self._flush_handle = asyncio.get_running_loop().call_soon(self.flush)
 
+    def write_now(self, data: bytes | list) -> None:
+        """:meth:`write` an answer that comes by itself (a long poll's, from a timer), and hand
+        it on now rather than at the loop's next turn; inside a pass over arrived requests it
+        goes out with theirs."""
+        serving, self._serving = self._serving, True
+        try:
+            self.write(data)
+        finally:
+            self._serving = serving
+        if not serving:
+            self.flush()
+
     def flush(self) -> None:
         """Hand every queued answer to the transport, in one write; or, if they are large,
         send them without a copy."""
