@@ -41,6 +41,8 @@ from bench.served import make_topic, served  # noqa: E402
 
 #: how long the members may take to settle before the round fails
 SETTLE_LIMIT_S = 120
+#: how long closing the members may take before the round goes on without them
+CLOSE_LIMIT_S = 60
 
 
 @dataclass
@@ -91,11 +93,21 @@ class Members:
         return all(len(c.assignment()) == 1 for c in self.consumers)
 
     def close(self) -> None:
+        """Stop polling and close every member, side by side; members still closing after
+        :data:`CLOSE_LIMIT_S` are named and left behind rather than waited for."""
         self._stop.set()
         for thread in self._threads:
             thread.join()
-        for consumer in self.consumers:
-            consumer.close()
+        closers = [threading.Thread(target=consumer.close, daemon=True)
+                   for consumer in self.consumers]
+        for closer in closers:
+            closer.start()
+        deadline = time.monotonic() + CLOSE_LIMIT_S
+        for closer in closers:
+            closer.join(max(0.0, deadline - time.monotonic()))
+        if stuck := sum(closer.is_alive() for closer in closers):
+            print(f"warning: {stuck} members had not closed after {CLOSE_LIMIT_S} s",
+                  file=sys.stderr, flush=True)
 
 
 def one_round(target: Target, args: argparse.Namespace) -> Round:

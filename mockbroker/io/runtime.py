@@ -39,6 +39,9 @@ def host_port(host: str, port: int) -> str:
 
 
 #: the user's own TLS material (PEM files), all three or none
+#: the real clock's timers are run on ticks of this many ms (a timer runs on the first at or
+#: after its deadline, so never early and at most this late)
+TIMER_TICK_MS = 5
 TLS_FILES = ("ssl_certificate_location", "ssl_key_location", "ssl_ca_location")
 
 
@@ -284,25 +287,27 @@ class ClusterRuntime:
         return mine
 
     def _rearm(self) -> None:
-        """Sleep until the core's earliest timer; called whenever that deadline moves up.  A
-        wake-up already due no later is kept: waking early finds nothing due and sleeps again
-        (a member's heartbeat replaces its session timer, the earliest, at every beat, and the
-        loop's timer need not follow it)."""
+        """Sleep until the core's earliest timer; called whenever that deadline moves up.  On
+        the real clock the wake-up comes on the next tick (:data:`TIMER_TICK_MS`) at or after
+        the deadline, with every timer due by then: an idle consumer's long polls, each due
+        half a second after it came, share wake-ups.  A wake-up already due no later is kept:
+        waking early finds nothing due and sleeps again (a member's heartbeat replaces its
+        session timer, the earliest, at every beat, and the loop's timer need not follow)."""
         loop = self._loop
         if loop is None:
             return
         deadline = self.core.timers.next_deadline()
+        now = self.core.clock.now_ms()
+        if deadline is not None and deadline > now and not self.manual_clock:
+            deadline += -deadline % TIMER_TICK_MS
         if self._wakeup is not None:
             if deadline is not None and self._wakeup_at <= deadline:
                 return
             self._wakeup.cancel()
             self._wakeup = None
-        if deadline is None:
-            return
-        delay = max(0.0, (deadline - self.core.clock.now_ms()) / 1000)
-        if self.manual_clock and delay > 0:
-            return  # a manual clock's future comes only with advance_clock
-        self._wakeup = loop.call_later(delay, self._fire)
+        if deadline is None or (self.manual_clock and deadline > now):
+            return  # (a manual clock's future comes only with advance_clock)
+        self._wakeup = loop.call_later(max(0.0, (deadline - now) / 1000), self._fire)
         self._wakeup_at = deadline
 
     @property
