@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.procstat import cpu_seconds, listening_pid, rss_bytes  # noqa: E402
+from bench.procstat import broker_pid, cpu_seconds, rss_bytes  # noqa: E402
 from bench.served import make_topic, served  # noqa: E402
 
 #: how long the members may take to settle before the round fails
@@ -151,10 +151,8 @@ def main() -> None:
     with served() as broker:
         targets = [Target("mockbroker", broker.bootstrap, broker.pid)]
         if args.compare:
-            pid = args.compare_pid or listening_pid(args.compare)
-            if pid is None:
-                parser.error(f"no pid for {args.compare}: give --compare-pid")
-            targets.append(Target("other", args.compare, pid))
+            targets.append(Target("other", args.compare,
+                                  broker_pid(parser, args.compare, args.compare_pid)))
         print(f"{args.groups} groups x {args.members} members, idle {args.idle_s:g} s, "
               f"{args.rounds} rounds", flush=True)
         results: dict[str, list[Round]] = {t.name: [] for t in targets}

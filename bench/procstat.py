@@ -43,3 +43,12 @@ def listening_pid(bootstrap: str) -> int | None:
         return None
     pids = {int(p) for p in re.findall(r"pid=(\d+)", out)}
     return pids.pop() if len(pids) == 1 else None
+
+
+def broker_pid(parser, bootstrap: str, given: int | None) -> int:
+    """The pid of the broker at ``bootstrap`` for a bench's CPU and memory figures: ``given``
+    (its ``--compare-pid``), or whoever listens on its port; a usage error without one."""
+    pid = given or listening_pid(bootstrap)
+    if pid is None:
+        parser.error(f"no pid for {bootstrap}: give --compare-pid")
+    return pid

@@ -43,7 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import wire  # noqa: E402
-from bench.procstat import cpu_seconds, listening_pid  # noqa: E402
+from bench.procstat import broker_pid, cpu_seconds  # noqa: E402
 from bench.served import make_topic, read_frame, served  # noqa: E402
 
 KINDS = ("fetch", "heartbeat", "metadata", "offset_commit", "list_offsets")
@@ -266,10 +266,8 @@ def main() -> None:
     with served() as broker:
         targets = [Target("mockbroker", broker.bootstrap, broker.pid)]
         if args.compare:
-            pid = args.compare_pid or listening_pid(args.compare)
-            if pid is None:
-                parser.error(f"no pid for {args.compare}: give --compare-pid")
-            targets.append(Target("other", args.compare, pid))
+            targets.append(Target("other", args.compare,
+                                  broker_pid(parser, args.compare, args.compare_pid)))
         topics = {t.name: make_topic(t.bootstrap, 1, "bench-requests")[0] for t in targets}
         results: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for kind in kinds:
