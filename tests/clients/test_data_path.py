@@ -35,7 +35,7 @@ TOPIC = "orders"
 BASE_TS = 1_700_000_000_000
 CLIENTS = ["kafka-python", "confluent-kafka"]
 COMPRESSIONS = ["none", "gzip", "snappy", "lz4", "zstd"]
-DEADLINE_S = 30
+DEADLINE_S = 15
 
 PRODUCE = wire.request_class(0)
 FETCH = wire.request_class(1)

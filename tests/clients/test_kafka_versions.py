@@ -247,9 +247,14 @@ def produce_and_read_in_a_classic_group(target: ReleaseTarget) -> None:
         kp.send(topic, key=b"k%d" % n, value=b"v%d" % n)
     kp.flush(TIMEOUT_S)
     kp.close()
-    reader = KafkaConsumer(topic, bootstrap_servers=target.bootstrap_servers,
+    reader = KafkaConsumer(bootstrap_servers=target.bootstrap_servers,
                            group_id=target.unique("kp"), auto_offset_reset="earliest",
                            fetch_max_wait_ms=100)
+    # the topic's partitions known before the group is joined: a kafka-python 3.0.12 leader
+    # that first assigned nothing (no metadata yet) and joined again sometimes never had its
+    # SyncGroup's answer from a busy Kafka, and read nothing for minutes
+    wait_for(lambda: reader.partitions_for_topic(topic), f"kafka-python to learn of {topic}")
+    reader.subscribe([topic])
     read: list = []
     try:
         wait_for(lambda: read.extend((r.offset, r.key, r.value)
