@@ -30,7 +30,7 @@ _INT16 = struct.Struct(">h")
 #: once, not for every request
 _REQUEST_CODECS: dict[tuple[int, int], tuple[Any, Any, bool]] = {}
 #: (api key, version) -> (whether its response header has a tag section, the body's codec)
-_RESPONSE_CODECS: dict[tuple[int, int], tuple[bool, Any]] = {}
+_RESPONSE_CODECS: dict[tuple[int, int], tuple[bool, Any, bool]] = {}
 
 
 class RequestHeader(Struct, repr_omit_defaults=True):
@@ -200,18 +200,29 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     the batches are not copied at all."""
     codecs = _RESPONSE_CODECS.get((api_key, api_version))
     if codecs is None:
+        codec = message_codec(api_key, api_version, RESPONSE)
         codecs = _RESPONSE_CODECS[api_key, api_version] = (
-            response_header_version(api_key, api_version) == 1,
-            message_codec(api_key, api_version, RESPONSE))
-    tagged, codec = codecs
+            response_header_version(api_key, api_version) == 1, codec,
+            "out.defer(" in codec.source)
+    tagged, codec, batches = codecs
+    if not batches or isinstance(body, Encoded):
+        # no record batches to place (most answers): one buffer, built as it goes
+        plain = bytearray(4) if size_prefix else bytearray()
+        plain += _SIZE.pack(correlation_id)
+        if tagged:
+            plain.append(0)  # no tagged fields in the header
+        if isinstance(body, Encoded):
+            plain += body
+        else:
+            codec.encode(body, plain)
+        if size_prefix:
+            _SIZE.pack_into(plain, 0, len(plain) - 4)
+        return bytes(plain) if copy else plain
     out = Frame(4 if size_prefix else 0)
     out += _SIZE.pack(correlation_id)
     if tagged:
         out.append(0)  # no tagged fields in the header
-    if isinstance(body, Encoded):
-        out += body
-    else:
-        codec.encode(body, out)
+    codec.encode(body, out)
     if size_prefix:
         _SIZE.pack_into(out, 0, out.final_size() - 4)
     if pieces:

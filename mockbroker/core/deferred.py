@@ -47,14 +47,17 @@ class Deferred:
     def __init__(self) -> None:
         self._done = False
         self._value: Any = None
-        self._callbacks: list[Callable[[Any], None]] = []
+        #: what runs once it resolves (None until something waits on it)
+        self._callbacks: list[Callable[[Any], None]] | None = None
         self.on_cancel: Callable[[], None] | None = None
 
     @classmethod
     def resolved(cls, value: Any) -> "Deferred":
-        deferred = cls()
+        deferred = cls.__new__(cls)
         deferred._done = True
         deferred._value = value
+        deferred._callbacks = None
+        deferred.on_cancel = None
         return deferred
 
     @property
@@ -72,13 +75,16 @@ class Deferred:
             return  # the first answer wins (e.g. data arrived just as the wait timed out)
         self._done = True
         self._value = value
-        callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
-            callback(value)
+        callbacks, self._callbacks = self._callbacks, None
+        if callbacks is not None:
+            for callback in callbacks:
+                callback(value)
 
     def add_callback(self, callback: Callable[[Any], None]) -> None:
         if self._done:
             callback(self._value)
+        elif self._callbacks is None:
+            self._callbacks = [callback]
         else:
             self._callbacks.append(callback)
 

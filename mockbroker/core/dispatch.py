@@ -37,7 +37,7 @@ from mockbroker.core.security.config import Security, SecuritySettings
 from mockbroker.core.security.sasl import SaslSession
 from mockbroker.core.kafka_version import release_name
 from mockbroker.core.settings import resolve_settings
-from mockbroker.core.observe.watch import GROUP_REQUESTS, GroupWatch
+from mockbroker.core.observe.watch import GROUP_REQUESTS, UNCHANGED_WHEN_NONE, GroupWatch
 from wire import Request, RequestHeader
 from wire.apis import API_NAMES
 
@@ -250,14 +250,20 @@ class Core:
         ctx = self.context(header, conn)
         if self.quotas.entities:
             return self._receive_under_quotas(request, ctx, len(frame), conn.pieces)
-        logged, outcome = self._handle_served(request, ctx, self.registry.get(header.api_key))
-        if outcome._done:  # answered at once, the common case: no callback to keep
-            value = outcome._value
-            if isinstance(value, Close) or value is NO_RESPONSE:
-                return outcome
-            return Deferred.resolved(self._encode(header, value, logged, conn.pieces))
-        return outcome.map(lambda response: self._encode(header, response, logged,
-                                                         conn.pieces))
+        logged, result = self._handle_served(request, ctx, self.registry.get(header.api_key))
+        if isinstance(result, Deferred):
+            if not result._done:
+                result.add_callback(logged.finish)
+                return result.map(lambda response: self._encode(header, response, logged,
+                                                                conn.pieces))
+            result = result._value
+        # answered at once, the common case: no Deferred in between, no callback to keep
+        if result is None:
+            result = NO_RESPONSE
+        logged.finish(result)
+        if isinstance(result, Close) or result is NO_RESPONSE:
+            return Deferred.resolved(result)
+        return Deferred.resolved(self._encode(header, result, logged, conn.pieces))
 
     def _receive_under_quotas(self, request: Request, ctx: RequestContext, size: int,
                               pieces: bool) -> Deferred:
@@ -363,12 +369,17 @@ class Core:
             return None, self.unsupported(
                 request.header, Connection(ctx.broker_id, ctx.connection_id, ctx.client_host),
                 f"{API_NAMES.get(api_key, api_key)} v{version}")
-        return self._handle_served(request, ctx, entry)
+        logged, result = self._handle_served(request, ctx, entry)
+        outcome = as_deferred(result)
+        outcome.add_callback(logged.finish)
+        return logged, outcome
 
     def _handle_served(self, request: Request, ctx: RequestContext,
-                       entry) -> tuple[LoggedRequest, Deferred]:
-        """:meth:`_handle` of a request in a version this broker serves (:meth:`receive` has
-        checked)."""
+                       entry) -> tuple[LoggedRequest, Any]:
+        """A request in a version this broker serves (:meth:`receive` has checked), logged
+        and handled: its log entry, which the caller finishes with the answer, and what the
+        handler gave (a response, None for no answer, a :class:`Close`, or a Deferred of
+        one)."""
         api_key = request.api_key
         principal = ctx.principal
         logged = self.requests.record(
@@ -388,11 +399,11 @@ class Core:
             self.events.swap_cause(saved_cause)
 
     def _answer(self, request: Request, ctx: RequestContext, entry, logged: LoggedRequest,
-                name: str) -> Deferred:
+                name: str) -> Any:
         api_key, version = request.api_key, request.api_version
         if not self.cluster.features.serves(api_key):
             entry = _feature_off(entry)
-        rule = None
+        rule = result = None
         try:
             delay = 0
             if self.control:
@@ -415,15 +426,14 @@ class Core:
             # closes one whose request it failed to process, and everything else goes on.
             log.exception("failed to handle %s v%d", API_NAMES.get(api_key, api_key), version)
             logged.outcome = "failed"
-            return Deferred.resolved(Close(f"failed to handle the request: {exc!r}"))
+            result = Close(f"failed to handle the request: {exc!r}")
         finally:
             if rule is not None and rule.action not in PASSIVE_ACTIONS:
                 self.watch.look(None)  # a control action may have moved or expired anything
-            elif name in GROUP_REQUESTS:
+            elif name in GROUP_REQUESTS and not (
+                    name in UNCHANGED_WHEN_NONE and getattr(result, "error_code", None) == 0):
                 self.watch.look(named_groups(request.body))
-        outcome = as_deferred(result)
-        outcome.add_callback(logged.finish)
-        return outcome
+        return result
 
 
 def _feature_off(entry):

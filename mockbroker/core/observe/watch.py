@@ -45,6 +45,10 @@ LEAVING_REQUESTS = {"LeaveGroup", "ConsumerGroupHeartbeat"}
 GROUP_REQUESTS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
                             "ConsumerGroupHeartbeat", "OffsetCommit", "TxnOffsetCommit",
                             "DeleteGroups", "OffsetDelete"})
+#: group requests that change nothing the watch sees when answered without an error: a
+#: Heartbeat answered NONE only moves its member's session deadline (one that sends a member
+#: back to rejoin, or finds it gone, is answered with an error)
+UNCHANGED_WHEN_NONE = frozenset({"Heartbeat"})
 
 
 class GroupWatch:

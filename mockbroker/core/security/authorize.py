@@ -118,6 +118,14 @@ class Access:
         return self.operations(ResourceType.CLUSTER, CLUSTER_NAME)
 
 
+#: the :class:`Access` of every request while no authorizer is configured: nothing then asks
+#: who sent it, so one serves them all
+_OPEN = Access(None, "", "")
+
+
 def access(core, ctx) -> Access:
     """The :class:`Access` of the request ``ctx`` describes, on ``core``."""
-    return Access(authorizer_of(core), ctx.principal, ctx.client_host)
+    authorizer = authorizer_of(core)
+    if authorizer is None:
+        return _OPEN
+    return Access(authorizer, ctx.principal, ctx.client_host)
