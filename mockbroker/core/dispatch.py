@@ -253,9 +253,7 @@ class Core:
         logged, result = self._handle_served(request, ctx, self.registry.get(header.api_key))
         if isinstance(result, Deferred):
             if not result._done:
-                result.add_callback(logged.finish)
-                return result.map(lambda response: self._encode(header, response, logged,
-                                                                conn.pieces))
+                return self._encoded_later(result, header, logged, conn.pieces)
             result = result._value
         # answered at once, the common case: no Deferred in between, no callback to keep
         if result is None:
@@ -264,6 +262,22 @@ class Core:
         if isinstance(result, Close) or result is NO_RESPONSE:
             return Deferred.resolved(result)
         return Deferred.resolved(self._encode(header, result, logged, conn.pieces))
+
+    def _encoded_later(self, outcome: Deferred, header: RequestHeader, logged: LoggedRequest,
+                       pieces: bool) -> Deferred:
+        """The answer frame of a request answered later (a long poll, a JoinGroup): its log
+        entry is finished and its response encoded once ``outcome`` resolves, in one step."""
+        answer = Deferred()
+        answer.on_cancel = outcome.cancel
+
+        def done(value: Any) -> None:
+            logged.finish(value)
+            if not isinstance(value, Close) and value is not NO_RESPONSE:
+                value = self._encode(header, value, logged, pieces)
+            answer.resolve(value)
+
+        outcome.add_callback(done)
+        return answer
 
     def _receive_under_quotas(self, request: Request, ctx: RequestContext, size: int,
                               pieces: bool) -> Deferred:
