@@ -393,7 +393,16 @@ class MessageCodegen:
         if f.is_array:
             return f"{value}"
         if f.is_struct:
-            return f"{value} != {self.g.const(owner._default(f))}"
+            default = owner._default(f)
+            cls = type(default)
+            if cls._fields and all(not sf.is_struct and not sf.is_array for sf in cls._fields):
+                # field by field, as Struct.__eq__ compares, without a call per field (a Fetch
+                # answer asks this of three tagged structs in every partition)
+                differs = " or ".join(
+                    f"{value}.{sf.name} != {self.g.const(getattr(default, sf.name))}"
+                    for sf in cls._fields)
+                return f"({value}.__class__ is not {self.g.const(cls)} or {differs})"
+            return f"{value} != {self.g.const(default)}"
         return f"{value} != {self.default_expr(owner, f)}"
 
 

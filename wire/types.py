@@ -282,7 +282,7 @@ class Records(Bytes):
         g.emit(ind, f"if {v}.__class__ is list:")
         g.emit(ind, f"    {n} = sum(map(len, {v}))")
         self.emit_length_encode(g, ind + "    ", n)
-        g.emit(ind, "    if out.__class__ is _Frame:")
+        g.emit(ind, f"    if {n} and out.__class__ is _Frame:")  # (nothing to place: no note)
         g.emit(ind, f"        out.defer({v}, {n})")
         g.emit(ind, "    else:")
         g.emit(ind, f"        for {piece} in {v}: out += {piece}")

@@ -145,4 +145,5 @@ def _response(core, session_id: int, sent, listener: str):
     return RESPONSE(error_code=errors.NONE, session_id=session_id,
                     responses=list(topics.values()),
                     node_endpoints=node_endpoints(core.cluster, leaders,
-                                                  RESPONSE.NodeEndpoint, listener))
+                                                  RESPONSE.NodeEndpoint, listener)
+                    if leaders else [])

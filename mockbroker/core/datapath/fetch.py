@@ -103,15 +103,15 @@ def read(positions: list[FetchPosition], *, broker_id: int, max_bytes: int,
             # Kafka reports no offsets with this error; the consumer asks ListOffsets
             out.error_code = errors.OFFSET_OUT_OF_RANGE
             continue
-        out.high_watermark = log.high_watermark
-        out.last_stable_offset = log.last_stable_offset
+        out.high_watermark = high_watermark = log.high_watermark
+        out.last_stable_offset = last_stable_offset = log.last_stable_offset
         out.log_start_offset = log.log_start_offset
         out.aborted_transactions = [] if read_committed else None
         if diverging is not None:
             out.diverging_epoch = diverging
             continue
         limit = min(position.max_bytes, max(max_bytes - total, 0))
-        upper = log.last_stable_offset if read_committed else log.high_watermark
+        upper = last_stable_offset if read_committed else high_watermark
         batches, size = log.read_batches(position.fetch_offset, limit,
                                          at_least_one=(total == 0), upper=upper)
         # Large batches go into the answer's frame as they are stored, each copied once; many
