@@ -7,6 +7,7 @@ brokers' modules load no HTTP server (the admin API loads it as it starts)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -202,3 +203,26 @@ print(sorted(m for m in sys.modules if m.startswith(("mockbroker.core.schemas",
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_serve_flags_are_parsed_without_asking_the_terminal_width():
+    # argparse makes a formatter for every flag added, and one made without a width asks the
+    # terminal's, importing shutil (and the compression modules) into serve's start-up
+    code = ("import sys\nfrom mockbroker.cli import build_parser\n"
+            "build_parser().parse_args(['serve', '--brokers', '3'])\n"
+            "print('shutil' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
+
+
+def test_help_is_formatted_to_the_terminal_width():
+    def usage_lines(columns: int) -> int:
+        done = subprocess.run([sys.executable, "-m", "mockbroker.cli", "serve", "--help"],
+                              capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "COLUMNS": str(columns)})
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split("\n\n")[0].count("\n") + 1
+
+    assert usage_lines(60) > usage_lines(200) > 1

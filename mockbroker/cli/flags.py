@@ -20,9 +20,35 @@ if TYPE_CHECKING:
 
 
 class _Parser(argparse.ArgumentParser):
+    #: formatting help or usage for a reader, in the terminal's width
+    _for_reader = False
+
     def error(self, message: str) -> None:  # one line, exit 2
         sys.stderr.write(f"mockbroker: error: {message}\n")
         sys.exit(2)
+
+    def _get_formatter(self):
+        # argparse makes a formatter for every flag added, only to check its metavar, and a
+        # formatter made without a width asks the terminal's (which imports shutil and, with
+        # it, the compression modules: a few percent of serve's start-up).  Those get a width;
+        # help and usage printed for a reader are formatted to the terminal.
+        if self._for_reader:
+            return super()._get_formatter()
+        return self.formatter_class(prog=self.prog, width=80)
+
+    def format_usage(self) -> str:
+        self._for_reader = True
+        try:
+            return super().format_usage()
+        finally:
+            self._for_reader = False
+
+    def format_help(self) -> str:
+        self._for_reader = True
+        try:
+            return super().format_help()
+        finally:
+            self._for_reader = False
 
 
 def _integer(text: str, what: str) -> int:
