@@ -52,6 +52,8 @@ class ClassicProtocol(Rebalancer):
     def _server(self, group):
         """What serves a classic request to ``group``, or None for a group of a type the
         classic protocol has nothing to do with (Kafka answers its members as unknown)."""
+        if group is None or group.type == CLASSIC:
+            return self  # (what the coordinator routes a classic request to a classic group to)
         try:
             return self.coordinator.route(CLASSIC, group)
         except ApiException:
