@@ -11,7 +11,7 @@ import argparse
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from mockbroker.io.admin.token import check_admin_token
 
@@ -37,16 +37,15 @@ class _Parser(argparse.ArgumentParser):
         return self.formatter_class(prog=self.prog, width=80)
 
     def format_usage(self) -> str:
-        self._for_reader = True
-        try:
-            return super().format_usage()
-        finally:
-            self._for_reader = False
+        return self._formatted_for_reader(super().format_usage)
 
     def format_help(self) -> str:
+        return self._formatted_for_reader(super().format_help)
+
+    def _formatted_for_reader(self, formatted: Callable[[], str]) -> str:
         self._for_reader = True
         try:
-            return super().format_help()
+            return formatted()
         finally:
             self._for_reader = False
 

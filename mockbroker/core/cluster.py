@@ -96,6 +96,9 @@ class Partition(Struct, eq=False):
     lagging: set[int] = field(default_factory=set)
     #: moves on with every change to its replication state
     partition_epoch: int = 0
+    #: its topic was deleted: whoever still holds it (a waiting Fetch) is answered
+    #: UNKNOWN_TOPIC_OR_PARTITION, and its log no longer holds the records
+    deleted: bool = False
 
 
 class Topic(Struct, eq=False):
@@ -325,10 +328,18 @@ class Cluster:
         del self.topics_by_id[topic.topic_id]
         for partition in topic.partitions:
             self.replication.deleted(partition)
+            partition.deleted = True
         self.metadata_changed()
         self.events.emit("topic_deleted", topic=name)
         for listener in list(self.topic_deleted_listeners):
             listener(topic)
+        for partition in topic.partitions:
+            # Fetches waiting on it are answered now, as Kafka completes a delayed fetch
+            # whose partition went away.  Its records go at once: a partition refers back to
+            # its topic, and only the cycle collector would free the pair, which a broker
+            # that allocates little runs seldom (a deleted topic's gigabytes would stay).
+            self.notify_append(partition)
+            partition.log = PartitionLog()
         return topic
 
     def topic_or_error(self, name: str) -> Topic:

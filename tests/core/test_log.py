@@ -4,6 +4,9 @@ leader-epoch cache, each as Apache Kafka answers it."""
 
 from __future__ import annotations
 
+import gc
+import sys
+
 import pytest
 
 from mockbroker.core.datapath import fetch, produce
@@ -325,3 +328,45 @@ def test_deleting_records_moves_the_first_epoch_up_to_the_log_start():
     assert log.epoch_entries(4) == [(4, 9)]
     assert log.epoch_entries(6) == [(6, 9)]  # a new leader's epoch replaces one starting there
     assert log.epoch_at_start(6) == 6
+
+
+# -- a deleted topic -----------------------------------------------------------------------------
+
+
+def long_poll(core, partition, offset: int):
+    cls = wire.request_class(1)
+    body = cls(replica_id=-1, max_wait_ms=30000, min_bytes=1, max_bytes=1 << 20, topics=[
+        cls.FetchTopic(topic="t", partitions=[
+            cls.FetchPartition(partition=0, fetch_offset=offset,
+                               partition_max_bytes=1 << 20)])])
+    return send(core, 1, 12, body)
+
+
+def test_a_fetch_waiting_on_a_deleted_topic_is_answered_at_once(core, partition):
+    produce_to(core, partition, batch(3), TS * 2)
+    waiting = long_poll(core, partition, 3)
+    assert not waiting.done  # nothing past offset 3 yet
+    core.cluster.delete_topic("t")
+    assert waiting.done  # not at its max wait, 30 s on
+    (answer,) = waiting.value.responses[0].partitions
+    assert answer.error_code == errors.UNKNOWN_TOPIC_OR_PARTITION
+    assert answer.high_watermark == -1 and answer.records in (None, b"")
+
+
+def test_a_deleted_topic_lets_go_of_its_records_at_once(core, partition):
+    for i in range(5):
+        produce_to(core, partition, batch(2, tag=f"d{i}"), TS * 2)
+    stored_before = partition.log
+    assert stored_before.size_bytes > 0
+    enabled = gc.isenabled()
+    gc.disable()  # what the records are freed by must not be the cycle collector
+    try:
+        core.cluster.delete_topic("t")
+        assert partition.deleted
+        assert partition.log.batches == [] and partition.log.size_bytes == 0
+        # the log that held them is referred to by this test alone (and getrefcount's
+        # argument): nothing of the deleted topic keeps it
+        assert sys.getrefcount(stored_before) == 2
+    finally:
+        if enabled:
+            gc.enable()

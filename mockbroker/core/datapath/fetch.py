@@ -192,7 +192,7 @@ class _LongPoll:
     def on_append(self, partition: Partition) -> None:
         if partition.topic in self.topics:
             reads, size = self.read()
-            if size >= self.min_bytes:
+            if size >= self.min_bytes or answer_now(reads):
                 self.finish(reads)
 
 

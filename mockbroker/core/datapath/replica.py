@@ -13,7 +13,7 @@ def replica_error(partition: Partition | None, broker_id: int,
     epoch (which a stale client learns before it learns that the leader moved), then a replica
     that is not the leader (a partition without a leader has none).  Without ``leader_only``
     (a consumer's Fetch from v11, KIP-392) any replica may answer."""
-    if partition is None:
+    if partition is None or partition.deleted:
         return errors.UNKNOWN_TOPIC_OR_PARTITION
     if broker_id not in partition.replicas:
         return errors.NOT_LEADER_OR_FOLLOWER
