@@ -28,7 +28,7 @@ from mockbroker.core.security.acls import AclOperation as Op
 from mockbroker.core.security.authorize import access
 from mockbroker.handlers import REGISTRY
 from mockbroker.handlers._common import find_topic, node_endpoints
-from wire import errors, response_class
+from wire import encode_response_body, errors, response_class
 
 API_KEY = 1
 RESPONSE = response_class(API_KEY)
@@ -87,7 +87,7 @@ def handle(core, ctx, request):
 
     def respond(reads):
         session_id, sent = context.respond(reads, core.clock.now_ms())
-        return _response(core, session_id, sent, ctx.listener)
+        return _response(core, session_id, sent, ctx.listener, version)
 
     reads, total = read()
     if total >= max(request.min_bytes, 1) or request.max_wait_ms <= 0 or \
@@ -119,7 +119,41 @@ def _position(core, by_id: bool, wanted: SessionPartition, acl) -> fetch.FetchPo
         wanted.partition)
 
 
-def _response(core, session_id: int, sent, listener: str):
+#: answers that carry no records, encoded, by everything they say (see :func:`_response`)
+_EMPTY_ANSWERS: dict[tuple, object] = {}
+#: the most kept: an idle consumer's answers differ only when a partition's offsets move
+EMPTY_ANSWERS_KEPT = 4096
+
+
+def _response(core, session_id: int, sent, listener: str, version: int):
+    """The answer of a Fetch whose reads are done.  One that carries no records, aborted
+    transactions, diverging epoch or new leader (an idle consumer's long poll, as it ends) is
+    said again and again in the same words: it is kept encoded, by what it says."""
+    key = _empty_answer_key(session_id, sent, version)
+    if key is None:
+        return _built(core, session_id, sent, listener)
+    found = _EMPTY_ANSWERS.get(key)
+    if found is None:
+        if len(_EMPTY_ANSWERS) >= EMPTY_ANSWERS_KEPT:
+            _EMPTY_ANSWERS.clear()
+        found = _EMPTY_ANSWERS[key] = encode_response_body(
+            API_KEY, version, _built(core, session_id, sent, listener))
+    return found
+
+
+def _empty_answer_key(session_id: int, sent, version: int) -> tuple | None:
+    parts = []
+    for wanted, read in sent:
+        if read.records or read.aborted_transactions or read.diverging_epoch is not None or \
+                read.current_leader is not None:
+            return None
+        parts.append((wanted.topic, wanted.topic_id, wanted.partition, read.error_code,
+                      read.high_watermark, read.last_stable_offset, read.log_start_offset,
+                      read.aborted_transactions is None))
+    return version, session_id, tuple(parts)
+
+
+def _built(core, session_id: int, sent, listener: str):
     leaders = set()
     topics: dict = {}
     for wanted, read in sent:

@@ -370,3 +370,26 @@ def test_a_deleted_topic_lets_go_of_its_records_at_once(core, partition):
     finally:
         if enabled:
             gc.enable()
+
+
+def test_answers_without_records_still_say_where_the_partition_is(core, partition):
+    # an idle consumer's empty answers are kept encoded; each must still carry the
+    # partition's offsets as they are when it is answered
+    def empty_answer(offset: int):
+        cls = wire.request_class(1)
+        body = cls(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                   isolation_level=1, topics=[cls.FetchTopic(topic="t", partitions=[
+                       cls.FetchPartition(partition=0, fetch_offset=offset,
+                                          partition_max_bytes=1 << 20)])])
+        (answer,) = send(core, 1, 12, body).responses[0].partitions
+        assert answer.records in (None, b"")
+        return (answer.error_code, answer.high_watermark, answer.last_stable_offset,
+                answer.log_start_offset)
+
+    produce_to(core, partition, batch(3), TS * 2)
+    assert empty_answer(3) == empty_answer(3) == (errors.NONE, 3, 3, 0)
+    produce_to(core, partition, batch(2, tag="more"), TS * 2)
+    assert empty_answer(5) == (errors.NONE, 5, 5, 0)
+    core.cluster.delete_records("t", 0, 4, partition.leader)
+    assert empty_answer(5) == (errors.NONE, 5, 5, 4)
+    assert empty_answer(9)[0] == errors.OFFSET_OUT_OF_RANGE
