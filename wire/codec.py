@@ -52,6 +52,9 @@ class MessageCodec:
         exec(compile(self.source, f"<wire {message.name} v{version}>", "exec"), namespace)
         self._decode = namespace["decode"]
         self._encode = namespace["encode"]
+        #: whether its encoder notes lists of record batches in a :class:`~wire.types.Frame`
+        #: rather than copying them (a message with a records field)
+        self.defers_batches = "out.defer(" in self.source
         #: what the generated functions refer to besides builtins
         self.env = env
         self.name = f"{message.name}v{version}"

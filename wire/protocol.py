@@ -29,7 +29,8 @@ _INT16 = struct.Struct(">h")
 #: flexible, for every request version decoded so far: a version is looked up and checked
 #: once, not for every request
 _REQUEST_CODECS: dict[tuple[int, int], tuple[Any, Any, bool]] = {}
-#: (api key, version) -> (whether its response header has a tag section, the body's codec)
+#: (api key, version) -> (whether its response header has a tag section, the body's codec,
+#: whether the body may carry record batches)
 _RESPONSE_CODECS: dict[tuple[int, int], tuple[bool, Any, bool]] = {}
 
 
@@ -202,8 +203,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     if codecs is None:
         codec = message_codec(api_key, api_version, RESPONSE)
         codecs = _RESPONSE_CODECS[api_key, api_version] = (
-            response_header_version(api_key, api_version) == 1, codec,
-            "out.defer(" in codec.source)
+            response_header_version(api_key, api_version) == 1, codec, codec.defers_batches)
     tagged, codec, batches = codecs
     if not batches or isinstance(body, Encoded):
         # no record batches to place (most answers): one buffer, built as it goes
