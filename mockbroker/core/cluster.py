@@ -128,6 +128,9 @@ class Cluster:
         #: change a Metadata answer shows (topics, partitions, leaders, ISRs, brokers and their
         #: addresses) empties it, through :meth:`metadata_changed`
         self.metadata_answers = Kept()
+        #: Fetch answers that carry no records, encoded, keyed by everything they say (an idle
+        #: consumer's long poll ends with the same one every time)
+        self.fetch_answers = Kept(limit=4096)
         self.brokers: dict[int, Broker] = {b.node_id: b for b in brokers}
         self.cluster_id: str = settings["cluster_id"]
         self.topics: dict[str, Topic] = {}

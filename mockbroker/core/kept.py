@@ -15,12 +15,14 @@ from typing import Any, Callable
 class Kept:
     """Values by key, each worked out once (``compute()``) and kept until :meth:`changed`."""
 
-    __slots__ = ("_values", "generation")
+    __slots__ = ("_values", "generation", "_limit")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self._values: dict[Any, Any] = {}
         #: how many times the state has changed
         self.generation = 0
+        #: the most values kept (None: no bound); a new one past it starts the table afresh
+        self._limit = limit
 
     def changed(self) -> None:
         """The state changed: every value kept so far is stale."""
@@ -33,5 +35,7 @@ class Kept:
             generation = self.generation
             found = compute()
             if self.generation == generation:  # working it out did not change what it rests on
+                if self._limit is not None and len(self._values) >= self._limit:
+                    self._values.clear()
                 self._values[key] = found
         return found

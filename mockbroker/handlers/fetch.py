@@ -119,26 +119,15 @@ def _position(core, by_id: bool, wanted: SessionPartition, acl) -> fetch.FetchPo
         wanted.partition)
 
 
-#: answers that carry no records, encoded, by everything they say (see :func:`_response`)
-_EMPTY_ANSWERS: dict[tuple, object] = {}
-#: the most kept: an idle consumer's answers differ only when a partition's offsets move
-EMPTY_ANSWERS_KEPT = 4096
-
-
 def _response(core, session_id: int, sent, listener: str, version: int):
     """The answer of a Fetch whose reads are done.  One that carries no records, aborted
     transactions, diverging epoch or new leader (an idle consumer's long poll, as it ends) is
-    said again and again in the same words: it is kept encoded, by what it says."""
+    said again and again in the same words: the cluster keeps it encoded, by what it says."""
     key = _empty_answer_key(session_id, sent, version)
     if key is None:
         return _built(core, session_id, sent, listener)
-    found = _EMPTY_ANSWERS.get(key)
-    if found is None:
-        if len(_EMPTY_ANSWERS) >= EMPTY_ANSWERS_KEPT:
-            _EMPTY_ANSWERS.clear()
-        found = _EMPTY_ANSWERS[key] = encode_response_body(
-            API_KEY, version, _built(core, session_id, sent, listener))
-    return found
+    return core.cluster.fetch_answers.get(key, lambda: encode_response_body(
+        API_KEY, version, _built(core, session_id, sent, listener)))
 
 
 def _empty_answer_key(session_id: int, sent, version: int) -> tuple | None:

@@ -33,3 +33,16 @@ def test_a_value_whose_working_out_changed_the_state_is_not_kept():
     assert kept.get("m", compute) == "made while creating a topic"
     assert kept.get("m", compute) == "after it"
     assert kept.get("m", compute) == "after it"  # kept from then on
+
+
+def test_a_bounded_table_starts_afresh_once_full():
+    kept = Kept(limit=2)
+    made = []
+
+    def make(value):
+        return lambda: made.append(value) or value
+
+    assert [kept.get(k, make(k)) for k in ("a", "b", "a")] == ["a", "b", "a"]
+    assert made == ["a", "b"]  # "a" kept while there was room
+    assert kept.get("c", make("c")) == "c"  # full: the table starts again with "c"
+    assert kept.get("a", make("a")) == "a" and made == ["a", "b", "c", "a"]

@@ -307,8 +307,8 @@ class BrokerListener:
                 return False
             request = (api_key_of(frame), time.perf_counter())
             outcome = receive(frame, conn)
-            if outcome._done:
-                value = outcome._value
+            if outcome.done:
+                value = outcome.value
                 if not isinstance(value, Close):
                     if value is not NO_RESPONSE:
                         stream.write(value)
