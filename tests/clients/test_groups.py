@@ -145,6 +145,35 @@ _MOVING = {errors.COORDINATOR_LOAD_IN_PROGRESS, errors.NOT_COORDINATOR,
            errors.COORDINATOR_NOT_AVAILABLE}
 
 
+def offset_fetch(coordinator, group_id: str):
+    """The group's entry in OffsetFetch (v8, every topic) as ``coordinator`` (FindCoordinator's
+    answer) gives it."""
+    fetch = wire.request_class(9)
+    [offsets] = ask(coordinator.port, 9, 8, fetch(require_stable=False, groups=[
+        fetch.OffsetFetchRequestGroup(group_id=group_id, topics=None)]),
+        host=coordinator.host).groups
+    return offsets
+
+
+def committed_answered(target: Target, group_id: str, topic: str) -> dict[int, int] | None:
+    """The offsets ``group_id`` committed on ``topic``, asked of its coordinator over a plain
+    OffsetFetch (for librdkafka's Admin, see below), or None while its coordination moves."""
+    found = target.coordinator(0, group_id)
+    if found.error_code in _MOVING:
+        return None
+    assert found.error_code == errors.NONE, found
+    try:
+        offsets = offset_fetch(found, group_id)
+    except (OSError, EOFError):  # the coordinator stopped as it was asked
+        return None
+    if offsets.error_code in _MOVING:
+        return None
+    assert offsets.error_code == errors.NONE, offsets
+    assert all(p.error_code == errors.NONE for t in offsets.topics for p in t.partitions)
+    return {p.partition_index: p.committed_offset for t in offsets.topics if t.name == topic
+            for p in t.partitions if p.committed_offset >= 0}
+
+
 def group_view_answered(scene: Scene, target: Target) -> GroupView | None:
     """The group as DescribeGroups and OffsetFetch (v8) at its coordinator tell it once the
     coordinator answers both, asked again while its coordination moves.  Asked over plain
@@ -160,10 +189,7 @@ def group_view_answered(scene: Scene, target: Target) -> GroupView | None:
             [group] = ask(found.port, 15, 5, wire.request_class(15)(
                 groups=[scene.group], include_authorized_operations=False),
                 host=found.host).groups
-            fetch = wire.request_class(9)
-            [offsets] = ask(found.port, 9, 8, fetch(require_stable=False, groups=[
-                fetch.OffsetFetchRequestGroup(group_id=scene.group, topics=None)]),
-                host=found.host).groups
+            offsets = offset_fetch(found, scene.group)
         except (OSError, EOFError):  # the coordinator stopped as it was asked
             return None
         if {group.error_code, offsets.error_code} & _MOVING:

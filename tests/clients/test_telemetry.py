@@ -14,6 +14,7 @@ terminating.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import socket
 import subprocess
@@ -165,11 +166,35 @@ def metric(admin, instance: str, name: str, **attributes):
     return None
 
 
+#: what librdkafka's telemetry debug log says as it takes in a push's answer
+PUSH_ANSWERED = "PushTelemetryRequest succeeded"
+
+
+class TelemetryLog(logging.Handler):
+    """librdkafka's log (its debug lines too, served by ``poll``), kept for the test to read
+    and passed on to ``RDKAFKA_LOG``."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+        self.logger = logging.getLogger(f"{RDKAFKA_LOG.name}.telemetry")
+        self.logger.setLevel(logging.DEBUG)
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+    def count(self, text: str) -> int:
+        return sum(text in line for line in self.lines)
+
+
 @pytest.mark.mockbroker_only("broker-settings")
 def test_librdkafka_pushes_its_metrics_and_a_last_push_as_it_closes(cluster):
     admin = cluster.admin
+    told = TelemetryLog()
     producer = ck.Producer({"bootstrap.servers": cluster.bootstrap_servers,
-                            "client.id": "rd-telemetry", "logger": RDKAFKA_LOG})
+                            "client.id": "rd-telemetry", "debug": "telemetry",
+                            "logger": told.logger})
     for i in range(RECORDS):
         producer.produce("telemetry", f"v{i}".encode())
     assert producer.flush(10) == 0
@@ -190,6 +215,11 @@ def test_librdkafka_pushes_its_metrics_and_a_last_push_as_it_closes(cluster):
                      **{"node.id": 0})
     assert latency is not None and latency.value >= 0
     producer.flush(10)
+    # librdkafka makes its last push only when it closes between pushes, not with one in flight:
+    # it closes once it has taken an answer to a push in, a whole interval before the next
+    answered = told.count(PUSH_ANSWERED)
+    wait_for(lambda: producer.poll(0.1) >= 0 and told.count(PUSH_ANSWERED) > answered,
+             "librdkafka to take an answer to its push in")
     del producer  # closing: librdkafka pushes once more, marked terminating
     last = admin.wait_for_event("telemetry_pushed", since=pushed["seq"],
                                 client_instance_id=instance, terminating=True)
