@@ -188,6 +188,15 @@ class TelemetryLog(logging.Handler):
         return sum(text in line for line in self.lines)
 
 
+def take_a_push_answer(client, told: TelemetryLog) -> None:
+    """Poll ``client`` until it has taken in an answer to a new push.  librdkafka makes its last
+    push only when it closes between pushes, not with one in flight: closed now, it is a whole
+    push interval before the next."""
+    answered = told.count(PUSH_ANSWERED)
+    wait_for(lambda: client.poll(0.1) >= 0 and told.count(PUSH_ANSWERED) > answered,
+             "librdkafka to take an answer to its push in")
+
+
 @pytest.mark.mockbroker_only("broker-settings")
 def test_librdkafka_pushes_its_metrics_and_a_last_push_as_it_closes(cluster):
     admin = cluster.admin
@@ -215,11 +224,7 @@ def test_librdkafka_pushes_its_metrics_and_a_last_push_as_it_closes(cluster):
                      **{"node.id": 0})
     assert latency is not None and latency.value >= 0
     producer.flush(10)
-    # librdkafka makes its last push only when it closes between pushes, not with one in flight:
-    # it closes once it has taken an answer to a push in, a whole interval before the next
-    answered = told.count(PUSH_ANSWERED)
-    wait_for(lambda: producer.poll(0.1) >= 0 and told.count(PUSH_ANSWERED) > answered,
-             "librdkafka to take an answer to its push in")
+    take_a_push_answer(producer, told)
     del producer  # closing: librdkafka pushes once more, marked terminating
     last = admin.wait_for_event("telemetry_pushed", since=pushed["seq"],
                                 client_instance_id=instance, terminating=True)
