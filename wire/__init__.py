@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # what type checkers see; __getattr__ below loads the same na
         request_class, response_class
     from wire.exceptions import CorruptRecordBatchError, DecodeError, EncodeError, \
         TruncatedError, UnknownApiKeyError, UnsupportedVersionError, WireError
-    from wire.protocol import Encoded, Request, RequestHeader, decode_embedded, \
+    from wire.protocol import Encoded, Request, RequestHeader, SharedBodies, decode_embedded, \
         decode_request, decode_request_header, decode_response, encode_embedded, \
         encode_request, encode_response, encode_response_body, peek_header, \
         request_header_version, response_header_version
@@ -39,7 +39,7 @@ __all__ = [
     "UnknownApiKeyError", "UnsupportedVersionError", "WireError", "Request", "RequestHeader",
     "decode_embedded", "decode_request", "decode_request_header", "decode_response",
     "encode_embedded", "encode_request", "encode_response", "encode_response_body", "Encoded",
-    "peek_header",
+    "peek_header", "SharedBodies",
     "request_header_version", "response_header_version", "API_KEYS", "API_NAMES",
     "resolve_api",
 ]

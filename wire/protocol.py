@@ -136,17 +136,55 @@ def _request_codecs(frame: bytes, api_key: int, api_version: int, correlation_id
     return codecs
 
 
-def decode_request(frame: bytes, *, strict: bool = False) -> Request:
+class SharedBodies:
+    """Request bodies decoded once and handed out again whenever the same bytes come back, for
+    the requests a client repeats word for word (an idle consumer's Fetch, a member's
+    Heartbeat): the header, with its correlation id, is decoded every time; the body by its
+    bytes.  Whoever decodes with it shares each body among requests and must never change one.
+    """
+
+    __slots__ = ("api_keys", "limit", "_bodies")
+
+    def __init__(self, api_keys: frozenset[int] | set[int], limit: int = 4096) -> None:
+        #: the requests whose bodies are shared
+        self.api_keys = frozenset(api_keys)
+        #: the most bodies kept; one more starts the table afresh
+        self.limit = limit
+        #: (api key, version, body bytes) -> (body, its length)
+        self._bodies: dict[tuple[int, int, bytes], tuple[Any, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+    def decode(self, codec: Any, header: RequestHeader, frame: bytes,
+               pos: int) -> tuple[Any, int]:
+        """(the body, where it ends) of ``frame``'s body at ``pos``, decoded by ``codec``."""
+        key = (header.api_key, header.api_version, frame[pos:])
+        found = self._bodies.get(key)
+        if found is None:
+            body, end = codec.decode(frame, pos)
+            if len(self._bodies) >= self.limit:
+                self._bodies.clear()
+            self._bodies[key] = found = (body, end - pos)
+        return found[0], pos + found[1]
+
+
+def decode_request(frame: bytes, *, strict: bool = False,
+                   shared: SharedBodies | None = None) -> Request:
     """Decode a whole request frame (without its size prefix).
 
     Like Kafka's broker, bytes left after the body are ignored (librdkafka's all-topics
-    Metadata request carries three); ``strict`` makes them an error instead.
+    Metadata request carries three); ``strict`` makes them an error instead.  With ``shared``,
+    the bodies of the requests it names come from it (see :class:`SharedBodies`).
     """
     if not isinstance(frame, bytes):
         frame = bytes(frame)
     header, pos, codecs = _decode_header(frame)
     codec = codecs[1]
-    body, end = codec.decode(frame, pos)
+    if shared is not None and header.api_key in shared.api_keys:
+        body, end = shared.decode(codec, header, frame, pos)
+    else:
+        body, end = codec.decode(frame, pos)
     if strict and end != len(frame):
         raise DecodeError(f"{codec.name}: {len(frame) - end} unexpected bytes after the request")
     return Request(header, body, len(frame) - end)
@@ -242,7 +280,8 @@ def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, 
     body_codec = message_codec(api_key, api_version, RESPONSE)
     body, end = body_codec.decode(frame, pos)
     if end != len(frame):
-        raise DecodeError(f"{body_codec.name}: {len(frame) - end} unexpected bytes after the response")
+        raise DecodeError(f"{body_codec.name}: {len(frame) - end} unexpected bytes after the "
+                          "response")
     return header.correlation_id, body
 
 

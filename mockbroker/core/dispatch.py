@@ -10,6 +10,7 @@ in-process tools call :meth:`Core.handle` with a decoded request and read the re
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from functools import cached_property
@@ -38,7 +39,7 @@ from mockbroker.core.security.sasl import SaslSession
 from mockbroker.core.kafka_version import release_name
 from mockbroker.core.settings import resolve_settings
 from mockbroker.core.observe.watch import GROUP_REQUESTS, UNCHANGED_WHEN_NONE, GroupWatch
-from wire import Request, RequestHeader
+from wire import Request, RequestHeader, SharedBodies
 from wire.apis import API_NAMES
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ log = logging.getLogger("mockbroker.core")
 #: watch looks at every group)
 PASSIVE_ACTIONS = passive_names()
 PRODUCE_KEY, FETCH_KEY = 0, 1
+#: the requests whose bodies :attr:`Core.shared_bodies` shares: Fetch and Heartbeat
+SHARED_BODIES = frozenset({FETCH_KEY, 12})
 
 
 class Connection(Struct, frozen=True):
@@ -117,6 +120,9 @@ class Core:
         self.client_software: dict[tuple[int, int], tuple[str, str]] = {}
         #: ApiVersions answers, encoded, by what they rest on (every new connection asks)
         self.api_versions_answers: dict[tuple, Any] = {}
+        #: the bodies of the requests idle clients repeat word for word, each decoded once;
+        #: their handlers (and whatever they hand a body on to) only ever read it
+        self.shared_bodies = SharedBodies(SHARED_BODIES)
 
     @property
     def clock(self) -> Clock:
@@ -236,7 +242,7 @@ class Core:
             if sasl.takes(frame):
                 return sasl.receive(frame, self, conn)
         try:
-            request = wire.decode_request(frame)
+            request = wire.decode_request(frame, shared=self.shared_bodies)
         except (wire.UnsupportedVersionError, wire.UnknownApiKeyError) as exc:
             return self.unsupported(exc.header, conn, str(exc))
         except wire.DecodeError as exc:
@@ -292,7 +298,10 @@ class Core:
         if api == FETCH_KEY:
             limit = quotas.fetch_limit(broker, user, client_id)
             if limit is not None and body.max_bytes > limit:
+                # a copy: the body decoded may be shared (Core.shared_bodies)
+                body = copy.copy(body)
                 body.max_bytes = limit
+                request = msgspec_replace(request, body=body)
         started = time.perf_counter_ns()
         logged, outcome = self._handle(request, ctx)
         spent = (time.perf_counter_ns() - started) * 100 / 1e9  # % of one thread x seconds

@@ -236,6 +236,29 @@ def test_a_consumer_over_its_byte_rate_gets_an_empty_answer_with_the_throttle():
     assert core.quotas.muted_until(0, 2) == core.clock.now_ms() + second.throttle_time_ms
 
 
+def test_a_fetch_capped_by_its_quota_leaves_the_same_request_uncapped_once_it_is_gone():
+    # idle clients' Fetch bodies are decoded once and shared (Core.shared_bodies): the cap
+    # must not stay on the shared body for the next request in the same bytes
+    core = make_core()
+    core.cluster.create_topic("t", 1, 1)
+    for _ in range(3):
+        receive(core, 0, 9, produce_body("t", 4000), client_id="writer")
+    cls = wire.request_class(1)
+    body = cls(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
+               session_id=0, session_epoch=-1, topics=[cls.FetchTopic(
+                   topic_id=core.cluster.topics["t"].topic_id, partitions=[cls.FetchPartition(
+                       partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])])
+
+    def batches_read(connection_id: int) -> int:
+        _, answer = receive(core, 1, 13, body, client_id="reader", connection_id=connection_id)
+        return len(list(records.iter_batches(bytes(answer.responses[0].partitions[0].records))))
+    assert batches_read(1) == 3
+    alter(core, ({"client-id": "reader"}, {"consumer_byte_rate": 500.0}))
+    assert batches_read(2) == 1  # capped at its quota's 5000 bytes
+    alter(core, ({"client-id": "reader"}, {"consumer_byte_rate": None}))
+    assert batches_read(3) == 3
+
+
 def test_a_request_over_its_request_percentage_waits_one_window_at_most():
     core = make_core()
     alter(core, ({"client-id": "pq"}, {"request_percentage": 1e-9}))
