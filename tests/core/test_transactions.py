@@ -438,6 +438,30 @@ def test_read_committed_stops_at_the_first_open_transaction_and_skips_aborted_on
     assert h.read(0, isolation=READ_UNCOMMITTED) == [b"plain-1", b"a-1", b"b-1", b"plain-2"]
 
 
+def test_read_committed_at_or_past_the_last_stable_offset_reads_nothing_and_no_aborts():
+    # a position past the last stable offset (committed by a read_uncommitted consumer) inside
+    # an aborted transaction that began before the open one: Kafka reads nothing there, and
+    # names no aborted transaction either
+    h = Txn()
+    a_pid, a_epoch = h.start("a")
+    b_pid, b_epoch = h.start("b")
+    assert h.add(b_pid, b_epoch, ("t", 0), tid="b") == {("t", 0): errors.NONE}
+    assert h.produce(b_pid, b_epoch, 0, b"b-1", tid="b") == errors.NONE  # offset 0
+    assert h.add(a_pid, a_epoch, ("t", 0), tid="a") == {("t", 0): errors.NONE}
+    assert h.produce(a_pid, a_epoch, 0, b"a-1", tid="a") == errors.NONE  # offset 1
+    assert h.produce(b_pid, b_epoch, 0, b"b-2", tid="b") == errors.NONE  # offset 2
+    assert h.end(b_pid, b_epoch, False, tid="b").error_code == errors.NONE  # marker at 3
+    assert h.log(0).last_stable_offset == 1  # a's transaction is open from offset 1
+    for offset in (1, 2):
+        part = h.fetch(0, offset)
+        assert (part.error_code, part.last_stable_offset, part.high_watermark) == \
+            (errors.NONE, 1, 4)
+        assert (bytes(part.records or b""), part.aborted_transactions) == (b"", [])
+    # read from the start it gets b's first record with b named as aborted
+    part = h.fetch(0, 0)
+    assert [(a.producer_id, a.first_offset) for a in part.aborted_transactions] == [(b_pid, 0)]
+
+
 def test_list_offsets_latest_for_read_committed_is_the_last_stable_offset():
     h = Txn()
     pid, epoch = h.start()

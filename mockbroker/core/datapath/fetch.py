@@ -99,7 +99,8 @@ def read(positions: list[FetchPosition], *, broker_id: int, max_bytes: int,
             out.error_code, diverging = _check_last_fetched_epoch(partition, position)
             if out.error_code != errors.NONE:
                 continue
-        if not log.log_start_offset <= position.fetch_offset <= log.log_end_offset:
+        fetch_offset = position.fetch_offset
+        if not log.log_start_offset <= fetch_offset <= log.log_end_offset:
             # Kafka reports no offsets with this error; the consumer asks ListOffsets
             out.error_code = errors.OFFSET_OUT_OF_RANGE
             continue
@@ -110,15 +111,17 @@ def read(positions: list[FetchPosition], *, broker_id: int, max_bytes: int,
         if diverging is not None:
             out.diverging_epoch = diverging
             continue
-        limit = min(position.max_bytes, max(max_bytes - total, 0))
         upper = last_stable_offset if read_committed else high_watermark
-        batches, size = log.read_batches(position.fetch_offset, limit,
-                                         at_least_one=(total == 0), upper=upper)
+        if fetch_offset >= upper:
+            continue  # at the end (an idle consumer's long poll): nothing to read, none aborted
+        limit = min(position.max_bytes, max(max_bytes - total, 0))
+        batches, size = log.read_batches(fetch_offset, limit, at_least_one=(total == 0),
+                                         upper=upper)
         # Large batches go into the answer's frame as they are stored, each copied once; many
         # small ones (a producer that sends records one at a time) cost less joined in one go.
         out.records = batches if size >= JOIN_BELOW_BYTES * len(batches) else b"".join(batches)
         if read_committed:
-            out.aborted_transactions = log.aborted_transactions(position.fetch_offset, upper)
+            out.aborted_transactions = log.aborted_transactions(fetch_offset, upper)
         total += size
     return reads, total
 
