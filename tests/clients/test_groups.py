@@ -169,6 +169,11 @@ def committed_answered(target: Target, group_id: str, topic: str) -> dict[int, i
     if offsets.error_code in _MOVING:
         return None
     assert offsets.error_code == errors.NONE, offsets
+    return committed_on(offsets, topic)
+
+
+def committed_on(offsets, topic: str) -> dict[int, int]:
+    """The offsets an OffsetFetch group entry gives as committed on ``topic``, by partition."""
     assert all(p.error_code == errors.NONE for t in offsets.topics for p in t.partitions)
     return {p.partition_index: p.committed_offset for t in offsets.topics if t.name == topic
             for p in t.partitions if p.committed_offset >= 0}
@@ -198,13 +203,9 @@ def group_view_answered(scene: Scene, target: Target) -> GroupView | None:
             (group, offsets)
         if group.group_state == "Dead":
             return "no group"
-        committed = {p.partition_index: p.committed_offset for t in offsets.topics
-                     if t.name == scene.topic for p in t.partitions}
-        assert all(p.error_code == errors.NONE for t in offsets.topics for p in t.partitions)
         return GroupView(group.group_state, {m.member_id: m.group_instance_id
                                              for m in group.members},
-                         group.protocol_data or None,
-                         {p: o for p, o in committed.items() if o >= 0})
+                         group.protocol_data or None, committed_on(offsets, scene.topic))
     view = wait_for(answered, "the coordinator's answer", timeout=60)
     return None if view == "no group" else view
 
