@@ -55,8 +55,10 @@ log = logging.getLogger("mockbroker.core")
 #: watch looks at every group)
 PASSIVE_ACTIONS = passive_names()
 PRODUCE_KEY, FETCH_KEY = 0, 1
-#: the requests whose bodies :attr:`Core.shared_bodies` shares: Fetch and Heartbeat
-SHARED_BODIES = frozenset({FETCH_KEY, 12})
+#: the requests whose bodies :attr:`Core.shared_bodies` shares, which clients repeat word for
+#: word: Fetch (an idle consumer's long poll), ListOffsets (Spark asks for the latest offsets
+#: every micro-batch), Metadata (every refresh) and Heartbeat
+SHARED_BODIES = frozenset({FETCH_KEY, 2, 3, 12})
 
 
 class Connection(Struct, frozen=True):

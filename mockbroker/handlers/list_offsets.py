@@ -39,14 +39,16 @@ def handle(core, ctx, request):
                                               error_code=errors.TOPIC_AUTHORIZATION_FAILED)
         for p in t.partitions]) for t in request.topics if t.name not in described]
     wanted = [t for t in request.topics if t.name in described]
-    asked = Counter((t.name, p.partition_index) for t in wanted for p in t.partitions)
+    asked = [(t.name, p.partition_index) for t in wanted for p in t.partitions]
+    twice = set() if len(set(asked)) == len(asked) else \
+        {key for key, times in Counter(asked).items() if times > 1}
     answers: dict[str, dict[int, object]] = {}
     for topic in wanted:
         partitions = answers.setdefault(topic.name, {})
         for p in topic.partitions:
             partition = cluster.partition(topic.name, p.partition_index)
             out = RESPONSE.ListOffsetsPartitionResponse(partition_index=p.partition_index)
-            if asked[topic.name, p.partition_index] > 1:
+            if twice and (topic.name, p.partition_index) in twice:
                 out.error_code = errors.INVALID_REQUEST
             elif p.timestamp < 0 and ctx.api_version < FIRST_VERSION.get(p.timestamp, 1 << 15):
                 out.error_code = errors.UNSUPPORTED_VERSION
