@@ -3,10 +3,10 @@ as ``python -m tests.spark.cluster_driver --master spark://HOST:PORT ...``.
 
 It starts a SparkSession on the master with the plugin's settings and Kafka connector
 (:func:`conftest_plugin.spark.spark_session`; ``spark.jars`` names local files, which the driver
-serves to the executors), waits until the executors have registered, answers ``{"result":
-...}`` with what :meth:`Driver.executors` says, then runs jobs, the methods of :class:`Driver`:
-one JSON object per line on stdin, ``{"job": NAME, ...arguments}``, each answered by one line on
-stdout, ``{"result": ...}`` or ``{"error": TRACEBACK}``.  Job ``exit`` stops the session and
+serves to the executors), waits until the executors and their block managers have registered,
+answers ``{"result": ...}`` with what :meth:`Driver.executors` says, then runs jobs, the
+methods of :class:`Driver`: one JSON object per line on stdin, ``{"job": NAME, ...arguments}``,
+each answered by one line on stdout, ``{"result": ...}`` or ``{"error": TRACEBACK}``.  Job ``exit`` stops the session and
 the process.  Anything else written to stdout (by Spark, by the JVM) goes to stderr, the
 driver's log.
 """
@@ -65,13 +65,17 @@ class Driver:
                 "end_offset": json.loads(query.lastProgress["sources"][0]["endOffset"])}
 
 
-def wait_for_executors(spark, count: int, timeout: float) -> None:
-    tracker = spark.sparkContext._jsc.sc().statusTracker()
+def wait_for_executors(driver: Driver, count: int, timeout: float) -> None:
+    """Wait until the status store lists ``count`` executors besides the driver, each with its
+    block manager's port: an executor is listed by its host alone when it registers and gets
+    its ``host:port`` only once its block manager has registered too."""
     deadline = time.monotonic() + timeout
-    # the driver is listed too
-    while len(tracker.getExecutorInfos()) < count + 1:
+    while True:
+        listed = [e for e in driver.executors()["executors"] if e["id"] != "driver"]
+        if len(listed) >= count and all(":" in e["host_port"] for e in listed):
+            return
         if time.monotonic() > deadline:
-            raise RuntimeError(f"fewer than {count} executors registered in {timeout} s")
+            raise RuntimeError(f"fewer than {count} executors ready in {timeout} s: {listed}")
         time.sleep(0.1)
 
 
@@ -106,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     })
     driver = Driver(spark)
     try:
-        wait_for_executors(spark, args.executors, 120)
+        wait_for_executors(driver, args.executors, 120)
         reply(result=driver.executors())
         for line in sys.stdin:
             request = json.loads(line)
