@@ -4,6 +4,7 @@ fails."""
 
 from __future__ import annotations
 
+import select
 import socket
 import ssl
 import threading
@@ -312,3 +313,58 @@ def test_a_client_refused_by_the_tls_handshake_is_told_why():
         frame = wire.encode_request(API_VERSIONS, 0, 9, "t", wire.request_class(API_VERSIONS)())
         assert wire.decode_response(API_VERSIONS, 0, _round_trip(allowed, frame))[0] == 9
         allowed.close()
+
+
+#: more clients connecting at once than asyncio's own default backlog (100) holds
+CONNECTING_AT_ONCE = 300
+
+
+def test_clients_connecting_while_the_loop_is_busy_wait_in_the_backlog_and_are_answered():
+    """Many clients connect while the broker's loop is busy (here: blocked outright): every
+    connection completes in the listener's backlog (``socket.listen.backlog.size``, which the
+    mock sets as Go's kfake has it rather than Kafka's 50), none waits for a SYN retry, and
+    once the loop runs again each gets its ApiVersions answer."""
+    with MockCluster() as cluster:
+        host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
+        busy, free = threading.Event(), threading.Event()
+
+        def block() -> None:
+            busy.set()
+            free.wait(60)
+
+        cluster._loop.call_soon_threadsafe(block)
+        assert busy.wait(30), "the broker's loop never ran the blocking call"
+        socks = []
+        try:
+            for _ in range(CONNECTING_AT_ONCE):
+                sock = socket.socket()
+                sock.setblocking(False)
+                socks.append(sock)
+                sock.connect_ex((host, int(port)))
+
+            def connected() -> bool:
+                # a connect completes (its socket becomes writable) once the kernel has queued it
+                _, writable, _ = select.select([], socks, [], 0.1)
+                return len(writable) == len(socks)
+
+            wait_for(connected, f"{CONNECTING_AT_ONCE} connects to complete while the loop "
+                                "is blocked")
+            assert [s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) for s in socks] \
+                == [0] * len(socks)
+        finally:
+            free.set()
+        try:
+            body = wire.request_class(API_VERSIONS)()
+            for i, sock in enumerate(socks):
+                sock.setblocking(True)
+                sock.settimeout(30)
+                sock.sendall(wire.encode_request(API_VERSIONS, 0, i, "early", body))
+            for i, sock in enumerate(socks):
+                size = int.from_bytes(_read(sock, 4), "big")
+                correlation_id, response = wire.decode_response(API_VERSIONS, 0,
+                                                                _read(sock, size))
+                assert (correlation_id, response.error_code) == (i, 0)
+                assert any(a.api_key == API_VERSIONS for a in response.api_keys)
+        finally:
+            for sock in socks:
+                sock.close()

@@ -64,6 +64,7 @@ class ClusterRuntime:
                              self._settings, self.clock, self.security, self.events)
         self.core.broker_watchers.append(self._broker_changed)
         max_request = self.core.settings["socket_request_max_bytes"]
+        backlog = self.core.settings["socket_listen_backlog_size"]
         self.tls: TlsMaterial | None = None
         self._tls_dir: str | None = None
         self.ssl_ca_location: str | None = None
@@ -76,7 +77,8 @@ class ClusterRuntime:
         #: listeners in order: every broker's first listener, then every broker's second, ...
         self.listeners = [
             BrokerListener(self.core, i, host, port + j * brokers + i if port else 0,
-                           max_request_bytes=max_request, name=protocol, protocol=protocol,
+                           max_request_bytes=max_request, backlog=backlog, name=protocol,
+                           protocol=protocol,
                            tls=context if uses_tls(protocol) else None,
                            metrics=self.request_metrics)
             for j, protocol in enumerate(self.security.listeners) for i in range(brokers)]

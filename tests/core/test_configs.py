@@ -148,6 +148,10 @@ def test_broker_configs_identity_read_only_flags_and_the_mocks_own_defaults():
     # the mock starts groups without Kafka's 3 s delay: as if server.properties said so
     assert broker["group.initial.rebalance.delay.ms"].value == "0"
     assert broker["group.initial.rebalance.delay.ms"].source == ConfigSource.STATIC_BROKER_CONFIG
+    # and with a listen backlog as long as the usual somaxconn, not Kafka's 50
+    assert broker["socket.listen.backlog.size"].value == "4096"
+    assert broker["socket.listen.backlog.size"].source == ConfigSource.STATIC_BROKER_CONFIG
+    assert broker["socket.listen.backlog.size"].read_only
     # the default replication factor the mock uses is min(3, brokers)
     assert broker["default.replication.factor"].value == "3"
     assert broker["log.retention.hours"].value == "168"

@@ -39,6 +39,8 @@ def test_the_mocks_own_defaults_and_rules():
     assert set(defaults) == set(SETTINGS)
     assert defaults["group_initial_rebalance_delay_ms"] == 0
     assert BROKER_CONFIGS["group.initial.rebalance.delay.ms"].default == 3000
+    assert defaults["socket_listen_backlog_size"] == 4096
+    assert BROKER_CONFIGS["socket.listen.backlog.size"].default == 50
     assert defaults["cluster_id"] == "mockbroker-cluster-0000"
     assert "cluster.id" not in BROKER_CONFIGS
     assert defaults["broker_rack"] == ""

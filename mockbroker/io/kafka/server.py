@@ -39,6 +39,8 @@ log = logging.getLogger("mockbroker.io")
 
 #: Kafka's ``socket.request.max.bytes`` default.
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
+#: the mock's ``socket.listen.backlog.size`` default (mockbroker.core.config.broker)
+DEFAULT_BACKLOG = 4096
 
 _TURNS_TO_START_A_CONNECTION = 5
 #: how long a stopping listener waits for its aborted connections to report their end
@@ -92,13 +94,15 @@ class BrokerListener:
 
     def __init__(self, core: Core, broker_id: int, host: str, port: int = 0, *,
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-                 name: str = "PLAINTEXT", protocol: str = "PLAINTEXT",
+                 backlog: int = DEFAULT_BACKLOG, name: str = "PLAINTEXT", protocol: str = "PLAINTEXT",
                  tls: ssl.SSLContext | None = None, metrics: RequestMetrics | None = None):
         self.core = core
         self.broker_id = broker_id
         self.host = host
         self.port = port
         self.max_request_bytes = max_request_bytes
+        #: connections the listening socket holds until the loop accepts them
+        self.backlog = backlog
         self.name = name
         self.protocol = protocol
         self.tls = tls
@@ -112,7 +116,7 @@ class BrokerListener:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
             lambda: ConnectionStream(self._connected, self.max_request_bytes),
-            self.host, self.port)
+            self.host, self.port, backlog=self.backlog)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def _connected(self, stream: ConnectionStream) -> None:
