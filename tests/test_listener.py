@@ -332,7 +332,8 @@ def test_clients_connecting_while_the_loop_is_busy_wait_in_the_backlog_and_are_a
             busy.set()
             free.wait(60)
 
-        cluster._loop.call_soon_threadsafe(block)
+        blocker = threading.Thread(target=cluster.call, args=(block,), daemon=True)
+        blocker.start()
         assert busy.wait(30), "the broker's loop never ran the blocking call"
         socks = []
         try:
@@ -353,6 +354,7 @@ def test_clients_connecting_while_the_loop_is_busy_wait_in_the_backlog_and_are_a
                 == [0] * len(socks)
         finally:
             free.set()
+            blocker.join(30)
         try:
             body = wire.request_class(API_VERSIONS)()
             for i, sock in enumerate(socks):
