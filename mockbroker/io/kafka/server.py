@@ -20,7 +20,6 @@ broker; and once a request closes the connection, no later one is handled.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import itertools
 import logging
@@ -73,6 +72,35 @@ class _Queued:
     def __init__(self) -> None:
         self.answers = 0
         self.parked: _Parked | None = None
+
+
+class _Outbox:
+    """What a connection's reader hands its sender task, in order: answers to write (or None,
+    the end).  One reader puts, one sender takes, and it holds a few at most (the answers in
+    flight); lighter than an ``asyncio.Queue``, whose three deques and Event (each deque a
+    block of 64 slots) every idle connection would hold."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: list = []
+        self._waiter: asyncio.Future | None = None
+
+    def put_nowait(self, item) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self):
+        items = self._items
+        while not items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return items.pop(0)
 
 
 class _Parked:
@@ -182,15 +210,16 @@ class BrokerListener:
                           pieces=stream is plain,  # TLS encrypts a whole answer at a time
                           client_port=peer[1] if isinstance(peer, tuple) else None)
         loop = asyncio.get_running_loop()
-        pending: asyncio.Queue = asyncio.Queue()
+        pending = _Outbox()
         waiting: dict[Deferred, asyncio.Future] = {}
         slots = asyncio.Semaphore(MAX_IN_FLIGHT)
         muted = self.core.quotas.muted_until
         queued = _Queued()
         sender = asyncio.create_task(self._send_in_order(pending, stream, conn, slots, queued))
         #: frames the stream's on_frame took and passed on: (frame, request, outcome), the
-        #: last two None for a frame it did not give the core
-        handed: collections.deque = collections.deque()
+        #: last two None for a frame it did not give the core; one at a time, as on_frame
+        #: stops at a frame it passes on
+        handed: list = []
         if stream is plain:
             plain.on_frame = self._on_frame(plain, conn, queued, sender, handed, pending,
                                             waiting)
@@ -209,7 +238,7 @@ class BrokerListener:
                 if frame is None or sender.done():
                     return
                 if frame is HANDED:
-                    frame, request, outcome = handed.popleft()
+                    frame, request, outcome = handed.pop(0)
                 if outcome is None:
                     if muted(conn.broker_id, conn.connection_id) is not None:
                         await self._unmuted(conn)  # throttled: nothing is read meanwhile
@@ -293,7 +322,7 @@ class BrokerListener:
                 log.exception("failed to end the sessions of a closed connection")
 
     def _on_frame(self, stream: ConnectionStream, conn: Connection, queued: "_Queued",
-                  sender: asyncio.Task, handed: collections.deque, pending: asyncio.Queue,
+                  sender: asyncio.Task, handed: list, pending: _Outbox,
                   waiting: dict):
         """The connection's :attr:`ConnectionStream.on_frame`: a frame that arrives while the
         reading task waits is answered there and then when its answer is ready at once and
@@ -345,7 +374,7 @@ class BrokerListener:
         return on_frame
 
     @staticmethod
-    def _unpark(queued: "_Queued", pending: asyncio.Queue, waiting: dict,
+    def _unpark(queued: "_Queued", pending: _Outbox, waiting: dict,
                 loop: asyncio.AbstractEventLoop) -> None:
         """The parked answer goes to the sender, ahead of the request just read."""
         parked, queued.parked = queued.parked, None
@@ -390,7 +419,7 @@ class BrokerListener:
                 timer.cancel()
             until = muted_until(conn.broker_id, conn.connection_id)
 
-    async def _send_in_order(self, pending: asyncio.Queue, writer: ConnectionStream | TlsStream,
+    async def _send_in_order(self, pending: _Outbox, writer: ConnectionStream | TlsStream,
                              conn: Connection, slots: asyncio.Semaphore,
                              queued: "_Queued") -> None:
         try:

@@ -89,7 +89,7 @@ class ConnectionStream(asyncio.Protocol):
         self._wanted = 1
         self._waiter: asyncio.Future | None = None
         self._write_paused = False
-        self._drain_waiters: collections.deque[asyncio.Future] = collections.deque()
+        self._drain_waiters: list[asyncio.Future] = []
         #: answers written but not yet handed to the transport, and their size
         self._corked: list[bytes] = []
         self._corked_size = 0
@@ -140,8 +140,8 @@ class ConnectionStream(asyncio.Protocol):
         self._drop_corked()
         self._unsent.clear()
         self._wake()
-        while self._drain_waiters:
-            waiter = self._drain_waiters.popleft()
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for waiter in waiters:
             if not waiter.done():
                 waiter.set_exception(ConnectionResetError("Connection lost"))
 
@@ -154,8 +154,8 @@ class ConnectionStream(asyncio.Protocol):
             self._hand_on()
             if self._write_paused:
                 return  # the drains wait on: the rest of an answer is still to go
-        while self._drain_waiters:
-            waiter = self._drain_waiters.popleft()
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
 
