@@ -6,9 +6,9 @@ It starts a SparkSession on the master with the plugin's settings and Kafka conn
 serves to the executors), waits until the executors and their block managers have registered,
 answers ``{"result": ...}`` with what :meth:`Driver.executors` says, then runs jobs, the
 methods of :class:`Driver`: one JSON object per line on stdin, ``{"job": NAME, ...arguments}``,
-each answered by one line on stdout, ``{"result": ...}`` or ``{"error": TRACEBACK}``.  Job ``exit`` stops the session and
-the process.  Anything else written to stdout (by Spark, by the JVM) goes to stderr, the
-driver's log.
+each answered by one line on stdout, ``{"result": ...}`` or ``{"error": TRACEBACK}``.  Job
+``exit`` stops the session and the process.  Anything else written to stdout (by Spark, by the
+JVM) goes to stderr, the driver's log.
 """
 
 from __future__ import annotations

@@ -42,6 +42,11 @@ from mockbroker.core.log_dirs import DEFAULT_LOG_DIR, LogDirsSetting
 from wire import errors
 
 _key = ConfigKey
+#: the mock's ``socket.listen.backlog.size``: Kafka accepts on a thread of its own, but one
+#: event loop, busy answering while many clients connect at once, needs the queue of pending
+#: connections Go's kfake has (the usual somaxconn, to which the kernel caps it anyway), or
+#: the connects beyond it wait for a SYN retry
+LISTEN_BACKLOG = 4096
 #: a setting of the mock with Kafka's default and rule
 _MOCK = Setting()
 
@@ -165,12 +170,9 @@ BROKER_CONFIG_KEYS: tuple[ConfigKey, ...] = (
          "How often the coordinator removes expired transactional ids.", setting=_MOCK),
     _key("socket.request.max.bytes", I, 100 * 1024 * 1024, Range(1),
          "Largest request the broker reads.", setting=_MOCK),
-    # Kafka accepts on a thread of its own; one event loop, busy answering while many clients
-    # connect at once, needs the queue of pending connections Go's kfake has (the usual
-    # somaxconn, to which the kernel caps it anyway), or connects beyond it wait a SYN retry
     _key("socket.listen.backlog.size", I, 50, Range(1),
          "Most connections a listener holds pending until it accepts them.",
-         setting=Setting(default=4096)),
+         setting=Setting(default=LISTEN_BACKLOG)),
     _key("max.incremental.fetch.session.cache.slots", I, 1000, Range(0),
          "Most fetch sessions (KIP-227) a broker keeps; 0 answers every fetch sessionless.",
          setting=_MOCK),

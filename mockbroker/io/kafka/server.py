@@ -26,6 +26,7 @@ import logging
 import ssl
 import time
 
+from mockbroker.core.config.broker import LISTEN_BACKLOG
 from mockbroker.core.deferred import NO_RESPONSE, Close, Deferred
 from mockbroker.core.dispatch import Connection, Core
 from mockbroker.core.security import ANONYMOUS, Principal
@@ -38,8 +39,6 @@ log = logging.getLogger("mockbroker.io")
 
 #: Kafka's ``socket.request.max.bytes`` default.
 DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024
-#: the mock's ``socket.listen.backlog.size`` default (mockbroker.core.config.broker)
-DEFAULT_BACKLOG = 4096
 
 _TURNS_TO_START_A_CONNECTION = 5
 #: how long a stopping listener waits for its aborted connections to report their end
@@ -122,7 +121,8 @@ class BrokerListener:
 
     def __init__(self, core: Core, broker_id: int, host: str, port: int = 0, *,
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-                 backlog: int = DEFAULT_BACKLOG, name: str = "PLAINTEXT", protocol: str = "PLAINTEXT",
+                 backlog: int = LISTEN_BACKLOG, name: str = "PLAINTEXT",
+                 protocol: str = "PLAINTEXT",
                  tls: ssl.SSLContext | None = None, metrics: RequestMetrics | None = None):
         self.core = core
         self.broker_id = broker_id
