@@ -40,7 +40,7 @@ from mockbroker.core.kafka_version import release_name
 from mockbroker.core.settings import resolve_settings
 from mockbroker.core.observe.watch import GROUP_REQUESTS, UNCHANGED_WHEN_NONE, GroupWatch
 from wire import Request, RequestHeader, SharedBodies
-from wire.apis import API_NAMES
+from wire.apis import API_KEYS, API_NAMES
 
 if TYPE_CHECKING:
     from mockbroker.core.datapath.fetch_sessions import FetchSessions
@@ -58,7 +58,8 @@ PRODUCE_KEY, FETCH_KEY = 0, 1
 #: the requests whose bodies :attr:`Core.shared_bodies` shares, which clients repeat word for
 #: word: Fetch (an idle consumer's long poll), ListOffsets (Spark asks for the latest offsets
 #: every micro-batch), Metadata (every refresh) and Heartbeat
-SHARED_BODIES = frozenset({FETCH_KEY, 2, 3, 12})
+SHARED_BODIES = frozenset(API_KEYS[name] for name in ("Fetch", "ListOffsets", "Metadata",
+                                                     "Heartbeat"))
 
 
 class Connection(Struct, frozen=True):

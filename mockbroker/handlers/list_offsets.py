@@ -48,7 +48,7 @@ def handle(core, ctx, request):
         for p in topic.partitions:
             partition = cluster.partition(topic.name, p.partition_index)
             out = RESPONSE.ListOffsetsPartitionResponse(partition_index=p.partition_index)
-            if twice and (topic.name, p.partition_index) in twice:
+            if (topic.name, p.partition_index) in twice:
                 out.error_code = errors.INVALID_REQUEST
             elif p.timestamp < 0 and ctx.api_version < FIRST_VERSION.get(p.timestamp, 1 << 15):
                 out.error_code = errors.UNSUPPORTED_VERSION
